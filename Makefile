@@ -1,0 +1,44 @@
+# Two set-up commands for a new user: `make demo` and `make test`.
+# Both create .venv when it is missing and install once (a stamp file records the install).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+CLI := $(VENV)/bin/memory-lake
+
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export GX_ANALYTICS_ENABLED := false
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+
+.PHONY: install demo test test-fast bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, with pip, so that the CPU build on this machine is taken (an unpinned torch pulls CUDA).
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(CLI) --lake lake demo
+
+test: install
+	$(PY) -m pytest -q -n 2
+
+test-fast: install
+	$(PY) -m pytest -q -n 2 -m "not slow"
+
+bench: install
+	$(PY) benchmarks/ingest.py
+
+clean:
+	rm -rf lake reports/*.html .prefect .pytest_cache

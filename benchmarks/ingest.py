@@ -1,0 +1,128 @@
+"""Ingest throughput: rows/s and peak memory for generated snapshots of 100k and 1M memories.
+
+Each size runs in a fresh child process (so peak RSS is its own) on a fresh lake, next to a
+baseline measured in the same run on the same file: DuckDB's own `read_json` into a table (the
+cost of just loading the bytes, with no validation, redaction, merge or history). A second ingest
+of the same file measures the idempotent skip. Target (issue 2): >= 100k rows/s, no embeddings.
+
+    python benchmarks/ingest.py [--sizes 100000 1000000] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+WORDS = ("user prefers dark mode in the editor", "meeting moved to thursday afternoon", "用户喜欢喝咖啡，不加糖",
+         "deploy the billing service after review", "the customer asked about the refund policy",
+         "项目截止日期是下周五", "remember to rotate the staging credentials", "lesson: pin dependency versions")
+TIERS = ("working", "short-term", "short_term", "long_term", "important")
+TYPES = ("preference", "decision", "fact", "lesson", "event", "todo")
+
+
+def generate(path: Path, rows: int, bad_every: int = 1000) -> None:
+    """JSON Lines with realistic fields; 1 line in `bad_every` is malformed; a little PII."""
+    i = pl.int_range(0, rows, eager=True)
+    frame = pl.DataFrame({"i": i}).with_columns(
+        tenant=pl.format("tenant-{}", pl.col("i") % 7),
+        agent_id=pl.format("agent-{}", pl.col("i") % 13),
+        user_id=pl.format("user-{}", pl.col("i") % 1000),
+        tier=pl.lit(pl.Series(TIERS)).gather(pl.col("i") % len(TIERS)),
+        type=pl.lit(pl.Series(TYPES)).gather(pl.col("i") % len(TYPES)),
+        content=pl.format("{} #{} {}", pl.lit(pl.Series(WORDS)).gather(pl.col("i") % len(WORDS)), pl.col("i"),
+                          pl.when(pl.col("i") % 50 == 0).then(pl.lit("call 13812345678")).otherwise(pl.lit(""))),
+        tags=pl.concat_list(pl.format("t{}", pl.col("i") % 20), pl.lit("bench")),
+        importance=(pl.col("i") % 10) / 10,
+        created_at=pl.format("2026-0{}-{}T10:00:00Z", (pl.col("i") % 9) + 1, ((pl.col("i") % 18) + 10)),
+        access_count=pl.col("i") % 5,
+    ).drop("i")
+    lines = frame.select(line=pl.struct(pl.all()).struct.json_encode())["line"]
+    lines = pl.select(pl.when(pl.int_range(0, rows) % bad_every == bad_every - 1)
+                      .then(pl.lit("{not json"))
+                      .otherwise(lines)).to_series()
+    path.write_text("\n".join(lines.to_list()) + "\n", encoding="utf-8")
+
+
+def child(mode: str, file: str, lake_dir: str) -> None:
+    """Runs in a fresh process; prints one JSON line."""
+    started = time.perf_counter()
+    if mode == "baseline":
+        import duckdb
+
+        con = duckdb.connect(str(Path(lake_dir) / "baseline.duckdb"))
+        con.execute(f"CREATE TABLE t AS SELECT * FROM read_json('{file}', format='newline_delimited', ignore_errors=true)")
+        rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+        con.close()
+        result = {"rows": rows}
+    else:
+        from memory_lake import Lake
+
+        lake = Lake.open(lake_dir)
+        first = lake.ingest([file], as_of="2026-11-30T00:00:00Z").as_dict()
+        mid = time.perf_counter()
+        again = lake.ingest([file], as_of="2026-11-30T00:00:00Z").as_dict()
+        result = {"rows": first["ingested"], "quarantined": first["quarantined"],
+                  "again_s": time.perf_counter() - mid, "again_ingested": again["ingested"],
+                  "again_skipped": again["files_skipped"]}
+        started_again = mid
+        result["ingest_s"] = started_again - started
+    result["wall_s"] = result.get("ingest_s", time.perf_counter() - started)
+    result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def run_child(mode: str, file: Path, lake_dir: Path) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", mode, str(file), str(lake_dir)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"{mode} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        for size in args.sizes:
+            file = Path(tmp) / f"snapshot-{size}.jsonl"
+            generate(file, size)
+            mb = file.stat().st_size / 1e6
+            base = run_child("baseline", file, Path(tempfile.mkdtemp(dir=tmp)))
+            ours = run_child("ingest", file, Path(tempfile.mkdtemp(dir=tmp)))
+            row = {
+                "size": size, "file_mb": round(mb, 1), "landed": ours["rows"], "quarantined": ours["quarantined"],
+                "ingest_s": round(ours["wall_s"], 2), "rows_per_s": round(size / ours["wall_s"]),
+                "peak_mb": round(ours["peak_mb"]), "baseline_s": round(base["wall_s"], 2),
+                "baseline_rows_per_s": round(size / base["wall_s"]), "ratio_vs_baseline": round(ours["wall_s"] / base["wall_s"], 1),
+                "baseline_peak_mb": round(base["peak_mb"]), "reingest_s": round(ours["again_s"], 2),
+                "reingest_landed": ours["again_ingested"],
+            }
+            results.append(row)
+            print(json.dumps(row), flush=True)
+    print()
+    print(f"{'size':>9} {'rows/s':>9} {'wall s':>7} {'peak MB':>8} | {'duckdb read_json rows/s':>24} {'ratio':>6} | {'re-ingest s':>11}")
+    for r in results:
+        print(f"{r['size']:>9} {r['rows_per_s']:>9} {r['ingest_s']:>7} {r['peak_mb']:>8} | "
+              f"{r['baseline_rows_per_s']:>24} {r['ratio_vs_baseline']:>6} | {r['reingest_s']:>11}")
+    out = HERE / "out"
+    out.mkdir(exist_ok=True)
+    (out / "ingest.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

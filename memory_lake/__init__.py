@@ -1,0 +1,14 @@
+"""memory-lake: a batch maintenance and analytics pipeline for AI-agent memory.
+
+    from memory_lake import Lake
+    lake = Lake.open("lake")            # creates the lake when the folder is empty or missing
+    report = lake.ingest()              # everything in lake/inbox
+    lake.sql("SELECT tier, count(*) FROM memories GROUP BY tier")
+"""
+
+from .errors import InputError, LakeBusy, MemoryLakeError
+from .lake import Lake
+from .policy import Policy
+
+__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "InputError"]
+__version__ = "0.1.0"

@@ -1,0 +1,294 @@
+"""The lake: a folder holding the inbox, raw copies, events, a DuckDB file and exports.
+
+One process writes at a time. The write lock is an advisory ``flock`` on ``<lake>/.lock`` whose
+content names the holder, so a second writer gets a clear message. Readers never hold a
+connection: they open the DuckDB file read-only, query and close. While a writer holds the lake,
+reads answer from the latest published export (``exports/CURRENT``), or say the lake is busy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from . import schema
+from .clock import resolve_as_of
+from .errors import InputError, LakeBusy, MemoryLakeError
+from .policy import Policy, load_policy
+
+DEFAULT_LAKE_DIR = "lake"
+LAKE_ENV = "MEMORY_LAKE_DIR"
+DB_FILE = "lake.duckdb"
+LOCK_FILE = ".lock"
+SUBDIRS = ("inbox", "inbox/decisions", "raw", "events", "exports")
+# DESIGN "The way data flows": the run retries the write lock for a while, then fails clearly.
+DEFAULT_WRITE_WAIT_S = 600.0
+
+
+def resolve_lake_dir(path: str | os.PathLike | None) -> Path:
+    """The lake folder: the argument, else $MEMORY_LAKE_DIR, else ./lake."""
+    chosen = path if path not in (None, "") else os.environ.get(LAKE_ENV) or DEFAULT_LAKE_DIR
+    return Path(chosen).expanduser().resolve()
+
+
+@dataclass
+class ReadResult:
+    """Rows of a read, and where they came from (the live file or a published version)."""
+
+    frame: pl.DataFrame
+    source: str  # "live" or "published v<N>"
+    note: str | None = None
+
+
+def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the lake's session settings (UTC, no progress bar noise)."""
+    con = duckdb.connect(str(path), read_only=read_only)
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+class Lake:
+    """A memory lake on disk. ``Lake.open(path)`` creates it when the folder is empty or missing."""
+
+    def __init__(self, root: Path, policy: Policy):
+        self.root = root
+        self.policy = policy
+
+    # ---------------------------------------------------------------- layout
+    @property
+    def db_path(self) -> Path:
+        return self.root / DB_FILE
+
+    @property
+    def inbox(self) -> Path:
+        return self.root / "inbox"
+
+    @property
+    def decisions(self) -> Path:
+        return self.root / "inbox" / "decisions"
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events"
+
+    @property
+    def exports(self) -> Path:
+        return self.root / "exports"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / LOCK_FILE
+
+    # ---------------------------------------------------------------- open
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike | None = None,
+        *,
+        policy_overrides: dict[str, dict[str, Any]] | None = None,
+        wait_s: float = DEFAULT_WRITE_WAIT_S,
+    ) -> "Lake":
+        """Open the lake at `path` (default $MEMORY_LAKE_DIR or ./lake), creating it if needed."""
+        root = resolve_lake_dir(path)
+        if root.exists() and not root.is_dir():
+            raise InputError(f"{root} is a file, not a lake folder")
+        for sub in SUBDIRS:
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        lake = cls(root, load_policy(root, policy_overrides))
+        if not lake.db_path.exists() or lake._needs_migration():
+            with lake.writer(wait_s=wait_s, purpose="create lake"):
+                pass  # writer() migrates
+        return lake
+
+    def _needs_migration(self) -> bool:
+        try:
+            with self.reader() as con:
+                (version,) = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+            return (version or 0) < schema.SCHEMA_VERSION
+        except LakeBusy:
+            return False  # the writer holding it migrates on its own
+        except duckdb.CatalogException:
+            return True
+
+    # ---------------------------------------------------------------- locking
+    @contextlib.contextmanager
+    def _flock(self, exclusive: bool, wait_s: float, purpose: str) -> Iterator[None]:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LakeBusy(self._busy_message(exclusive)) from None
+                    time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+            if exclusive:
+                holder = {"pid": os.getpid(), "purpose": purpose}
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(holder).encode(), 0)
+            try:
+                yield
+            finally:
+                if exclusive:
+                    os.ftruncate(fd, 0)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _busy_message(self, exclusive: bool) -> str:
+        try:
+            holder = json.loads(self.lock_path.read_text() or "{}")
+        except (OSError, ValueError):
+            holder = {}
+        who = f"pid {holder['pid']} ({holder.get('purpose', '?')})" if holder.get("pid") else "another process"
+        if exclusive:
+            return f"lake {self.root} is busy: {who} holds the write lock; try again when it finishes"
+        return f"lake {self.root} is busy: {who} is writing and nothing is published yet to read from"
+
+    def is_busy(self) -> bool:
+        """True while another process holds the write lock."""
+        try:
+            with self._flock(exclusive=False, wait_s=0, purpose="probe"):
+                return False
+        except LakeBusy:
+            return True
+
+    @contextlib.contextmanager
+    def writer(self, wait_s: float = DEFAULT_WRITE_WAIT_S, purpose: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
+        """Hold the write lock and a read-write connection (schema migrated) for the block."""
+        with self._flock(exclusive=True, wait_s=wait_s, purpose=purpose):
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    con = connect(self.db_path)
+                    break
+                except duckdb.IOException as exc:
+                    # A reader of another process has the file open read-only for a moment.
+                    if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                        raise LakeBusy(f"lake {self.root} is busy: {exc}") from None
+                    time.sleep(0.1)
+            try:
+                schema.migrate(con)
+                yield con
+            finally:
+                con.close()
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived read-only connection to the live file; LakeBusy while a writer holds it."""
+        with self._flock(exclusive=False, wait_s=0, purpose="read"):
+            if not self.db_path.exists():
+                raise MemoryLakeError(f"{self.root} is not a lake yet: run `memory-lake init`")
+            con = connect(self.db_path, read_only=True)
+            try:
+                yield con
+            finally:
+                con.close()
+
+    # ---------------------------------------------------------------- reading
+    def read(self, query: str, params: Sequence[Any] | None = None) -> ReadResult:
+        """Run a read-only query; while a run holds the lake, against the latest published version."""
+        try:
+            with self.reader() as con:
+                return ReadResult(_query(con, query, params), "live")
+        except LakeBusy:
+            current = self.exports / "CURRENT"
+            if not current.exists():
+                raise
+        return self._read_published(current, query, params)
+
+    def _read_published(self, current: Path, query: str, params) -> ReadResult:
+        version_dir = current.resolve()
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute("SET TimeZone = 'UTC'")
+            tables = {"memories": version_dir / "memories.parquet"}
+            tables |= {p.stem: p for p in sorted((version_dir / "tables").glob("*.parquet"))}
+            for name, file in tables.items():
+                if file.exists():
+                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{file}')")
+            frame = _query(con, query, params)
+        finally:
+            con.close()
+        note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
+        return ReadResult(frame, f"published {version_dir.name}", note)
+
+    def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
+        """Read-only SQL over the lake's tables, as a Polars DataFrame."""
+        return self.read(query, params).frame
+
+    # ---------------------------------------------------------------- runs
+    def new_run_id(self, kind: str, as_of: datetime) -> str:
+        return f"{kind}-{as_of:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+    def tenant_salts(self, con: duckdb.DuckDBPyConnection, tenants: Sequence[str]) -> dict[str, bytes]:
+        """The HMAC salt of each tenant ('' = lake-wide), created on first use."""
+        wanted = sorted(set(tenants) | {""})
+        known = dict(con.execute("SELECT tenant, salt FROM tenant_salts WHERE tenant IN (SELECT unnest(?))", [wanted]).fetchall())
+        missing = [t for t in wanted if t not in known]
+        if missing:
+            fresh = {t: secrets.token_bytes(32) for t in missing}
+            con.executemany("INSERT INTO tenant_salts VALUES (?, ?)", list(fresh.items()))
+            known |= fresh
+        return {t: bytes(s) for t, s in known.items()}
+
+    # ---------------------------------------------------------------- steps
+    def ingest(self, paths: Sequence[str | os.PathLike] | None = None, *, as_of: datetime | str | None = None,
+               dry_run: bool = False, wait_s: float = DEFAULT_WRITE_WAIT_S):
+        """Ingest snapshot files (default: everything in the inbox). See `memory_lake.ingest`."""
+        from .ingest import ingest_paths
+
+        return ingest_paths(self, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=wait_s)
+
+    def quarantine(self, *, status: str | None = "open", reason: str | None = None) -> pl.DataFrame:
+        """Quarantined lines (open ones by default), oldest first."""
+        where, params = [], []
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        if reason:
+            where.append("reason = ?")
+            params.append(reason)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        return self.sql(f"SELECT * FROM quarantine {clause} ORDER BY quarantine_id", params)
+
+    def replay_quarantine(self, path: str | os.PathLike, *, as_of: datetime | str | None = None,
+                          wait_s: float = DEFAULT_WRITE_WAIT_S):
+        """Ingest a file of fixed lines and mark the quarantine rows they fix as replayed."""
+        from .ingest import replay_quarantine
+
+        return replay_quarantine(self, Path(path), as_of=resolve_as_of(as_of), wait_s=wait_s)
+
+
+def _query(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[Any] | None) -> pl.DataFrame:
+    try:
+        rel = con.execute(query, params or [])
+        if rel.description is None:
+            return pl.DataFrame()
+        return rel.pl()
+    except duckdb.Error as exc:
+        message = str(exc).splitlines()[0]
+        if "read-only" in message.lower():
+            raise InputError(f"sql is read-only: {message}") from None
+        raise InputError(f"query failed: {message}") from None

@@ -1,0 +1,117 @@
+"""One home for every configurable number.
+
+Each default sits beside the seed rule it comes from. A lake may override any of them in
+``<lake>/memory-lake.toml``::
+
+    [ingest]
+    max_content_bytes = 131072
+
+    [tiers]
+    working_capacity = 30
+
+    [tenants.acme.tiers]
+    short_term_capacity = 200
+
+Per-tenant sections override the lake-wide ones for that tenant only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+CONFIG_FILE = "memory-lake.toml"
+
+
+@dataclass(frozen=True)
+class IngestPolicy:
+    # Issue 2: content over this many UTF-8 bytes goes to quarantine ("content too large").
+    max_content_bytes: int = 64 * 1024
+    # DESIGN "Memory record": defaults for fields a snapshot leaves out.
+    default_tier: str = "short_term"  # seed 000 FAQ: "默认 short-term"
+    default_type: str = "other"
+    default_importance: float = 0.5
+    default_operator: str = "agent"
+
+
+@dataclass(frozen=True)
+class TierPolicy:
+    # Seed 000 "四层记忆架构": 工作记忆 上限 20 条, 超限自动晋升短期.
+    working_capacity: int = 20
+    # Seed 000: 短期记忆 上限 100 条, FIFO 淘汰.
+    short_term_capacity: int = 100
+    # Seed 000: 长期记忆 无上限（建议 < 10000）: a warning above this, never a move.
+    long_term_warn: int = 10_000
+    # Seed 000: 短期记忆 7 天未访问 → 归档到长期.
+    short_term_idle_days: int = 7
+    # FIFO overflow keeps borderline items (>= 0.7 importance or >= 2 references) in long_term.
+    overflow_keep_importance: float = 0.7
+    overflow_keep_references: int = 2
+    # Seed 002 consolidate(): short_term older than 24 h with importance > 0.7 or referenced > 2.
+    consolidate_min_age_hours: int = 24
+    consolidate_importance: float = 0.7
+    consolidate_references: int = 2
+    # Seed 003: long_term not accessed 60 days → dormant; 180 days unreferenced → suggest archive.
+    dormant_days: int = 60
+    suggest_archive_days: int = 180
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Every number the pipeline uses; `Policy()` gives the seed defaults."""
+
+    ingest: IngestPolicy = field(default_factory=IngestPolicy)
+    tiers: TierPolicy = field(default_factory=TierPolicy)
+    tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def for_tenant(self, tenant: str) -> "Policy":
+        """The policy with the tenant's own overrides applied."""
+        overrides = self.tenants.get(tenant)
+        if not overrides:
+            return self
+        return _apply(self, overrides, keep_tenants=False)
+
+    def with_overrides(self, overrides: dict[str, dict[str, Any]]) -> "Policy":
+        """A copy with section values replaced, e.g. ``{"ingest": {"max_content_bytes": 10}}``."""
+        return _apply(self, overrides, keep_tenants=True)
+
+
+def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Policy:
+    sections = {}
+    for name, values in overrides.items():
+        if name == "tenants":
+            continue
+        current = getattr(policy, name, None)
+        if not dataclasses.is_dataclass(current) or not isinstance(values, dict):
+            raise InputError(f"unknown policy section [{name}]")
+        known = {f.name for f in dataclasses.fields(current)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InputError(f"unknown policy key(s) in [{name}]: {', '.join(unknown)}")
+        sections[name] = dataclasses.replace(current, **values)
+    tenants = policy.tenants if keep_tenants else {}
+    if keep_tenants and "tenants" in overrides:
+        tenants = {**policy.tenants, **overrides["tenants"]}
+    return dataclasses.replace(policy, **sections, tenants=tenants)
+
+
+def load_policy(lake_dir: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Policy:
+    """Seed defaults, then ``memory-lake.toml`` in the lake, then explicit overrides (CLI)."""
+    policy = Policy()
+    config = Path(lake_dir) / CONFIG_FILE
+    if config.exists():
+        try:
+            data = tomllib.loads(config.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{config}: not valid TOML ({exc})") from None
+        policy = policy.with_overrides(data)
+        for tenant, sections in policy.tenants.items():
+            _apply(policy, sections, keep_tenants=False)  # validate early, fail with the key's name
+    if overrides:
+        policy = policy.with_overrides(overrides)
+    return policy

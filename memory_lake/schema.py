@@ -1,0 +1,185 @@
+"""The lake's tables, their vocabularies and the versioned migrations that create them.
+
+Table and column names are part of the public contract (DESIGN.md, "Memory record"): analysts
+query them, exports carry them. Later features add tables and columns by appending a migration
+to ``MIGRATIONS``; a migration never changes once released.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+TIERS = ("working", "short_term", "long_term", "important")
+TYPES = ("preference", "decision", "fact", "lesson", "event", "todo", "summary", "other")
+STATUSES = ("active", "dormant", "archived", "deleted", "conflicted")
+OPERATORS = ("user", "agent", "system")
+
+# Inputs are tolerant (DESIGN "Memory record"): spelling variants of the four tiers. Keys are
+# compared after lower-casing and removing "-", "_" and spaces.
+TIER_ALIASES = {
+    "working": "working",
+    "work": "working",
+    "shortterm": "short_term",
+    "short": "short_term",
+    "longterm": "long_term",
+    "long": "long_term",
+    "important": "important",
+}
+TYPE_ALIASES = {t: t for t in TYPES} | {
+    "preferences": "preference",
+    "pref": "preference",
+    "decisions": "decision",
+    "facts": "fact",
+    "lessons": "lesson",
+    "events": "event",
+    "todos": "todo",
+    "task": "todo",
+    "summaries": "summary",
+}
+
+# Core memory columns, in contract order, with their DuckDB types.
+MEMORY_COLUMNS: dict[str, str] = {
+    "id": "VARCHAR NOT NULL",
+    "tenant": "VARCHAR NOT NULL",
+    "agent_id": "VARCHAR",
+    "user_id": "VARCHAR",
+    "context_id": "VARCHAR",
+    "session_id": "VARCHAR",
+    "tier": "VARCHAR NOT NULL",
+    "type": "VARCHAR NOT NULL",
+    "content": "VARCHAR NOT NULL",
+    "summary": "VARCHAR",
+    "tags": "VARCHAR[]",
+    "importance": "DOUBLE NOT NULL",
+    "source": "VARCHAR",
+    "created_at": "TIMESTAMP NOT NULL",
+    "updated_at": "TIMESTAMP NOT NULL",
+    "last_accessed_at": "TIMESTAMP NOT NULL",
+    "access_count": "BIGINT NOT NULL",
+    "reference_count": "BIGINT NOT NULL",
+    "expires_at": "TIMESTAMP",
+    "version": "BIGINT NOT NULL",
+    "status": "VARCHAR NOT NULL",
+    "content_hash": "VARCHAR NOT NULL",
+    "merged_into": "VARCHAR",
+    "operator": "VARCHAR NOT NULL",
+    "trace_id": "VARCHAR",
+    "extra": "JSON",
+    "published_at": "TIMESTAMP",
+    "publish_meta": "JSON",
+}
+
+# Fields an agent or user changes; a change to any of them bumps `version` (DESIGN: version counts
+# changes by agents and users only). Compared per field against the base version (three-way).
+VERSIONED_FIELDS = (
+    "agent_id", "user_id", "context_id", "session_id", "tier", "type", "content", "summary",
+    "tags", "importance", "source", "expires_at", "status", "extra",
+)
+# Usage counters: merged by adding the writer's delta, never bump the version.
+COUNTER_FIELDS = ("access_count", "reference_count")
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+_MEMORIES_DDL = ",\n    ".join(f"{name} {kind}" for name, kind in MEMORY_COLUMNS.items())
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "core tables: memories, memory_history, quarantine, runs, ingested_files, tenant_salts",
+        f"""
+        CREATE TABLE memories (
+            {_MEMORIES_DDL},
+            CHECK (tier IN ({_in(TIERS)})),
+            CHECK (type IN ({_in(TYPES)})),
+            CHECK (status IN ({_in(STATUSES)})),
+            CHECK (operator IN ({_in(OPERATORS)})),
+            CHECK (importance BETWEEN 0 AND 1)
+        );
+        CREATE TABLE memory_history (
+            seq BIGINT NOT NULL,              -- numbered by history.next_history_seq
+            memory_id VARCHAR NOT NULL,
+            tenant VARCHAR NOT NULL,
+            version BIGINT NOT NULL,
+            change VARCHAR NOT NULL,          -- insert | update | counters | forget | tier | status ...
+            changed_fields VARCHAR[],
+            operator VARCHAR NOT NULL,
+            run_id VARCHAR NOT NULL,
+            reason VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL,
+            before JSON,                      -- the row before the change (NULL for an insert)
+            after JSON,                       -- the row after the change
+            source_file VARCHAR,
+            source_line BIGINT,
+            trace_id VARCHAR
+        );
+        CREATE TABLE quarantine (
+            quarantine_id BIGINT NOT NULL,    -- max + row_number, as history
+            run_id VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL,
+            file VARCHAR NOT NULL,
+            file_hash VARCHAR NOT NULL,
+            line BIGINT NOT NULL,             -- 1-based line (record position for JSON documents)
+            reason VARCHAR NOT NULL,
+            detail VARCHAR,
+            tenant VARCHAR,
+            memory_id VARCHAR,
+            raw VARCHAR NOT NULL,             -- the line, redacted by the same rules as everything else
+            status VARCHAR NOT NULL DEFAULT 'open',   -- open | replayed
+            replayed_run_id VARCHAR
+        );
+        CREATE TABLE runs (
+            run_id VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL,
+            status VARCHAR NOT NULL,          -- ok | failed | blocked
+            duration_s DOUBLE,
+            report JSON
+        );
+        CREATE TABLE ingested_files (
+            file_hash VARCHAR NOT NULL,       -- sha256 of the original bytes: the idempotency key
+            file_name VARCHAR NOT NULL,
+            format VARCHAR NOT NULL,
+            raw_path VARCHAR NOT NULL,
+            records BIGINT NOT NULL,
+            ingested BIGINT NOT NULL,
+            updated BIGINT NOT NULL,
+            unchanged BIGINT NOT NULL,
+            forgotten BIGINT NOT NULL,
+            quarantined BIGINT NOT NULL,
+            run_id VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL
+        );
+        CREATE TABLE tenant_salts (
+            tenant VARCHAR NOT NULL,          -- '' is the lake-wide salt for lines with no tenant
+            salt BLOB NOT NULL
+        );
+        """,
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply every migration newer than the lake's; return the versions applied."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL, name VARCHAR NOT NULL)"
+    )
+    (current,) = con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    applied = []
+    for version, name, ddl in MIGRATIONS:
+        if version <= current:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(ddl)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [version, name])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied

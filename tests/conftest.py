@@ -1,0 +1,38 @@
+"""Shared fixtures: every test gets a fresh lake in its own temporary folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from memory_lake import Lake  # noqa: E402
+
+AS_OF = datetime(2026, 11, 30, 0, 0, 0)
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    return Lake.open(tmp_path / "lake")
+
+
+def write_jsonl(path: Path, records: list, raw_lines: dict[int, str] | None = None) -> Path:
+    """Write records as JSON Lines; `raw_lines` puts literal text at given 1-based line numbers."""
+    lines = [json.dumps(r, ensure_ascii=False) if not isinstance(r, str) else r for r in records]
+    for line_no, text in sorted((raw_lines or {}).items()):
+        lines.insert(line_no - 1, text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def rows(lake: Lake, query: str, params=None) -> list[dict]:
+    return lake.sql(query, params).to_dicts()

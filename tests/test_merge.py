@@ -1,0 +1,172 @@
+"""The versioned write path: updates, no-ops, stale writes, three-way fields, counters, important, forget."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+from .conftest import AS_OF, rows, write_jsonl
+
+BASE = {"id": "pref-1", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "tier": "working",
+        "type": "preference", "content": "User prefers dark mode", "tags": ["ui"], "importance": 0.6,
+        "created_at": "2026-11-01T00:00:00Z", "access_count": 2}
+
+
+def ingest(lake, tmp_path, name, records, as_of=AS_OF):
+    return lake.ingest([write_jsonl(tmp_path / name, records)], as_of=as_of).as_dict()
+
+
+def memory(lake, memory_id="pref-1"):
+    (row,) = rows(lake, "SELECT * EXCLUDE (published_at, publish_meta) FROM memories WHERE id = ?", [memory_id])
+    return row
+
+
+def history(lake, memory_id="pref-1"):
+    return rows(lake, "SELECT version, change, changed_fields, operator, reason FROM memory_history "
+                      "WHERE memory_id = ? ORDER BY seq", [memory_id])
+
+
+def system_move(lake, memory_id, **changes):
+    """What a maintenance step does: change fields without a version bump, history operator system."""
+    with lake.writer() as con:
+        before = con.execute("SELECT to_json(m) FROM memories m WHERE id = ?", [memory_id]).fetchone()[0]
+        sets = ", ".join(f"{k} = ?" for k in changes)
+        con.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*changes.values(), memory_id])
+        after, version, tenant = con.execute(
+            "SELECT to_json(m), version, tenant FROM memories m WHERE id = ?", [memory_id]).fetchone()
+        seq = con.execute("SELECT max(seq) FROM memory_history").fetchone()[0] + 1
+        con.execute("INSERT INTO memory_history (seq, memory_id, tenant, version, change, changed_fields, operator, "
+                    "run_id, reason, as_of, before, after) VALUES (?, ?, ?, ?, 'tier', ?, 'system', 'r', 'rule', ?, ?, ?)",
+                    [seq, memory_id, tenant, version, list(changes), AS_OF, before, after])
+
+
+def test_edit_with_current_version_bumps_and_writes_history(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "User prefers light mode",
+                                                 "tags": ["ui", "theme"], "trace_id": "t-2"}])
+    assert (report["updated"], report["ingested"], report["unchanged"]) == (1, 0, 0)
+    row = memory(lake)
+    assert (row["content"], row["tags"], row["version"], row["operator"], row["trace_id"], row["updated_at"]) == (
+        "User prefers light mode", ["theme", "ui"], 2, "agent", "t-2", AS_OF)
+    assert history(lake) == [
+        {"version": 1, "change": "insert", "changed_fields": None, "operator": "agent", "reason": f"snapshot {tmp_path}/a.jsonl:1"},
+        {"version": 2, "change": "update", "changed_fields": ["content", "tags"], "operator": "agent",
+         "reason": f"snapshot {tmp_path}/b.jsonl:1"},
+    ]
+    (images,) = rows(lake, "SELECT before, after FROM memory_history WHERE version = 2")
+    assert json.loads(images["before"])["content"] == "User prefers dark mode"
+    assert json.loads(images["after"])["content"] == "User prefers light mode"
+
+
+def test_identical_record_is_a_no_op(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    before = memory(lake)
+    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "channel": None}])
+    assert (report["updated"], report["unchanged"]) == (0, 1)
+    assert memory(lake) == before
+    assert len(history(lake)) == 1
+
+
+def test_stale_and_unknown_base_versions_are_quarantined(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "v2 content"}])
+    report = ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 1, "content": "stale write"},
+                                                {**BASE, "id": "other", "content": "new one"}])
+    ingest(lake, tmp_path, "d.jsonl", [{**BASE, "version": 7, "content": "from the future"}])
+    assert (report["ingested"], report["quarantined"]) == (1, 1)
+    assert memory(lake)["content"] == "v2 content"
+    assert rows(lake, "SELECT file, line, reason, detail, memory_id FROM quarantine ORDER BY quarantine_id") == [
+        {"file": f"{tmp_path}/c.jsonl", "line": 1, "reason": "stale version",
+         "detail": "based on version 1, lake has version 2", "memory_id": "pref-1"},
+        {"file": f"{tmp_path}/d.jsonl", "line": 1, "reason": "unknown base version",
+         "detail": "based on version 7, lake has version 2", "memory_id": "pref-1"},
+    ]
+
+
+def test_resent_snapshot_does_not_undo_a_system_move(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    system_move(lake, "pref-1", tier="short_term")
+    # the agent re-sends what it read at version 1 (tier working) with one real change
+    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "importance": 0.9}])
+    row = memory(lake)
+    assert report["updated"] == 1
+    assert (row["tier"], row["importance"], row["version"]) == ("short_term", 0.9, 2)
+    assert history(lake)[-1]["changed_fields"] == ["importance"]
+    # and an explicit tier change by the agent does apply
+    ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 2, "importance": 0.9, "tier": "long_term"}])
+    assert (memory(lake)["tier"], memory(lake)["version"]) == ("long_term", 3)
+
+
+def test_counters_add_the_writers_delta_without_a_version_bump(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])  # access_count 2
+    system_move(lake, "pref-1", access_count=5)  # e.g. three accesses from search events
+    later = (AS_OF + timedelta(days=1)).isoformat() + "Z"
+    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "access_count": 4, "last_accessed_at": later}])
+    row = memory(lake)
+    assert (report["updated"], report["unchanged"]) == (0, 0)
+    assert (row["access_count"], row["version"], row["last_accessed_at"]) == (7, 1, AS_OF + timedelta(days=1))
+    assert history(lake)[-1] == {"version": 1, "change": "usage",
+                                 "changed_fields": ["access_count", "reference_count", "last_accessed_at"],
+                                 "operator": "system", "reason": f"usage counters from snapshot {tmp_path}/b.jsonl:1"}
+
+
+def test_important_memory_changes_only_by_a_user(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [{**BASE, "important": True}])
+    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "important": True, "version": 1, "content": "agent edit"}])
+    assert report["quarantined"] == 1
+    assert rows(lake, "SELECT reason, detail FROM quarantine") == [
+        {"reason": "important memory needs operator user",
+         "detail": "operator agent may not change content of important memory pref-1"}]
+    assert memory(lake)["content"] == BASE["content"]
+    ingest(lake, tmp_path, "c.jsonl", [{**BASE, "important": True, "version": 1, "content": "user edit",
+                                        "operator": "user"}])
+    row = memory(lake)
+    assert (row["content"], row["version"], row["operator"], row["tier"]) == ("user edit", 2, "user", "important")
+
+
+def test_forget_makes_an_audited_tombstone_and_scrubs_history(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE, {**BASE, "id": "vip", "important": True, "content": "VIP secret note"}])
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "User prefers light mode"}])
+    report = ingest(lake, tmp_path, "c.jsonl", [
+        {"id": "pref-1", "tenant": "acme", "deleted": True, "operator": "user", "reason": "user asked"},
+        {"id": "vip", "tenant": "acme", "deleted": True},
+        {"id": "ghost", "tenant": "acme", "deleted": True},
+    ])
+    assert (report["forgotten"], report["quarantined"]) == (1, 2)
+    row = memory(lake)
+    assert (row["status"], row["content"], row["summary"], row["tags"], row["extra"], row["version"]) == (
+        "deleted", "", None, [], None, 3)
+    assert history(lake)[-1] == {"version": 3, "change": "forget",
+                                 "changed_fields": ["content", "summary", "tags", "extra", "status"],
+                                 "operator": "user", "reason": "user asked"}
+    images = rows(lake, "SELECT before, after FROM memory_history WHERE memory_id = 'pref-1'")
+    assert all("prefers" not in (r["before"] or "") + (r["after"] or "") for r in images)
+    assert all(json.loads(r["after"])["content_hash"] for r in images)
+    assert rows(lake, "SELECT memory_id, reason FROM quarantine ORDER BY line") == [
+        {"memory_id": "vip", "reason": "important memory needs operator user"},
+        {"memory_id": "ghost", "reason": "unknown id"}]
+    assert memory(lake, "vip")["status"] == "active"
+
+
+def test_an_id_of_another_tenant_is_refused(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "tenant": "globex", "content": "hijack"}])
+    assert report["quarantined"] == 1
+    assert rows(lake, "SELECT reason FROM quarantine") == [{"reason": "id belongs to another tenant"}]
+    assert memory(lake)["tenant"] == "acme"
+
+
+def test_new_id_with_a_version_starts_there(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [{**BASE, "version": 4}])
+    assert memory(lake)["version"] == 4
+    assert history(lake)[0]["version"] == 4
+
+
+def test_two_snapshots_in_one_run_apply_in_file_order(lake):
+    write_jsonl(lake.inbox / "0001.jsonl", [BASE])
+    write_jsonl(lake.inbox / "0002.jsonl", [{**BASE, "version": 1, "content": "second"}])
+    write_jsonl(lake.inbox / "0003.jsonl", [{**BASE, "version": 1, "content": "third, stale"}])
+    report = lake.ingest(as_of=datetime(2026, 11, 30)).as_dict()
+    assert [(f["file"], f["ingested"], f["updated"], f["quarantined"]) for f in report["per_file"]] == [
+        ("0001.jsonl", 1, 0, 0), ("0002.jsonl", 0, 1, 0), ("0003.jsonl", 0, 0, 1)]
+    assert memory(lake)["content"] == "second"
