@@ -57,7 +57,12 @@ def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the lake's session settings (UTC, no progress bar noise)."""
     con = duckdb.connect(str(path), read_only=read_only)
     con.execute("SET TimeZone = 'UTC'")
-    con.execute("SET enable_progress_bar = false")
+    # A progress bar printed to stdout would corrupt `--json` output. (Inside Jupyter DuckDB refuses
+    # to change the setting without ipywidgets; there it does not print to stdout anyway.)
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.InvalidInputException:
+        pass
     return con
 
 

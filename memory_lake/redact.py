@@ -64,10 +64,10 @@ HASH_HEX_CHARS = 8
 # ASCII word boundary, so a CJK character next to a key still counts as a boundary.
 _ASCII_BOUNDARY = r"(?-u:\b)"
 # Where a key, token or number may start: a word boundary, or right after a JSON escape such as
-# the \n in "line one\n13812345678" (the "n" would otherwise glue the value to a word). Patterns
-# keep this edge in their first group, so the escape survives the replacement.
-_LEFT_EDGE = r"(?:" + _ASCII_BOUNDARY + r"|\\[bfnrt])"
-_JSON_ESCAPE_PREFIX = re.compile(r"\\[bfnrt]")
+# the \n in "line one\n13812345678" or \u001f (its letters would otherwise glue the value to a
+# word). Patterns keep this edge in their first group, so the escape survives the replacement.
+_JSON_ESCAPE = r"\\(?:[bfnrt]|u[0-9A-Fa-f]{4})"
+_LEFT_EDGE = r"(?:" + _ASCII_BOUNDARY + "|" + _JSON_ESCAPE + ")"
 
 # One cheap literal scan picks the rows worth running the secret patterns on.
 _SECRET_TRIGGER = r"(?i)sk-|akia|asia|bearer|pass|pwd|密码"
@@ -92,11 +92,15 @@ _PASSWORD_ESCAPED_JSON_VALUE = (
 )
 # Free text ("password: x", "pwd=x", "密码：x") and unquoted JSON values. The value stops at
 # the characters that could end a JSON string or token, and at CJK punctuation, which ends the
-# value in Chinese prose. "[SECRET]" is tried first so that a redacted value stays as it is.
+# value in Chinese prose. It cannot start with "]" or ":", which follow a string's closing quote
+# (as in ["密码："]), so a quote taken for an opening one never exposes JSON structure.
+# "[SECRET]" is tried first so that a redacted value stays as it is.
+_SECRET_VALUE_CHAR = r"""[^\s"',}\\，。；、！？）]"""
+_SECRET_VALUE_FIRST_CHAR = r"""[^\s"',}\]:\\，。；、！？）]"""
 _PASSWORD_TEXT_VALUE = (
     r"(?i)((?:" + _PASSWORD_WORDS + "|" + _LEFT_EDGE + r"pass|密码)"
     + r"""(?:\\?")?\s*[:=：]\s*(?:\\?["'])?)"""
-    + r"""(?:\[SECRET\]|[^\s"',}\\，。；、！？）]+)"""
+    + r"(?:\[SECRET\]|" + _SECRET_VALUE_FIRST_CHAR + _SECRET_VALUE_CHAR + "*)"
 )
 
 # (pattern, replacement) in the order they run; replacements never contain quotes.
@@ -110,7 +114,7 @@ _SECRET_RULES: tuple[tuple[str, str], ...] = (
 )
 
 # The optional JSON escape keeps the "n" of "\n" out of the local part (see _LEFT_EDGE).
-_EMAIL = r"(?:\\[bfnrt])?[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}"
+_EMAIL = r"(?:" + _JSON_ESCAPE + r")?[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}"
 
 # Digit runs that could hold PII, joined by single separators: "+" and at least 8 digits
 # (international phone), or at least 11 digits. Decimal parts are captured too (and then
@@ -149,6 +153,7 @@ _ID_GROUPING = (6, 8, 4)
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK_CHARS = "10X98765432"
 _ID_BIRTH_YEARS = range(1900, 2100)
+_JSON_ESCAPE_PREFIX = re.compile(_JSON_ESCAPE)
 _CUT_CHARACTERS = ("\x00", "\x01", "\x02", "\x03", "\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3")
 _PASSWORD_KEY = re.compile("(?i)" + _PASSWORD_LABEL)  # the JSON keys whose whole value is secret
 
@@ -386,8 +391,9 @@ def _email_hit(candidate: str) -> _Hit:
 
 
 def _json_escape_length(candidate: str) -> int:
-    """2 when ``candidate`` starts with a JSON escape such as \\n (kept as text), else 0."""
-    return 2 if _JSON_ESCAPE_PREFIX.match(candidate) else 0
+    """Length of the JSON escape (\\n, \\u001f) that ``candidate`` starts with, kept as text."""
+    escape = _JSON_ESCAPE_PREFIX.match(candidate)
+    return escape.end() if escape else 0
 
 
 def _digit_run_hits(run: str) -> list[_Hit]:

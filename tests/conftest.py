@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -13,10 +14,22 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Prefect keeps its state in a folder the test run owns, never ~/.prefect.
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="memory-lake-prefect-")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 from memory_lake import Lake  # noqa: E402
 
 AS_OF = datetime(2026, 11, 30, 0, 0, 0)
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One temporary Prefect API for the whole session (it takes ~20-30 s to start)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
 
 
 @pytest.fixture
