@@ -16,12 +16,11 @@ import duckdb
 import polars as pl
 
 from . import schema
-from .history import HISTORY_COLUMNS, next_history_seq, row_json
+from .history import HISTORY_COLUMNS, next_history_seq, row_image
 
-# Columns that can hold a memory's text; removed from every history image of a forgotten memory
-# (a JSON merge-patch with null deletes a key).
+# Columns that can hold a memory's text; emptied in every history image of a forgotten memory.
 TEXT_COLUMNS = ("content", "summary", "tags", "extra")
-_TEXT_KEYS_NULL = "{" + ", ".join(f'"{c}": null' for c in TEXT_COLUMNS) + "}"
+_NO_TEXT = {column: "NULL" for column in TEXT_COLUMNS}
 
 Scrubber = Callable[[duckdb.DuckDBPyConnection], None]
 _SCRUBBERS: list[tuple[str, Scrubber]] = []
@@ -47,8 +46,8 @@ def _scrub_history(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         f"""
         UPDATE memory_history
-        SET before = CASE WHEN before IS NULL THEN NULL ELSE json_merge_patch(before, '{_TEXT_KEYS_NULL}') END,
-            after = CASE WHEN after IS NULL THEN NULL ELSE json_merge_patch(after, '{_TEXT_KEYS_NULL}') END
+        SET before = CASE WHEN before IS NULL THEN NULL ELSE {row_image('memory_history.before', **_NO_TEXT)} END,
+            after = CASE WHEN after IS NULL THEN NULL ELSE {row_image('memory_history.after', **_NO_TEXT)} END
         WHERE memory_id IN (SELECT id FROM forget_ids)
         """
     )
@@ -83,15 +82,14 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
     (count,) = con.execute("SELECT count(*) FROM forget_ids").fetchone()
     if count == 0:
         return 0
-    text_free = row_json("m", exclude=TEXT_COLUMNS)
+    tombstone = {**_NO_TEXT, "status": "'deleted'", "version": "m.version + 1", "operator": "f.operator",
+                 "content": "''", "tags": "[]"}
     con.execute(
         f"""
         INSERT INTO memory_history ({HISTORY_COLUMNS})
         SELECT $seq + row_number() OVER (ORDER BY m.id), m.id, m.tenant, m.version + 1, 'forget',
                ['content', 'summary', 'tags', 'extra', 'status'], f.operator, $run_id, f.reason, $as_of,
-               {text_free},
-               json_merge_patch({text_free},
-                                json_object('status', 'deleted', 'version', m.version + 1, 'operator', f.operator)),
+               {row_image('m', **_NO_TEXT)}, {row_image('m', **tombstone)},
                $source, f.line, NULL
         FROM memories m JOIN forget_ids f USING (id)
         """,

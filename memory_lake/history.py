@@ -1,5 +1,8 @@
 """`memory_history` helpers shared by every step that changes memories.
 
+Images (before/after) are typed structs with one field per core column, so analysts read
+``after.content`` directly and bulk writes cost no JSON serialisation.
+
 History rows are numbered explicitly (max + row_number) rather than by a sequence default:
 DuckDB draws sequence values one row at a time, which dominates bulk inserts of millions of rows.
 """
@@ -19,7 +22,11 @@ def next_history_seq(con: duckdb.DuckDBPyConnection) -> int:
     return con.execute("SELECT coalesce(max(seq), 0) FROM memory_history").fetchone()[0]
 
 
-def row_json(alias: str, prefix: str = "", exclude: tuple[str, ...] = ()) -> str:
-    """SQL for the JSON image of a memory row (core columns) from `alias`.`prefix<column>`."""
-    fields = ", ".join(f"{c} := {alias}.{prefix}{c}" for c in schema.MEMORY_COLUMNS if c not in exclude)
-    return f"to_json(struct_pack({fields}))"
+def row_image(alias: str, prefix: str = "", **replace: str) -> str:
+    """SQL for the history image (a struct of every core column) of `alias`.`prefix<column>`;
+    `replace` gives SQL for fields that differ (e.g. ``content="NULL"``)."""
+    fields = []
+    for name, kind in schema.MEMORY_COLUMNS.items():
+        value = replace.get(name, f"{alias}.{prefix}{name}")
+        fields.append(f"{name} := ({value})::{kind.replace(' NOT NULL', '')}")
+    return f"struct_pack({', '.join(fields)})"

@@ -25,7 +25,7 @@ import duckdb
 
 from . import schema
 from .forget import forget_memories
-from .history import HISTORY_COLUMNS, next_history_seq, row_json
+from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .policy import IngestPolicy
 
 OTHER_TENANT = "id belongs to another tenant"
@@ -111,7 +111,7 @@ def _insert_new(con: duckdb.DuckDBPyConnection, params: dict, policy: IngestPoli
             f"""
             INSERT INTO memory_history ({HISTORY_COLUMNS})
             SELECT $seq + line, id, tenant, version, 'insert', NULL, operator, $run_id,
-                   'snapshot ' || $label || ':' || line, $as_of, NULL, {row_json('n')}, $label, line, trace_id
+                   'snapshot ' || $label || ':' || line, $as_of, NULL, {row_image('n')}, $label, line, trace_id
             FROM merge_new n
             """,
             {**params, "seq": next_history_seq(con)},
@@ -122,12 +122,7 @@ def _insert_new(con: duckdb.DuckDBPyConnection, params: dict, policy: IngestPoli
 
 def _base_value(name: str) -> str:
     """The field at the base version: the after-image of the last agent/user write at that version."""
-    kind = schema.MEMORY_COLUMNS[name].split()[0]
-    if kind == "VARCHAR[]":
-        return f"from_json(b.after -> '$.{name}', '[\"VARCHAR\"]')"
-    if kind == "JSON":
-        return f"(b.after -> '$.{name}')"
-    return f"(b.after ->> '$.{name}')::{kind}"
+    return f"b.after.{name}"
 
 
 def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, int]:
@@ -186,7 +181,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         f"""
         CREATE OR REPLACE TEMP TABLE merge_final AS
         SELECT {', '.join(f'{final.get(c, c)} AS {c}' for c in schema.MEMORY_COLUMNS)},
-               line, versioned, changed_fields, {row_json('x', 'm_')} AS before
+               line, versioned, changed_fields, {row_image('x', 'm_')} AS before
         FROM (SELECT *, len(changed_fields) > 0 AS versioned FROM merge_changed) x
         WHERE versioned OR access_count <> m_access_count OR reference_count <> m_reference_count
               OR last_accessed_at <> m_last_accessed_at
@@ -203,7 +198,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
                CASE WHEN versioned THEN changed_fields ELSE ['access_count', 'reference_count', 'last_accessed_at'] END,
                CASE WHEN versioned THEN operator ELSE 'system' END, $run_id,
                CASE WHEN versioned THEN 'snapshot ' ELSE 'usage counters from snapshot ' END || $label || ':' || line,
-               $as_of, before, {row_json('f')}, $label, line, trace_id
+               $as_of, before, {row_image('f')}, $label, line, trace_id
         FROM merge_final f
         """,
         {**params, "seq": next_history_seq(con)},

@@ -1,4 +1,4 @@
-"""PII and secret redaction, applied to every text line before anything is written to disk.
+r"""PII and secret redaction, applied to every text line before anything is written to disk.
 
 DESIGN: "No raw PII anywhere on disk". The ingest hands each line (usually a minified JSON
 object, sometimes broken text) to :func:`redact_series` before it parses or stores it, so the
@@ -36,10 +36,11 @@ select the rows that can hold a match, candidates are extracted, only the unique
 classified and hashed in Python (once per salt), and the affected rows are cut at the matches
 and joined again with the placeholders. Redaction is idempotent: placeholders never match again.
 
-JSON stays JSON: placeholders hold no quotes or backslashes and secret values end at ``"``,
-``,``, ``}``, a backslash or whitespace. When a replacement lands on a bare JSON number (for
-example ``{"phone":13812345678}``), the rare row is re-serialised from its parsed original with
-the value as a placeholder string.
+JSON stays JSON: placeholders hold no quotes or backslashes, secret values end at ``"``,
+``,``, ``}``, a backslash or whitespace, and a JSON escape in front of a value (the ``\n`` of
+``"line\n13812345678"``) is kept whole. When a replacement lands on a bare JSON value (for
+example ``{"phone":13812345678}`` or ``{"password":12345}``), the rare row is re-serialised from
+its parsed original with the value as a placeholder string.
 """
 
 from __future__ import annotations

@@ -79,6 +79,11 @@ VERSIONED_FIELDS = (
 COUNTER_FIELDS = ("access_count", "reference_count")
 
 
+# The type of a history image: one field per core column, all nullable. A migration that adds a
+# memory column adds the field to memory_history.before/after too (`add_memory_column`).
+MEMORY_ROW_TYPE = "STRUCT(" + ", ".join(f"{name} {kind.replace(' NOT NULL', '')}" for name, kind in MEMORY_COLUMNS.items()) + ")"
+
+
 def _in(values: tuple[str, ...]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
@@ -109,8 +114,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             run_id VARCHAR NOT NULL,
             reason VARCHAR NOT NULL,
             as_of TIMESTAMP NOT NULL,
-            before JSON,                      -- the row before the change (NULL for an insert)
-            after JSON,                       -- the row after the change
+            before {MEMORY_ROW_TYPE},         -- the row before the change (NULL for an insert)
+            after {MEMORY_ROW_TYPE},          -- the row after the change
             source_file VARCHAR,
             source_line BIGINT,
             trace_id VARCHAR
@@ -161,6 +166,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def add_memory_column(name: str, kind: str) -> str:
+    """DDL for a later migration that adds a core memory column and its history-image fields."""
+    nullable = kind.replace(" NOT NULL", "")
+    return (f"ALTER TABLE memories ADD COLUMN {name} {kind};\n"
+            f"ALTER TABLE memory_history ADD COLUMN before.{name} {nullable};\n"
+            f"ALTER TABLE memory_history ADD COLUMN after.{name} {nullable};")
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:

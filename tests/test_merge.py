@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
+
+from memory_lake.history import row_image
 
 from .conftest import AS_OF, rows, write_jsonl
 
@@ -29,15 +30,14 @@ def history(lake, memory_id="pref-1"):
 def system_move(lake, memory_id, **changes):
     """What a maintenance step does: change fields without a version bump, history operator system."""
     with lake.writer() as con:
-        before = con.execute("SELECT to_json(m) FROM memories m WHERE id = ?", [memory_id]).fetchone()[0]
+        con.execute("CREATE TEMP TABLE before_move AS SELECT * FROM memories WHERE id = ?", [memory_id])
         sets = ", ".join(f"{k} = ?" for k in changes)
         con.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*changes.values(), memory_id])
-        after, version, tenant = con.execute(
-            "SELECT to_json(m), version, tenant FROM memories m WHERE id = ?", [memory_id]).fetchone()
-        seq = con.execute("SELECT max(seq) FROM memory_history").fetchone()[0] + 1
-        con.execute("INSERT INTO memory_history (seq, memory_id, tenant, version, change, changed_fields, operator, "
-                    "run_id, reason, as_of, before, after) VALUES (?, ?, ?, ?, 'tier', ?, 'system', 'r', 'rule', ?, ?, ?)",
-                    [seq, memory_id, tenant, version, list(changes), AS_OF, before, after])
+        con.execute(
+            f"INSERT INTO memory_history (seq, memory_id, tenant, version, change, changed_fields, operator, run_id, "
+            f"reason, as_of, before, after) SELECT (SELECT max(seq) + 1 FROM memory_history), m.id, m.tenant, m.version, "
+            f"'tier', ?, 'system', 'r', 'rule', ?, {row_image('b')}, {row_image('m')} "
+            f"FROM memories m JOIN before_move b USING (id)", [list(changes), AS_OF])
 
 
 def test_edit_with_current_version_bumps_and_writes_history(lake, tmp_path):
@@ -53,9 +53,8 @@ def test_edit_with_current_version_bumps_and_writes_history(lake, tmp_path):
         {"version": 2, "change": "update", "changed_fields": ["content", "tags"], "operator": "agent",
          "reason": f"snapshot {tmp_path}/b.jsonl:1"},
     ]
-    (images,) = rows(lake, "SELECT before, after FROM memory_history WHERE version = 2")
-    assert json.loads(images["before"])["content"] == "User prefers dark mode"
-    assert json.loads(images["after"])["content"] == "User prefers light mode"
+    (images,) = rows(lake, "SELECT before.content AS before, after.content AS after FROM memory_history WHERE version = 2")
+    assert images == {"before": "User prefers dark mode", "after": "User prefers light mode"}
 
 
 def test_identical_record_is_a_no_op(lake, tmp_path):
@@ -139,9 +138,12 @@ def test_forget_makes_an_audited_tombstone_and_scrubs_history(lake, tmp_path):
     assert history(lake)[-1] == {"version": 3, "change": "forget",
                                  "changed_fields": ["content", "summary", "tags", "extra", "status"],
                                  "operator": "user", "reason": "user asked"}
-    images = rows(lake, "SELECT before, after FROM memory_history WHERE memory_id = 'pref-1'")
-    assert all("prefers" not in (r["before"] or "") + (r["after"] or "") for r in images)
-    assert all(json.loads(r["after"])["content_hash"] for r in images)
+    images = rows(lake, "SELECT before, after FROM memory_history WHERE memory_id = 'pref-1' ORDER BY seq")
+    texts = [image[c] for r in images for image in (r["before"], r["after"]) if image
+             for c in ("content", "summary", "tags", "extra")]
+    assert texts and all(t is None for t in texts)
+    assert all(r["after"]["content_hash"] for r in images)
+    assert (images[-1]["after"]["status"], images[-1]["after"]["version"]) == ("deleted", 3)
     assert rows(lake, "SELECT memory_id, reason FROM quarantine ORDER BY line") == [
         {"memory_id": "vip", "reason": "important memory needs operator user"},
         {"memory_id": "ghost", "reason": "unknown id"}]

@@ -224,6 +224,21 @@ def test_bare_json_numbers_become_placeholder_strings():
     assert redact_one(line) == expected
 
 
+def test_values_right_after_a_json_escape_are_found_and_the_escape_is_kept():
+    line = json.dumps(
+        {"content": "one\n13812345678\ta@b.cn\nsk-abcdefghijklmnop1234\u001fpass: x\nBearer abc123def"},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    expected = (
+        '{"content":"one\\n' + tag("PHONE", PHONE) + "\\t" + tag("EMAIL", "a@b.cn")
+        + '\\n[SECRET]\\u001fpass: [SECRET]\\nBearer [SECRET]"}'
+    )
+    out = redact_one(line)
+    assert out == expected
+    json.loads(out)
+
+
 def test_bad_json_lines_are_redacted_as_text():
     line = '{"tenant":"globex","content":"Escalations go to ops.lead@globex.example.com and 13812345678'
     expected = '{"tenant":"globex","content":"Escalations go to ' + tag("EMAIL", "ops.lead@globex.example.com")
