@@ -48,8 +48,9 @@ SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 IN_PROGRESS_SUFFIXES = (".tmp", ".part", ".partial")
 # Usage events are read by the events step, not as snapshots.
 EVENTS_SUFFIX = ".events.jsonl"
+UNREADABLE = "unreadable file"
 TEMP_TABLES = ("snap_texts", "snap_parsed", "snap_extra", "snap_valid", "snap_dups",
-               "merge_checked", "merge_new", "merge_changed", "merge_final")
+               "merge_checked", "merge_changed", "merge_final")
 
 
 @dataclass
@@ -59,7 +60,7 @@ class FileReport:
     file: str
     file_hash: str
     format: str
-    status: str  # ingested | already ingested | dry run
+    status: str  # ingested | already ingested | dry run | unreadable
     records: int = 0
     ingested: int = 0
     updated: int = 0
@@ -194,7 +195,10 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
             _retire_from_inbox(lake, path, file_hash)
         return FileReport(label, file_hash, fmt, "already ingested")
 
-    lines = read_records(con, data, fmt)
+    try:
+        lines = read_records(con, data, fmt)
+    except InputError as exc:
+        return _reject_unreadable(con, label, file_hash, fmt, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
     report = FileReport(label, file_hash, fmt, "dry run" if dry_run else "ingested", records=lines.height)
     try:
         # Salts are created inside the file's transaction; parsing works on temp tables only, so it
@@ -230,6 +234,26 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         for table in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {table}")
     _retire_from_inbox(lake, path, file_hash)
+    return report
+
+
+def _reject_unreadable(con: duckdb.DuckDBPyConnection, label: str, file_hash: str, fmt: str, error: str, *,
+                       as_of: datetime, run_id: str, dry_run: bool) -> FileReport:
+    """A file that cannot be read at all (a damaged Parquet file) is quarantined once as a whole
+    and left in place for the operator; its bytes are never copied, since they cannot be redacted."""
+    report = FileReport(label, file_hash, fmt, "unreadable", quarantined=1, reasons={UNREADABLE: 1})
+    known = con.execute("SELECT count(*) FROM quarantine WHERE file_hash = ? AND reason = ? AND status = 'open'",
+                        [file_hash, UNREADABLE]).fetchone()[0]
+    if known or dry_run:
+        report.quarantined, report.reasons = (0, {}) if known else (1, {UNREADABLE: 1})
+        return report
+    con.execute(
+        """
+        INSERT INTO quarantine (quarantine_id, run_id, as_of, file, file_hash, line, reason, detail, raw)
+        SELECT coalesce(max(quarantine_id), 0) + 1, ?, ?, ?, ?, 0, ?, ?, '' FROM quarantine
+        """,
+        [run_id, as_of, label, file_hash, UNREADABLE, error[:500]],
+    )
     return report
 
 

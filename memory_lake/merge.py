@@ -9,6 +9,7 @@ Rules (DESIGN "Memory record"; seed 000 乐观锁 + 字段级合并):
 - any applied change to a versioned field bumps ``version`` (+1) and writes ``memory_history``
   (before, after, operator, run id, reason); usage counters add the writer's delta and move
   ``last_accessed_at`` forward without a version bump (a history row with operator ``system``);
+  history rows name their source file and line (``source_file``, ``source_line``);
 - a record that changes nothing is a no-op;
 - an older base is quarantined as ``stale version`` (the conflicts feature replaces this with a
   full three-way merge against history); a newer one as ``unknown base version``;
@@ -83,40 +84,42 @@ def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
             IMPORTANT_NEEDS_USER, "'operator ' || operator || ' may not forget important memory ' || id")
 
 
+_NEW_ROWS = """
+    SELECT id, tenant, agent_id, user_id, context_id, session_id,
+           coalesce(tier, $default_tier) AS tier, coalesce(type, $default_type) AS type,
+           content, summary, coalesce(tags, []::VARCHAR[]) AS tags,
+           coalesce(importance, $default_importance) AS importance, source,
+           coalesce(created_at, $as_of) AS created_at,
+           greatest(coalesce(updated_at, created_at, $as_of), coalesce(created_at, $as_of)) AS updated_at,
+           greatest(coalesce(last_accessed_at, created_at, $as_of), coalesce(created_at, $as_of)) AS last_accessed_at,
+           coalesce(access_count, 0) AS access_count, coalesce(reference_count, 0) AS reference_count, expires_at,
+           base_version AS version, coalesce(status, 'active') AS status, content_hash,
+           NULL::VARCHAR AS merged_into, operator, trace_id, extra, NULL::TIMESTAMP AS published_at,
+           NULL::JSON AS publish_meta, line
+    FROM merge_checked WHERE NOT exists_ AND NOT is_forget
+"""
+
+
 def _insert_new(con: duckdb.DuckDBPyConnection, params: dict, policy: IngestPolicy) -> int:
-    """New ids, with DESIGN's defaults: short_term, importance 0.5, last access = creation, version 1."""
-    con.execute(
-        """
-        CREATE OR REPLACE TEMP TABLE merge_new AS
-        SELECT id, tenant, agent_id, user_id, context_id, session_id,
-               coalesce(tier, $default_tier) AS tier, coalesce(type, $default_type) AS type,
-               content, summary, coalesce(tags, []::VARCHAR[]) AS tags,
-               coalesce(importance, $default_importance) AS importance, source,
-               coalesce(created_at, $as_of) AS created_at,
-               greatest(coalesce(updated_at, created_at, $as_of), coalesce(created_at, $as_of)) AS updated_at,
-               greatest(coalesce(last_accessed_at, created_at, $as_of), coalesce(created_at, $as_of)) AS last_accessed_at,
-               coalesce(access_count, 0) AS access_count, coalesce(reference_count, 0) AS reference_count, expires_at,
-               base_version AS version, coalesce(status, 'active') AS status, content_hash,
-               NULL::VARCHAR AS merged_into, operator, trace_id, extra, NULL::TIMESTAMP AS published_at,
-               NULL::JSON AS publish_meta, line
-        FROM merge_checked WHERE NOT exists_ AND NOT is_forget
-        """,
-        {"as_of": params["as_of"], "default_tier": policy.default_tier, "default_type": policy.default_type,
-         "default_importance": policy.default_importance},
-    )
-    count = con.execute("SELECT count(*) FROM merge_new").fetchone()[0]
+    """New ids, with DESIGN's defaults: short_term, importance 0.5, last access = creation, version 1.
+
+    The rows are computed twice (memories, then history) rather than materialised once: the
+    projection is cheap, a copy of a million rows is not.
+    """
+    values = {"as_of": params["as_of"], "default_tier": policy.default_tier, "default_type": policy.default_type,
+              "default_importance": policy.default_importance}
+    count = con.execute("SELECT count(*) FROM merge_checked WHERE NOT exists_ AND NOT is_forget").fetchone()[0]
     if count:
-        con.execute(f"INSERT INTO memories SELECT {', '.join(schema.MEMORY_COLUMNS)} FROM merge_new")
+        con.execute(f"INSERT INTO memories SELECT {', '.join(schema.MEMORY_COLUMNS)} FROM ({_NEW_ROWS})", values)
         con.execute(
             f"""
             INSERT INTO memory_history ({HISTORY_COLUMNS})
             SELECT $seq + line, id, tenant, version, 'insert', NULL, operator, $run_id,
-                   'snapshot ' || $label || ':' || line, $as_of, NULL, {row_image('n')}, $label, line, trace_id
-            FROM merge_new n
+                   'snapshot', $as_of, NULL, {row_image('n')}, $label, line, trace_id
+            FROM ({_NEW_ROWS}) n
             """,
-            {**params, "seq": next_history_seq(con)},
+            {**params, **values, "seq": next_history_seq(con)},
         )
-    con.execute("DROP TABLE merge_new")
     return count
 
 
@@ -197,7 +200,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
                CASE WHEN versioned THEN 'update' ELSE 'usage' END,
                CASE WHEN versioned THEN changed_fields ELSE ['access_count', 'reference_count', 'last_accessed_at'] END,
                CASE WHEN versioned THEN operator ELSE 'system' END, $run_id,
-               CASE WHEN versioned THEN 'snapshot ' ELSE 'usage counters from snapshot ' END || $label || ':' || line,
+               CASE WHEN versioned THEN 'snapshot' ELSE 'usage counters from snapshot' END,
                $as_of, before, {row_image('f')}, $label, line, trace_id
         FROM merge_final f
         """,

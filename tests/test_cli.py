@@ -123,3 +123,15 @@ def test_console_script_never_prints_a_traceback(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("error: query failed")
+
+
+def test_demo_twice_changes_nothing_the_second_time(capsys, tmp_path):
+    lake = str(tmp_path / "lake")
+    code, out, _ = run(capsys, "--lake", lake, "--json", "demo", "--seed", "7")
+    first = json.loads(out)
+    assert code == 0 and first["ingest"]["ingested"] > 800 and first["as_of"] == "2026-11-30T00:00:00Z"
+    code, out, _ = run(capsys, "--lake", lake, "--json", "demo", "--seed", "7")
+    second = json.loads(out)
+    assert second["ingest"]["files_skipped"] == second["generated_files"] == first["generated_files"]
+    assert (second["ingest"]["ingested"], second["ingest"]["updated"], second["ingest"]["quarantined"]) == (0, 0, 0)
+    assert second["memories_by_tier"] == first["memories_by_tier"]

@@ -73,9 +73,11 @@ def test_new_memory_row_has_every_default(lake, tmp_path):
         "content_hash": hashlib.sha256(norm.encode()).hexdigest(), "merged_into": None, "operator": "agent",
         "trace_id": None, "extra": '{"channel":"slack"}', "published_at": None, "publish_meta": None,
     }
-    (history,) = rows(lake, "SELECT memory_id, version, change, operator, reason, before, as_of FROM memory_history")
+    (history,) = rows(lake, "SELECT memory_id, version, change, operator, reason, before, as_of, source_file, "
+                            "source_line, after.content AS after_content FROM memory_history")
     assert history == {"memory_id": row["id"], "version": 1, "change": "insert", "operator": "agent",
-                       "reason": f"snapshot {path}:1", "before": None, "as_of": AS_OF}
+                       "reason": "snapshot", "before": None, "as_of": AS_OF, "source_file": str(path),
+                       "source_line": 1, "after_content": "User prefers dark mode"}
 
 
 def test_inbox_file_leaves_once_its_redacted_copy_is_in_raw(lake):
@@ -196,3 +198,17 @@ def test_run_is_recorded(lake, tmp_path):
     (run,) = rows(lake, "SELECT run_id, kind, as_of, status, report FROM runs")
     assert (run["run_id"], run["kind"], run["as_of"], run["status"]) == (report.run_id, "ingest", AS_OF, "ok")
     assert json.loads(run["report"])["ingested"] == 1
+
+
+def test_an_unreadable_file_is_quarantined_once_and_the_run_goes_on(lake):
+    (lake.inbox / "0001-broken.parquet").write_bytes(b"PAR1 this is not parquet")
+    write_jsonl(lake.inbox / "0002.jsonl", [{"tenant": "acme", "content": "still lands"}])
+    report = lake.ingest(as_of=AS_OF).as_dict()
+    assert [(f["file"], f["status"], f["quarantined"]) for f in report["per_file"]] == [
+        ("0001-broken.parquet", "unreadable", 1), ("0002.jsonl", "ingested", 0)]
+    (row,) = rows(lake, "SELECT file, line, reason, raw FROM quarantine")
+    assert row == {"file": "0001-broken.parquet", "line": 0, "reason": "unreadable file", "raw": ""}
+    assert (lake.inbox / "0001-broken.parquet").exists()
+    again = lake.ingest(as_of=AS_OF).as_dict()
+    assert again["quarantined"] == 0
+    assert rows(lake, "SELECT count(*) AS n FROM quarantine") == [{"n": 1}]
