@@ -206,7 +206,8 @@ def _kind_sql(name: str) -> str:
     far cheaper than parsing each value again with json_type()."""
     return (f"CASE coalesce(left(j_{name}, 1), '') WHEN '\"' THEN 'VARCHAR' WHEN '[' THEN 'ARRAY' WHEN '{{' THEN 'OBJECT' "
             f"WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' WHEN 'n' THEN NULL "
-            f"WHEN '' THEN NULL ELSE CASE WHEN regexp_matches(j_{name}, '[.eE]') THEN 'DOUBLE' ELSE 'BIGINT' END END "
+            f"WHEN '' THEN NULL ELSE CASE WHEN contains(j_{name}, '.') OR contains(lower(j_{name}), 'e') "
+            f"THEN 'DOUBLE' ELSE 'BIGINT' END END "
             f"AS jt_{name}")
 
 
@@ -252,7 +253,7 @@ def _parse_sql(policy: IngestPolicy) -> str:
     checks = _checks(policy)
     reason = "CASE " + " ".join(f"WHEN {c} THEN '{r}'" for c, r, _ in checks) + " END"
     detail = "CASE " + " ".join(f"WHEN reason = '{r}' AND {c} THEN {d}" for c, r, d in checks) + " END"
-    key = "lower(regexp_replace(trim({}), '[-_ ]', '', 'g'))"
+    key = "lower(replace(replace(replace({}, '-', ''), '_', ''), ' ', ''))"
     return f"""
         WITH parsed AS (
             -- one JSON parse per record, into a struct of raw JSON values
