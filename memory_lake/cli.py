@@ -33,6 +33,12 @@ app = typer.Typer(help=HELP, no_args_is_help=True, add_completion=False, pretty_
 quarantine_app = typer.Typer(help="Inspect and replay quarantined lines.", no_args_is_help=True,
                              rich_markup_mode=None)
 app.add_typer(quarantine_app, name="quarantine")
+run_app = typer.Typer(help="Run a flow (Prefect, with its temporary local API when no server is set).",
+                      no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(run_app, name="run")
+
+# Exit codes beyond errors: a run whose publish was blocked by a failed check.
+EXIT_BLOCKED = 4
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -41,6 +47,8 @@ LakeOpt = Annotated[Optional[Path], typer.Option("--lake", help="Lake folder (de
                                                  show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Logical time of the step (ISO 8601); default now.")]
+ReportsOpt = Annotated[Optional[Path], typer.Option("--reports", help="Folder for HTML reports (default $MEMORY_LAKE_REPORTS or ./reports).",
+                                                    show_default=False)]
 
 
 @dataclass
@@ -207,28 +215,174 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
 def demo(
     ctx: typer.Context,
     seed: Annotated[int, typer.Option(help="Seed of the generator (same seed, same data).")] = 7,
+    reports: ReportsOpt = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Generate deterministic demo snapshots into the inbox and ingest them."""
+    """Generate deterministic demo snapshots into the inbox and run the nightly flow on them
+    (at the demo's own fixed as_of, so a second demo changes nothing)."""
+    from .clock import iso
     from .demo import generate_demo
-    from .ingest import ingest_paths
 
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts)
     data = generate_demo(the_lake.inbox, seed=seed)
-    report = ingest_paths(the_lake, None, as_of=data.as_of, wait_s=_wait_s(),
-                          progress=not opts.json and err.is_terminal).as_dict()
-    counts = the_lake.sql("SELECT tier, count(*) AS memories FROM memories WHERE status <> 'deleted' GROUP BY 1 ORDER BY 1")
-    result = {"lake": str(the_lake.root), "as_of": report["as_of"], "generated_files": len(data.files),
-              "ingest": report, "memories_by_tier": dict(counts.iter_rows())}
+    summary = _run_nightly(the_lake, iso(data.as_of), reports, opts)
+    counts = the_lake.sql("SELECT tier, count(*) AS memories FROM memories WHERE status = 'active' GROUP BY 1 ORDER BY 1")
+    result = {"lake": str(the_lake.root), "as_of": summary["as_of"], "generated_files": len(data.files),
+              "run": summary, "memories_by_tier": dict(counts.iter_rows()),
+              "report": summary.get("report"), "export": str(the_lake.exports / "CURRENT")}
 
     def human() -> None:
-        out.print(f"demo data (seed {seed}) written to {the_lake.inbox}: {len(data.files)} file(s)")
-        _print_ingest(report)
-        out.print("memories by tier: " + ", ".join(f"{k} {v}" for k, v in result["memories_by_tier"].items()))
+        out.print(f"demo data (seed {seed}): {len(data.files)} snapshot file(s) in {the_lake.inbox}")
+        _print_run(summary)
+        out.print("active memories by tier: " + ", ".join(f"{k} {v}" for k, v in result["memories_by_tier"].items()))
+        out.print(f"report: {result['report']}")
+        out.print(f"export: {result['export']} -> {summary['publish'].get('current')}")
 
     _show(opts, result, human)
+    if summary["status"] == "blocked":
+        raise typer.Exit(EXIT_BLOCKED)
+
+
+def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Options) -> dict[str, Any]:
+    """Run the Prefect nightly flow in this process (stdout kept clean for --json)."""
+    import contextlib
+
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_HOME", str(the_lake.root / ".prefect"))
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    from flows.nightly import nightly
+
+    with contextlib.redirect_stdout(sys.stderr):
+        return nightly(str(the_lake.root), as_of=as_of, reports_dir=str(reports) if reports else None)
+
+
+def _print_run(summary: dict[str, Any]) -> None:
+    out.print(f"run {summary['run_id']} ({summary['as_of']}): {summary['status']} in {summary['duration_s']} s")
+    for name, step in summary["steps"].items():
+        out.print(f"  {name}: {step['summary']}")
+    publish = summary.get("publish") or {}
+    if publish.get("status") == "blocked":
+        err.print(f"publish blocked by: {', '.join(publish.get('failed') or [])}; CURRENT left at {publish.get('current')}")
+
+
+@run_app.command("nightly")
+def run_nightly(
+    ctx: typer.Context,
+    as_of: AsOfOpt = None,
+    reports: ReportsOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The nightly run: ingest, events, tier rules, health, checks, publish, report.
+    Exits 4 when the publish was blocked by a failed check."""
+    from .clock import iso, resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    summary = _run_nightly(the_lake, iso(resolve_as_of(as_of)), reports, opts)
+    _show(opts, summary, lambda: (_print_run(summary), out.print(f"report: {summary.get('report')}")))
+    if summary["status"] == "blocked":
+        raise typer.Exit(EXIT_BLOCKED)
+
+
+@app.command()
+def publish(ctx: typer.Context, as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """Stage an export, run the data checks, and switch exports/CURRENT when they pass.
+    Exits 4 when a check blocked the publish (CURRENT untouched)."""
+    opts = _options(ctx, lake, json_out)
+    result = _open(opts).publish(as_of=as_of).details
+    data = {k: v for k, v in result.items() if k != "scope_list"}
+
+    def human() -> None:
+        out.print(f"publish {result['status']}: version {result.get('version') or '-'}, CURRENT {result.get('current')}")
+        for check in result.get("checks", []):
+            if not check["success"]:
+                out.print(f"  failed: {check['expectation']} ({check['observed']})")
+
+    _show(opts, data, human)
+    if result["status"] == "blocked":
+        raise typer.Exit(EXIT_BLOCKED)
+
+
+@app.command()
+def report(ctx: typer.Context, as_of: AsOfOpt = None, reports: ReportsOpt = None, lake: LakeOpt = None,
+           json_out: JsonOpt = False) -> None:
+    """Render the HTML health report (reports/health-<date>.html) from the lake's latest state."""
+    from .clock import resolve_as_of
+    from .runs import write_report
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    when = resolve_as_of(as_of)
+    result = write_report(the_lake, when, the_lake.new_run_id("report", when), None, reports)
+    _show(opts, result.details, lambda: out.print(f"report: {result.details['path']}"))
+
+
+@app.command()
+def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(help="Only this tenant.")] = None,
+           as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """The health dashboard (capacity, distribution, hit rate, staleness, alerts): the latest
+    snapshot of a nightly run, or computed now before the first run."""
+    opts = _options(ctx, lake, json_out)
+    data = _open(opts).health(tenant=tenant, as_of=as_of)
+
+    def human() -> None:
+        overall = data["overall"]
+        if overall is None:
+            out.print(f"no memories for tenant {tenant}")
+            return
+        out.print(f"health as of {data['as_of']}" + (f" for tenant {tenant}" if tenant else ""))
+        for tier, cap in overall["capacity"].items():
+            limit = f"/{cap['limit']} ({cap['utilization']:.0%})" if cap["limit"] else ""
+            out.print(f"  {tier:<11} {cap['used']}{limit}")
+        stale = overall["staleness"]
+        out.print(f"  stale: {stale['stale_count']} ({stale['stale_ratio']:.0%}), oldest unaccessed "
+                  f"{stale['oldest_unaccessed_days']} days; hit rate 7d: {overall['hit_rate']['last_7d']}")
+        for alert in overall["alerts"]:
+            out.print(f"  [{alert['level']}] {alert['message']} - {alert['action']}", markup=False)
+
+    _show(opts, data, human)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for (English or Chinese).")],
+    tenant: Annotated[str, typer.Option(help="Tenant (required).")],
+    agent: Annotated[Optional[str], typer.Option(help="Only this agent's memories.")] = None,
+    user: Annotated[Optional[str], typer.Option(help="Only this user's memories.")] = None,
+    mode: Annotated[str, typer.Option(help="keyword | semantic | hybrid.")] = "hybrid",
+    limit: Annotated[int, typer.Option(help="How many results.")] = 10,
+    tier: Annotated[Optional[str], typer.Option(help="Only this tier.")] = None,
+    type_: Annotated[Optional[str], typer.Option("--type", help="Only this type.")] = None,
+    source: Annotated[Optional[str], typer.Option(help="Only this source.")] = None,
+    tag: Annotated[Optional[str], typer.Option(help="Only memories with this tag.")] = None,
+    context: Annotated[Optional[str], typer.Option(help="Only this context_id.")] = None,
+    since: Annotated[Optional[str], typer.Option(help="Created at or after (ISO 8601).")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Created before (ISO 8601).")] = None,
+    include_inactive: Annotated[bool, typer.Option("--include-inactive", help="Also dormant, archived, merged.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show each score part.")] = False,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Search a scope (read-only; logged to events/ for the hit rate)."""
+    opts = _options(ctx, lake, json_out)
+    results = _open(opts).search(query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit,
+                                 include_inactive=include_inactive, explain=explain, tier=tier, type=type_,
+                                 source=source, tag=tag, context=context, since=since, until=until)
+    data = results.as_dict()
+
+    def human() -> None:
+        for note in data["notes"]:
+            err.print(f"note: {note}", markup=False)
+        frame = pl.DataFrame([{k: r[k] for k in ("score", "id", "tier", "type", "content")} for r in data["results"]],
+                             schema={"score": pl.Float64, "id": pl.String, "tier": pl.String, "type": pl.String,
+                                     "content": pl.String})
+        print_frame(frame.with_columns(pl.col("score").round(3)), title=f"search {data['search_id']} ({data['mode_used']})")
+
+    _show(opts, data, human)
 
 
 # ------------------------------------------------------------------ quarantine

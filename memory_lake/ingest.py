@@ -42,6 +42,7 @@ from .errors import InputError
 from .merge import merge_records
 from .policy import IngestPolicy
 from .snapshot import assign_ids, parse_records, read_records
+from .steps import StepReport
 
 SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 # Files agents are still writing (the inbox convention: write a temporary name, then rename).
@@ -111,22 +112,31 @@ class IngestReport:
 
 # ============================================================================ entry points
 def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: datetime, dry_run: bool = False,
-                 wait_s: float, progress: bool = False, replay: bool = False) -> IngestReport:
-    """Ingest files or folders (default: the inbox) under the write lock; one transaction per file."""
+                 wait_s: float, progress: bool = False, replay: bool = False, run_id: str | None = None,
+                 record: bool = True) -> IngestReport:
+    """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
+    `record` writes a `runs` row (a nightly run records its own instead)."""
     started = time.monotonic()
     files = discover_snapshots(lake, paths)
     with lake.writer(wait_s=wait_s, purpose="ingest") as con:
-        report = IngestReport(run_id=lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run)
+        report = IngestReport(run_id=run_id or lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run)
         policy = lake.policy.ingest
         for path in _progress(files, progress):
             report.files.append(ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
                                             dry_run=dry_run, replay=replay))
         report.duration_s = time.monotonic() - started
-        if not dry_run:
+        if record and not dry_run:
             con.execute("INSERT INTO runs VALUES (?, ?, ?, 'ok', ?, ?)",
                         [report.run_id, "replay" if replay else "ingest", as_of, report.duration_s,
                          json.dumps(report.as_dict())])
     return report
+
+
+def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -> StepReport:
+    """The nightly step: ingest everything waiting in the inbox."""
+    report = ingest_paths(lake, None, as_of=as_of, wait_s=0, run_id=run_id, record=False).as_dict()
+    counts = {k: report[k] for k in ("files", "ingested", "updated", "unchanged", "forgotten", "quarantined")}
+    return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
 
 
 def replay_quarantine(lake, path: Path, *, as_of: datetime, wait_s: float) -> IngestReport:

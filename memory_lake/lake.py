@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import secrets
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -64,6 +65,11 @@ def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     except duckdb.InvalidInputException:
         pass
     return con
+
+
+# Lakes whose write lock this process holds for a whole run (see Lake.hold), with a depth count.
+_HELD: dict[Path, int] = {}
+_HELD_GUARD = threading.RLock()
 
 
 class Lake:
@@ -179,10 +185,37 @@ class Lake:
         except LakeBusy:
             return True
 
+    def held_here(self) -> bool:
+        """True while this process holds the lake for a run (Lake.hold)."""
+        with _HELD_GUARD:
+            return _HELD.get(self.root, 0) > 0
+
+    @contextlib.contextmanager
+    def hold(self, purpose: str, wait_s: float = DEFAULT_WRITE_WAIT_S) -> Iterator["Lake"]:
+        """Hold the write lock for a whole run: the steps inside reuse it, other writers wait, and
+        other processes' reads answer from the latest published version meanwhile."""
+        if self.held_here():
+            with _HELD_GUARD:
+                _HELD[self.root] += 1
+            try:
+                yield self
+            finally:
+                with _HELD_GUARD:
+                    _HELD[self.root] -= 1
+            return
+        with self._flock(exclusive=True, wait_s=wait_s, purpose=purpose):
+            with _HELD_GUARD:
+                _HELD[self.root] = 1
+            try:
+                yield self
+            finally:
+                with _HELD_GUARD:
+                    _HELD.pop(self.root, None)
+
     @contextlib.contextmanager
     def writer(self, wait_s: float = DEFAULT_WRITE_WAIT_S, purpose: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
         """Hold the write lock and a read-write connection (schema migrated) for the block."""
-        with self._flock(exclusive=True, wait_s=wait_s, purpose=purpose):
+        with contextlib.nullcontext() if self.held_here() else self._flock(exclusive=True, wait_s=wait_s, purpose=purpose):
             deadline = time.monotonic() + wait_s
             while True:
                 try:
@@ -201,8 +234,9 @@ class Lake:
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A short-lived read-only connection to the live file; LakeBusy while a writer holds it."""
-        with self._flock(exclusive=False, wait_s=0, purpose="read"):
+        """A short-lived read-only connection to the live file; LakeBusy while a writer holds it
+        (unless the holder is this process's own run, whose steps read live)."""
+        with contextlib.nullcontext() if self.held_here() else self._flock(exclusive=False, wait_s=0, purpose="read"):
             if not self.db_path.exists():
                 raise MemoryLakeError(f"{self.root} is not a lake yet: run `memory-lake init`")
             con = connect(self.db_path, read_only=True)
@@ -265,6 +299,34 @@ class Lake:
         from .ingest import ingest_paths
 
         return ingest_paths(self, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=wait_s)
+
+    def search(self, query: str, *, tenant: str, agent: str | None = None, user: str | None = None,
+               mode: str = "hybrid", limit: int = 10, **filters):
+        """Read-only search of a scope; see `memory_lake.search.search` (filters, as_of, explain)."""
+        from .search import search
+
+        return search(self, query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit, **filters)
+
+    def health(self, *, tenant: str | None = None, as_of: datetime | str | None = None) -> dict:
+        """The latest stored health snapshot, or one computed now (read-only) before the first run."""
+        from .health import compute_health, latest_health
+
+        stored = latest_health(self, tenant=tenant) if as_of is None else None
+        if stored is not None:
+            return stored
+        with self.reader() as con:
+            health = compute_health(con, resolve_as_of(as_of), self.policy)
+        if tenant is not None:
+            health["overall"] = health["tenants"].get(tenant)
+            health["tenants"] = {k: v for k, v in health["tenants"].items() if k == tenant}
+            health["scopes"] = [s for s in health["scopes"] if s["tenant"] == tenant]
+        return health
+
+    def publish(self, *, as_of: datetime | str | None = None):
+        """Stage, check and publish an export version (see `memory_lake.publish`)."""
+        from .publish import publish
+
+        return publish(self, resolve_as_of(as_of))
 
     def quarantine(self, *, status: str | None = "open", reason: str | None = None) -> pl.DataFrame:
         """Quarantined lines (open ones by default), oldest first."""

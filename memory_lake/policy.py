@@ -59,6 +59,24 @@ class TierPolicy:
     # Seed 003: long_term not accessed 60 days → dormant; 180 days unreferenced → suggest archive.
     dormant_days: int = 60
     suggest_archive_days: int = 180
+    # Rules named here do not run (e.g. ["working_overflow"] to let a scope overflow on purpose).
+    disabled_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HealthPolicy:
+    # Seed 000 告警规则: 工作/短期记忆使用率 > 85% warning; 命中率(7天) < 30% warning; 陈旧率 > 10% info.
+    utilization_warning: float = 0.85
+    hit_rate_warning: float = 0.30
+    stale_ratio_info: float = 0.10
+    # Seed 000 example 3: "23 条长期记忆 30 天未访问，建议归档" - unaccessed this long is stale.
+    stale_days: int = 30
+
+
+@dataclass(frozen=True)
+class PublishPolicy:
+    # DESIGN "Publish": keep the last N versions for rollback.
+    keep_versions: int = 5
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,8 @@ class Policy:
 
     ingest: IngestPolicy = field(default_factory=IngestPolicy)
     tiers: TierPolicy = field(default_factory=TierPolicy)
+    health: HealthPolicy = field(default_factory=HealthPolicy)
+    publish: PublishPolicy = field(default_factory=PublishPolicy)
     tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def for_tenant(self, tenant: str) -> "Policy":
@@ -93,6 +113,7 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
         unknown = sorted(set(values) - known)
         if unknown:
             raise InputError(f"unknown policy key(s) in [{name}]: {', '.join(unknown)}")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
         sections[name] = dataclasses.replace(current, **values)
     tenants = policy.tenants if keep_tenants else {}
     if keep_tenants and "tenants" in overrides:

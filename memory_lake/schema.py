@@ -163,9 +163,93 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        2,
+        "maintenance and publish: cleanup_log, health_snapshots, publishes, retrieval_log, event_offsets",
+        """
+        CREATE TABLE cleanup_log (
+            memory_id VARCHAR NOT NULL,
+            tenant VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            from_tier VARCHAR NOT NULL,
+            to_tier VARCHAR NOT NULL,
+            from_status VARCHAR NOT NULL,
+            to_status VARCHAR NOT NULL,
+            rule VARCHAR NOT NULL,            -- the policy rule that fired, e.g. working_overflow
+            run_id VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL
+        );
+        CREATE TABLE health_snapshots (
+            as_of TIMESTAMP NOT NULL,
+            level VARCHAR NOT NULL,           -- overall | tenant | scope
+            tenant VARCHAR,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            metrics JSON NOT NULL,            -- the seed's keys: capacity, distribution, hit_rate, staleness, alerts
+            run_id VARCHAR NOT NULL
+        );
+        CREATE TABLE publishes (
+            version INTEGER,                  -- NULL when nothing new was published
+            run_id VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL,
+            status VARCHAR NOT NULL,          -- published | unchanged | blocked
+            content_hash VARCHAR,
+            failed VARCHAR[],
+            manifest JSON
+        );
+        CREATE TABLE retrieval_log (
+            search_id VARCHAR NOT NULL,
+            ts TIMESTAMP NOT NULL,
+            tenant VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            query VARCHAR,
+            mode VARCHAR,
+            mode_used VARCHAR,
+            result_ids VARCHAR[],
+            raw_scores DOUBLE[],
+            keyword_match BOOLEAN,
+            confirmed_hit BOOLEAN NOT NULL DEFAULT false,
+            run_id VARCHAR NOT NULL
+        );
+        CREATE TABLE event_offsets (
+            file VARCHAR NOT NULL,            -- path relative to the lake
+            bytes_read BIGINT NOT NULL        -- append-only event files are read from here on
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+# ---------------------------------------------------------------------------- publish checks
+# The Great Expectations suite that gates every publish, beside the schema it guards (checks.py
+# runs it). Each entry: (name shown to the operator, GX expectation class, its arguments). Batch
+# "memories" is the rows to publish with a computed `raw_pii` column; batch "scopes" has one row
+# per scope with `working_over` / `short_term_over` = count minus that tenant's capacity.
+PUBLISHED_STATUSES = tuple(s for s in STATUSES if s != "deleted")
+PUBLISH_EXPECTATIONS: list[tuple[str, str, str, dict]] = [
+    ("ids not null", "memories", "ExpectColumnValuesToNotBeNull", {"column": "id"}),
+    ("ids unique", "memories", "ExpectColumnValuesToBeUnique", {"column": "id"}),
+    ("tier in set", "memories", "ExpectColumnValuesToBeInSet", {"column": "tier", "value_set": list(TIERS)}),
+    ("status in set", "memories", "ExpectColumnValuesToBeInSet",
+     {"column": "status", "value_set": list(PUBLISHED_STATUSES)}),
+    ("type in set", "memories", "ExpectColumnValuesToBeInSet", {"column": "type", "value_set": list(TYPES)}),
+    ("content not empty", "memories", "ExpectColumnValueLengthsToBeBetween", {"column": "content", "min_value": 1}),
+    ("version at least 1", "memories", "ExpectColumnValuesToBeBetween", {"column": "version", "min_value": 1}),
+    ("importance within 0..1", "memories", "ExpectColumnValuesToBeBetween",
+     {"column": "importance", "min_value": 0, "max_value": 1}),
+    ("updated_at not before created_at", "memories", "ExpectColumnPairValuesAToBeGreaterThanB",
+     {"column_A": "updated_at", "column_B": "created_at", "or_equal": True}),
+    ("last_accessed_at not before created_at", "memories", "ExpectColumnPairValuesAToBeGreaterThanB",
+     {"column_A": "last_accessed_at", "column_B": "created_at", "or_equal": True}),
+    ("no raw PII", "memories", "ExpectColumnValuesToBeInSet", {"column": "raw_pii", "value_set": [False]}),
+    ("working within capacity per scope", "scopes", "ExpectColumnValuesToBeBetween",
+     {"column": "working_over", "max_value": 0}),
+    ("short_term within capacity per scope", "scopes", "ExpectColumnValuesToBeBetween",
+     {"column": "short_term_over", "max_value": 0}),
+]
 
 
 def add_memory_column(name: str, kind: str) -> str:

@@ -125,13 +125,52 @@ def test_console_script_never_prints_a_traceback(tmp_path):
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("error: query failed")
 
 
-def test_demo_twice_changes_nothing_the_second_time(capsys, tmp_path):
+@pytest.mark.slow
+def test_demo_runs_the_nightly_flow_and_a_second_demo_changes_nothing(prefect_harness, capsys, tmp_path):
     lake = str(tmp_path / "lake")
-    code, out, _ = run(capsys, "--lake", lake, "--json", "demo", "--seed", "7")
+    args = ("--lake", lake, "--json", "demo", "--seed", "7", "--reports", str(tmp_path / "reports"))
+    code, out, _ = run(capsys, *args)
     first = json.loads(out)
-    assert code == 0 and first["ingest"]["ingested"] > 800 and first["as_of"] == "2026-11-30T00:00:00Z"
-    code, out, _ = run(capsys, "--lake", lake, "--json", "demo", "--seed", "7")
+    assert code == 0 and first["as_of"] == "2026-11-30T00:00:00Z"
+    assert first["run"]["steps"]["ingest_inbox"]["counts"]["ingested"] > 800
+    assert first["report"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert first["export"] == str(Path(lake).resolve() / "exports" / "CURRENT")
+    assert first["run"]["publish"]["version"] == "v1"
+    code, out, _ = run(capsys, *args)
     second = json.loads(out)
-    assert second["ingest"]["files_skipped"] == second["generated_files"] == first["generated_files"]
-    assert (second["ingest"]["ingested"], second["ingest"]["updated"], second["ingest"]["quarantined"]) == (0, 0, 0)
+    assert second["run"]["publish"]["status"] == "unchanged"
+    assert second["run"]["steps"]["ingest_inbox"]["counts"]["ingested"] == 0
     assert second["memories_by_tier"] == first["memories_by_tier"]
+    assert sorted(p.name for p in (Path(lake) / "exports").iterdir()) == ["CURRENT", "v1"]
+
+
+def test_publish_blocked_exits_4_and_health_json_layout(capsys, tmp_path):
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    (lake / "memory-lake.toml").write_text('[tiers]\ndisabled_rules = ["working_overflow"]\n')
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "agent_id": "a", "user_id": "u", "tier": "working",
+                                                   "content": f"item {i}"} for i in range(25)])
+    run(capsys, "--lake", str(lake), "ingest", str(snapshot), "--as-of", "2026-11-30T00:00:00Z")
+    code, out, err = run(capsys, "--lake", str(lake), "--json", "publish", "--as-of", "2026-11-30T00:00:00Z")
+    result = json.loads(out)
+    assert code == 4 and (result["status"], result["failed"]) == ("blocked", ["working within capacity per scope"])
+    code, out, _ = run(capsys, "--lake", str(lake), "--json", "health", "--as-of", "2026-11-30T00:00:00Z")
+    health = json.loads(out)
+    assert code == 0 and list(health) == ["as_of", "overall", "tenants", "scopes"]
+    assert list(health["overall"]) == ["capacity", "distribution", "hit_rate", "staleness", "total", "alerts"]
+    assert health["scopes"][0]["capacity"]["working"] == {"used": 25, "limit": 20, "utilization": 1.25}
+
+
+def test_search_json_shape(capsys, tmp_path):
+    lake = str(tmp_path / "lake")
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [{"id": "c1", "tenant": "zk", "content": "用户喜欢喝咖啡", "type": "preference"},
+                                                  {"id": "c2", "tenant": "zk", "content": "项目截止日期是下周五"}])
+    run(capsys, "--lake", lake, "ingest", str(snapshot))
+    code, out, _ = run(capsys, "--lake", lake, "--json", "search", "咖啡", "--tenant", "zk", "--explain")
+    data = json.loads(out)
+    assert code == 0 and list(data) == ["search_id", "mode_used", "notes", "results"]
+    assert data["mode_used"] == "keyword" and len(data["notes"]) == 1
+    (hit,) = data["results"]
+    assert (hit["id"], hit["content"], hit["tier"], hit["type"], hit["score"]) == ("c1", "用户喜欢喝咖啡", "short_term",
+                                                                                  "preference", 1.0)
+    assert set(hit["parts"]) == {"keyword", "keyword_norm"}

@@ -42,3 +42,32 @@ def test_ingest_flow_runs_under_prefect(prefect_harness, lake):
     report = ingest_inbox(str(lake.root), as_of="2026-11-30T00:00:00Z")
     assert (report["ingested"], report["quarantined"], report["as_of"]) == (1, 1, "2026-11-30T00:00:00Z")
     assert rows(lake, "SELECT content FROM memories") == [{"content": "from a flow"}]
+
+
+@pytest.mark.slow
+def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_path):
+    import os
+
+    from flows.nightly import nightly
+    from memory_lake.demo import generate_demo
+
+    data = generate_demo(lake.inbox, seed=7)
+    summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
+    assert summary["status"] == "ok"
+    assert list(summary["steps"]) == ["ingest_inbox", "apply_events", "enforce_tiers", "snapshot_health",
+                                      "stage_export", "check_export", "publish_export", "write_report"]
+    assert summary["steps"]["ingest_inbox"]["counts"]["quarantined"] == len(data.malformed)
+    assert summary["publish"] == {"status": "published", "version": "v1", "current": "v1",
+                                  "path": str(lake.exports / "v1"), "failed": []}
+    assert summary["report"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert os.readlink(lake.exports / "CURRENT") == "v1"
+    assert rows(lake, "SELECT kind, status FROM runs") == [{"kind": "nightly", "status": "ok"}]
+    # the same as_of again: nothing changes, no new version
+    before = rows(lake, "SELECT * EXCLUDE (published_at, publish_meta) FROM memories ORDER BY id")
+    again = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
+    assert again["publish"]["status"] == "unchanged"
+    assert {name: step["counts"] for name, step in again["steps"].items() if name in ("ingest_inbox", "enforce_tiers")} == {
+        "ingest_inbox": {"files": 0, "ingested": 0, "updated": 0, "unchanged": 0, "forgotten": 0, "quarantined": 0},
+        "enforce_tiers": {"working_overflow": 0, "short_term_overflow": 0}}
+    assert rows(lake, "SELECT * EXCLUDE (published_at, publish_meta) FROM memories ORDER BY id") == before
+    assert sorted(p.name for p in lake.exports.iterdir()) == ["CURRENT", "v1"]

@@ -1,0 +1,92 @@
+"""Run bookkeeping shared by the nightly flow and the CLI: timing a step, the HTML report step,
+and the `runs` row that records what a run did."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from .clock import iso
+from .health import compute_health, latest_health
+from .steps import StepReport
+
+REPORTS_ENV = "MEMORY_LAKE_REPORTS"
+
+
+def reports_dir(path: str | os.PathLike | None = None) -> Path:
+    """Where HTML reports go: the argument, else $MEMORY_LAKE_REPORTS, else ./reports."""
+    return Path(path or os.environ.get(REPORTS_ENV) or "reports").expanduser().resolve()
+
+
+def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
+    """Run a step and return its report as a dict with its wall duration (operational metadata,
+    never an input to a rule)."""
+    started = time.monotonic()
+    report = step(*args, **kwargs)
+    return {**report.as_dict(), "duration_s": round(time.monotonic() - started, 3)}
+
+
+def run_status(steps: list[dict[str, Any]]) -> str:
+    """ok, or blocked when the publish was blocked by a failed check."""
+    blocked = any(s["name"] in ("publish_export", "publish") and s["details"].get("status") == "blocked" for s in steps)
+    return "blocked" if blocked else "ok"
+
+
+def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]] | None = None,
+                 out_dir: str | os.PathLike | None = None) -> StepReport:
+    """Render ``reports/health-<date>.html`` from the stored health snapshot, the quarantine and
+    the run's steps (or, outside a run, the last publish)."""
+    from .report import render_report
+
+    steps = steps or []
+    health = latest_health(lake)
+    if health is None or health["as_of"] != iso(as_of):
+        with lake.reader() as con:
+            health = compute_health(con, as_of, lake.policy)
+    quarantine = dict(lake.sql("SELECT reason, count(*) FROM quarantine WHERE status = 'open' "
+                               "GROUP BY reason ORDER BY 2 DESC, 1").rows())
+    publish = next((s["details"] for s in steps if s["name"] in ("publish_export", "publish")), None)
+    if publish is None and not steps:
+        publish = last_publish(lake)
+    run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
+           "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
+           "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
+    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir))
+    return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
+                      {"path": str(path)})
+
+
+def last_publish(lake) -> dict[str, Any] | None:
+    """The most recent publish outcome, in the shape the report shows."""
+    frame = lake.sql("SELECT version, status, failed, manifest FROM publishes ORDER BY as_of DESC, run_id DESC LIMIT 1")
+    if frame.height == 0:
+        return None
+    row = frame.row(0, named=True)
+    manifest = json.loads(row["manifest"]) if row["manifest"] else {}
+    version = f"v{row['version']}" if row["version"] else None
+    current = lake.exports / "CURRENT"
+    return {"status": row["status"], "version": version,
+            "current": os.readlink(current) if current.is_symlink() else None,
+            "path": str(lake.exports / version) if version else None, "failed": list(row["failed"] or []),
+            "checks": manifest.get("checks", [])}
+
+
+def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """One `runs` row for the whole run; returns the run summary."""
+    summary = {"run_id": run_id, "kind": kind, "as_of": iso(as_of), "status": run_status(steps),
+               "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
+               "steps": {s["name"]: {"counts": s["counts"], "summary": s["summary"]} for s in steps}}
+    for step in steps:
+        if step["name"] in ("publish_export", "publish"):
+            summary["publish"] = {k: step["details"].get(k) for k in ("status", "version", "current", "path", "failed")}
+        if step["name"] == "write_report":
+            summary["report"] = step["details"]["path"]
+    with lake.writer(purpose="record run") as con:
+        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)",
+                    [run_id, kind, as_of, summary["status"], summary["duration_s"],
+                     json.dumps(summary, ensure_ascii=False, default=str)])
+    return summary

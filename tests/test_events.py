@@ -1,0 +1,70 @@
+"""Usage events and the search log: counters move, versions do not, bad lines are quarantined,
+append-only files are read once."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from memory_lake.events import apply_events
+
+from .conftest import AS_OF, rows, write_jsonl
+
+
+def setup(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "m1", "tenant": "t", "content": "first", "created_at": "2026-11-01T00:00:00Z"},
+        {"id": "m2", "tenant": "t", "content": "second", "created_at": "2026-11-01T00:00:00Z"},
+    ])], as_of=AS_OF)
+
+
+def test_events_move_counters_and_last_access_without_a_version_bump(lake, tmp_path):
+    setup(lake, tmp_path)
+    write_jsonl(lake.inbox / "agent.events.jsonl", [
+        {"ts": "2026-11-20T00:00:00Z", "tenant": "t", "event": "access", "memory_id": "m1"},
+        {"ts": "2026-11-21T00:00:00Z", "tenant": "t", "event": "access", "memory_id": "m1"},
+        {"ts": "2026-11-22T00:00:00Z", "tenant": "t", "event": "reference", "memory_id": "m2"},
+        {"ts": "2026-11-22T00:00:00Z", "tenant": "other", "event": "access", "memory_id": "m2"},
+        {"ts": "2026-11-22T00:00:00Z", "tenant": "t", "event": "poke", "memory_id": "m2"},
+        "not json",
+    ])
+    report = apply_events(lake, AS_OF, run_id="r1")
+    assert report.counts == {"searches": 0, "access_events": 2, "reference_events": 1, "hit_events": 0,
+                             "memories_used": 2, "quarantined": 3}
+    assert rows(lake, "SELECT id, access_count, reference_count, last_accessed_at, version FROM memories ORDER BY id") == [
+        {"id": "m1", "access_count": 2, "reference_count": 0, "last_accessed_at": datetime(2026, 11, 21), "version": 1},
+        {"id": "m2", "access_count": 0, "reference_count": 1, "last_accessed_at": datetime(2026, 11, 22), "version": 1}]
+    assert rows(lake, "SELECT line, reason FROM quarantine ORDER BY line") == [
+        {"line": 4, "reason": "unknown id"}, {"line": 5, "reason": "unknown event"}, {"line": 6, "reason": "bad JSON"}]
+    assert rows(lake, "SELECT memory_id, change, operator, reason FROM memory_history WHERE change = 'usage' ORDER BY 1") == [
+        {"memory_id": "m1", "change": "usage", "operator": "system", "reason": "usage events"},
+        {"memory_id": "m2", "change": "usage", "operator": "system", "reason": "usage events"}]
+    assert not list(lake.inbox.glob("*.events.jsonl"))
+    # applied once: a second run reads nothing new
+    assert apply_events(lake, AS_OF).counts == {}
+    assert rows(lake, "SELECT sum(access_count) AS n FROM memories") == [{"n": 2}]
+
+
+def test_search_log_is_loaded_once_and_counts_returned_memories_as_accessed(lake, tmp_path):
+    setup(lake, tmp_path)
+    log = lake.events / "searches-2026-11-29.jsonl"
+    line = {"search_id": "s1", "ts": "2026-11-29T10:00:00Z", "tenant": "t", "agent_id": None, "user_id": None,
+            "query": "first", "mode": "hybrid", "mode_used": "keyword", "filters": {}, "result_ids": ["m1", "m2"],
+            "raw_scores": [1.5, 0.2], "keyword_match": True}
+    log.write_text(json.dumps(line) + "\n" + '{"search_id": "s2", "query": "partial')  # second line still being written
+    apply_events(lake, AS_OF, run_id="r1")
+    assert rows(lake, "SELECT search_id, query, result_ids, raw_scores, keyword_match, confirmed_hit FROM retrieval_log") == [
+        {"search_id": "s1", "query": "first", "result_ids": ["m1", "m2"], "raw_scores": [1.5, 0.2],
+         "keyword_match": True, "confirmed_hit": False}]
+    assert rows(lake, "SELECT id, access_count FROM memories ORDER BY id") == [
+        {"id": "m1", "access_count": 1}, {"id": "m2", "access_count": 1}]
+    # the writer finishes its line; an agent confirms s1 was a hit
+    with open(log, "a") as handle:
+        handle.write(' query", "ts": "2026-11-29T11:00:00Z", "tenant": "t", "result_ids": [], "raw_scores": []}\n')
+    write_jsonl(lake.inbox / "hits.events.jsonl", [{"ts": "2026-11-29T12:00:00Z", "tenant": "t", "event": "hit",
+                                                    "search_id": "s1"}])
+    report = apply_events(lake, AS_OF, run_id="r2")
+    assert (report.counts["searches"], report.counts["hit_events"]) == (1, 1)
+    assert rows(lake, "SELECT search_id, confirmed_hit FROM retrieval_log ORDER BY 1") == [
+        {"search_id": "s1", "confirmed_hit": True}, {"search_id": "s2", "confirmed_hit": False}]
+    assert rows(lake, "SELECT sum(access_count) AS n FROM memories") == [{"n": 2}]

@@ -1,0 +1,270 @@
+"""Search (first form): keyword BM25 over a scope, filters, degradation note, log, busy reads."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from memory_lake import InputError, LakeBusy
+from memory_lake.search import NOTE_NO_SEMANTIC, SearchResult, SearchResults, search
+
+from .conftest import AS_OF, rows, write_jsonl
+
+SCOPE = {"tenant": "acme", "agent_id": "bot", "user_id": "alice"}
+ENGLISH = [
+    {"id": "e1", "content": "Alice prefers dark mode in the editor", "tier": "long_term", "type": "preference",
+     "tags": ["ui"], "importance": 0.8, "source": "chat", "created_at": "2026-11-01T09:00:00Z"},
+    {"id": "e2", "content": "Dark roast coffee every morning", "type": "preference", "tags": ["food"],
+     "created_at": "2026-11-10T09:00:00Z"},
+    {"id": "e3", "content": "Deploy the billing service on Friday", "type": "todo", "tier": "working",
+     "created_at": "2026-11-20T09:00:00Z"},
+    {"id": "e4", "content": "Dark mode, dark theme, dark everything", "tags": ["ui", "theme"], "source": "import",
+     "context_id": "ctx-1", "created_at": "2026-11-25T09:00:00Z"},
+]
+
+
+def _ingest(lake, tmp_path, records, name="snap.jsonl"):
+    report = lake.ingest([write_jsonl(tmp_path / name, records)], as_of="2026-11-30T00:00:00Z")
+    assert report.as_dict()["quarantined"] == 0
+    return report
+
+
+def _english(lake, tmp_path, extra=()):
+    _ingest(lake, tmp_path, [SCOPE | r for r in ENGLISH] + list(extra))
+
+
+def _ranked(results):
+    return [(r.id, round(r.score, 4)) for r in results]
+
+
+def _log_lines(lake, day="2026-11-30"):
+    path = lake.events / f"searches-{day}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_english_ranking_is_bm25(lake, tmp_path):
+    _english(lake, tmp_path)
+    found = search(lake, "dark modes", tenant="acme", mode="keyword", as_of=AS_OF, explain=True)
+    # Tokens: e1 alic prefer dark mod editor (5), e2 dark roast coffe morn (4),
+    # e3 deploy bill servic friday (4), e4 dark mod dark them dark everyth (6); avgdl 19/4.
+    # The query is "dark mod": df(dark) = 3, df(mod) = 2 of N = 4.
+    idf_dark, idf_mod = math.log(1 + 1.5 / 3.5), math.log(1 + 2.5 / 2.5)
+    norm_e1 = 1.2 * (1 - 0.75 + 0.75 * 5 / 4.75)
+    raw_e1 = idf_dark * 2.2 / (1 + norm_e1) + idf_mod * 2.2 / (1 + norm_e1)
+    assert _ranked(found) == [("e4", 1.0), ("e1", 0.8887), ("e2", 0.3297)]
+    assert found[1].parts["keyword"] == pytest.approx(raw_e1, rel=1e-12)
+    assert [round(r.parts["keyword"], 4) for r in found] == [1.1563, 1.0277, 0.3813]
+    assert [r.parts["keyword_norm"] for r in found] == [r.score for r in found]
+    assert (found.mode_used, found.notes, found.query) == ("keyword", [], "dark modes")
+
+
+def test_as_dict_is_the_json_contract(lake, tmp_path):
+    _english(lake, tmp_path)
+    found = search(lake, "editor", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert isinstance(found, SearchResults) and isinstance(found[0], SearchResult) and len(found) == 1
+    assert found.as_dict() == {
+        "search_id": found.search_id,
+        "mode_used": "keyword",
+        "notes": [],
+        "results": [{
+            "id": "e1", "content": "Alice prefers dark mode in the editor", "tier": "long_term",
+            "type": "preference", "score": 1.0, "tags": ["ui"], "created_at": "2026-11-01T09:00:00Z",
+            "importance": 0.8, "source": "chat", "agent_id": "bot", "user_id": "alice",
+        }],
+    }
+    assert len(found.search_id) == 32 and int(found.search_id, 16) >= 0
+    explained = search(lake, "editor", tenant="acme", mode="keyword", as_of=AS_OF, explain=True).as_dict()
+    assert explained["results"][0]["parts"] == {"keyword": pytest.approx(1.1786, abs=1e-4), "keyword_norm": 1.0}
+
+
+def test_ties_sort_by_id_and_limit_cuts(lake, tmp_path):
+    records = [SCOPE | {"id": i, "content": "blue widget here"} for i in ["m3", "m1", "m2"]]
+    _ingest(lake, tmp_path, records + [SCOPE | {"id": "m0", "content": "other words"}])
+    assert _ranked(search(lake, "widget", tenant="acme", as_of=AS_OF)) == [("m1", 1.0), ("m2", 1.0), ("m3", 1.0)]
+    assert _ranked(search(lake, "widget", tenant="acme", as_of=AS_OF, limit=2)) == [("m1", 1.0), ("m2", 1.0)]
+    with pytest.raises(InputError, match="limit must be a positive integer"):
+        search(lake, "widget", tenant="acme", limit=0)
+
+
+def test_chinese_queries(lake, tmp_path):
+    _ingest(lake, tmp_path, [
+        SCOPE | {"id": "z1", "content": "用户喜欢喝咖啡"},
+        SCOPE | {"id": "z2", "content": "项目截止日期是下周五"},
+        SCOPE | {"id": "z3", "content": "用户偏好深色模式"},
+    ])
+    assert _ranked(search(lake, "咖啡", tenant="acme", as_of=AS_OF)) == [("z1", 1.0)]
+    assert _ranked(search(lake, "截止日期", tenant="acme", as_of=AS_OF)) == [("z2", 1.0)]
+    # 用户 is in two of three memories, 深色 in one: z3 first.
+    assert _ranked(search(lake, "用户的深色模式", tenant="acme", as_of=AS_OF)) == [("z3", 1.0), ("z1", 0.1933)]
+    assert _ranked(search(lake, "下雨", tenant="acme", as_of=AS_OF)) == []
+
+
+def test_scope_isolation(lake, tmp_path):
+    _ingest(lake, tmp_path, [
+        {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "id": "a1", "content": "Quarterly budget review"},
+        {"tenant": "acme", "agent_id": "bot", "user_id": "bob", "id": "a2", "content": "Quarterly budget review"},
+        {"tenant": "acme", "agent_id": "ops", "user_id": "alice", "id": "a3", "content": "Quarterly budget review"},
+        {"tenant": "globex", "agent_id": "bot", "user_id": "alice", "id": "g1", "content": "Quarterly budget review"},
+    ])
+    ids = lambda **scope: [r.id for r in search(lake, "budget", as_of=AS_OF, **scope)]  # noqa: E731
+    assert ids(tenant="acme") == ["a1", "a2", "a3"]
+    assert ids(tenant="globex") == ["g1"]
+    assert ids(tenant="acme", agent="bot") == ["a1", "a2"]
+    assert ids(tenant="acme", user="alice") == ["a1", "a3"]
+    assert ids(tenant="acme", agent="bot", user="alice") == ["a1"]
+    assert ids(tenant="initech") == []
+    assert {r.tenant for r in search(lake, "budget", tenant="acme", as_of=AS_OF)} == {"acme"}
+    with pytest.raises(InputError, match="search needs a tenant"):
+        search(lake, "budget", tenant="")
+
+
+def test_filters(lake, tmp_path):
+    _english(lake, tmp_path)
+    ids = lambda query="dark", **kw: [r.id for r in search(lake, query, tenant="acme", as_of=AS_OF, **kw)]  # noqa: E731
+    # "dark" alone: e4 has it three times; e2 is shorter than e1, so it ranks above.
+    assert ids() == ["e4", "e2", "e1"]
+    assert ids(tier="long_term") == ["e1"]
+    assert ids(tier="Long-Term") == ["e1"]  # the tolerant spellings of ingest
+    assert ids(tier="short_term") == ["e4", "e2"]
+    assert ids(type="preference") == ["e2", "e1"]
+    assert ids(type="preferences") == ["e2", "e1"]
+    assert ids(source="import") == ["e4"]
+    assert ids(tag="ui") == ["e4", "e1"]
+    assert ids(tag=["ui", "theme"]) == ["e4"]
+    assert ids(context="ctx-1") == ["e4"]
+    assert ids(since="2026-11-10T09:00:00Z") == ["e4", "e2"]  # since is inclusive
+    assert ids(until="2026-11-10T09:00:00Z") == ["e1"]  # until is exclusive
+    assert ids(since=AS_OF.replace(day=2), until="2026-11-24") == ["e2"]
+    assert ids(tier=None, tag=None) == ["e4", "e2", "e1"]  # None means "not given"
+    assert ids("billing", tier="working", type="todo") == ["e3"]
+
+
+def test_bad_input_is_an_input_error(lake, tmp_path):
+    _english(lake, tmp_path)
+    with pytest.raises(InputError, match=r"unknown search filter colour: use tier, type, source, tag, context, since, until"):
+        search(lake, "dark", tenant="acme", colour="red")
+    with pytest.raises(InputError, match=r"unknown search mode 'fuzzy': use one of keyword, semantic, hybrid"):
+        search(lake, "dark", tenant="acme", mode="fuzzy")
+    with pytest.raises(InputError, match="unknown tier 'medium'"):
+        search(lake, "dark", tenant="acme", tier="medium")
+    with pytest.raises(InputError, match="since 'yesterday' is not an ISO 8601 timestamp"):
+        search(lake, "dark", tenant="acme", since="yesterday")
+    assert not list(lake.events.glob("searches-*"))  # a refused search is not logged
+
+
+def test_inactive_and_merged_are_excluded_unless_asked(lake, tmp_path):
+    _ingest(lake, tmp_path, [
+        SCOPE | {"id": "live", "content": "Invoice template v2"},
+        SCOPE | {"id": "old", "content": "Invoice template v1", "status": "archived"},
+        SCOPE | {"id": "sleep", "content": "Invoice template draft", "status": "dormant"},
+        SCOPE | {"id": "both", "content": "Invoice template disputed", "status": "conflicted"},
+        SCOPE | {"id": "dup", "content": "Invoice template v2 copy"},
+    ])
+    with lake.writer() as con:  # a merge is a later feature; set its marker directly
+        con.execute("UPDATE memories SET merged_into = 'live' WHERE id = 'dup'")
+    assert [r.id for r in search(lake, "invoice", tenant="acme", as_of=AS_OF)] == ["both", "live"]
+    # Equal lengths tie and sort by id; "dup" has one token more, so it scores lower.
+    assert [r.id for r in search(lake, "invoice", tenant="acme", as_of=AS_OF, include_inactive=True)] == [
+        "both", "live", "old", "sleep", "dup"]
+
+
+@pytest.mark.parametrize("mode, notes", [
+    ("keyword", []),
+    ("semantic", [NOTE_NO_SEMANTIC]),
+    ("hybrid", [NOTE_NO_SEMANTIC]),
+    ("HYBRID", [NOTE_NO_SEMANTIC]),
+])
+def test_semantic_and_hybrid_degrade_to_keyword_and_say_so(lake, tmp_path, mode, notes):
+    _english(lake, tmp_path)
+    found = search(lake, "coffee", tenant="acme", mode=mode, as_of=AS_OF)
+    assert (found.mode_used, found.notes, _ranked(found)) == ("keyword", notes, [("e2", 1.0)])
+    assert NOTE_NO_SEMANTIC == "semantic search is not available yet; answered with keyword (BM25)"
+
+
+def test_default_mode_is_hybrid(lake, tmp_path):
+    _english(lake, tmp_path)
+    assert search(lake, "coffee", tenant="acme", as_of=AS_OF).notes == [NOTE_NO_SEMANTIC]
+    assert _log_lines(lake)[0]["mode"] == "hybrid"
+
+
+def test_empty_queries_and_no_matches(lake, tmp_path):
+    _english(lake, tmp_path)
+    empty = search(lake, "  ", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert (list(empty), empty.notes) == ([], ["the query is empty; nothing to search for"])
+    stop = search(lake, "the and of, was!", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert (list(stop), stop.notes) == ([], ["the query has no searchable words (only stop words or punctuation)"])
+    none = search(lake, "kubernetes", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert (list(none), none.notes, none.as_dict()["results"]) == ([], [], [])
+    assert [(line["query"], line["result_ids"], line["keyword_match"]) for line in _log_lines(lake)] == [
+        ("  ", [], False), ("the and of, was!", [], False), ("kubernetes", [], False)]
+
+
+def test_each_search_appends_one_log_line(lake, tmp_path):
+    _english(lake, tmp_path)
+    first = search(lake, "dark mode", tenant="acme", agent="bot", mode="semantic", as_of="2026-11-30T08:15:00Z",
+                   tag="ui", since="2026-11-01T00:00:00+02:00")
+    second = search(lake, "kubernetes", tenant="acme", as_of="2026-12-01T00:00:01Z")
+    [line] = _log_lines(lake, "2026-11-30")
+    assert line.pop("search_id") == first.search_id
+    assert line == {
+        "ts": "2026-11-30T08:15:00Z",
+        "tenant": "acme",
+        "agent_id": "bot",
+        "user_id": None,
+        "query": "dark mode",
+        "mode": "semantic",
+        "mode_used": "keyword",
+        "filters": {"tag": "ui", "since": "2026-10-31T22:00:00Z"},
+        "result_ids": ["e4", "e1"],
+        "raw_scores": [pytest.approx(0.4568, abs=1e-4), pytest.approx(0.3787, abs=1e-4)],
+        "keyword_match": True,
+    }
+    [other] = _log_lines(lake, "2026-12-01")
+    assert (other["search_id"], other["result_ids"], other["raw_scores"], other["keyword_match"]) == (
+        second.search_id, [], [], False)
+    # Each line is a whole JSON document ending in a newline.
+    assert (lake.events / "searches-2026-11-30.jsonl").read_bytes().endswith(b"}\n")
+
+
+def test_many_searches_append_whole_lines(lake, tmp_path):
+    _english(lake, tmp_path)
+    ids = [search(lake, "dark", tenant="acme", as_of=AS_OF).search_id for _ in range(5)]
+    assert [line["search_id"] for line in _log_lines(lake)] == ids
+
+
+def test_query_pii_is_redacted_before_logging_and_matches_placeholders(lake, tmp_path):
+    _ingest(lake, tmp_path, [
+        SCOPE | {"id": "p1", "content": "Alice's phone is 13812345678"},
+        SCOPE | {"id": "p2", "content": "Bob's phone is 13987654321"},
+    ])
+    [stored] = rows(lake, "SELECT content FROM memories WHERE id = 'p1'")
+    placeholder = stored["content"].removeprefix("Alice's phone is ")
+    assert placeholder.startswith("[PHONE:")
+    found = search(lake, "who has 138-1234-5678", tenant="acme", as_of=AS_OF)
+    assert ([r.id for r in found], found.query) == (["p1"], f"who has {placeholder}")
+    text = (lake.events / "searches-2026-11-30.jsonl").read_text(encoding="utf-8")
+    assert "5678" not in text and placeholder in text
+
+
+def test_search_while_busy_answers_from_the_published_version(lake, tmp_path):
+    _english(lake, tmp_path)
+    version = lake.exports / "v1"
+    version.mkdir(parents=True)
+    lake.sql("SELECT * FROM memories").write_parquet(version / "memories.parquet")
+    with lake.writer(purpose="nightly run"):
+        with pytest.raises(LakeBusy, match="nothing is published yet"):
+            search(lake, "dark", tenant="acme", as_of=AS_OF)
+        (lake.exports / "CURRENT").symlink_to("v1")
+        found = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF, tag="ui")
+        assert _ranked(found) == [("e4", 1.0), ("e1", 0.8291)]
+        assert found.notes == ["the lake is busy (a run holds it); answered from published v1"]
+        assert found.source == "published v1"
+        # A query with PII still gets redacted while busy (salts are not published: a one-off salt).
+        busy = search(lake, "call 13812345678", tenant="acme", mode="keyword", as_of=AS_OF)
+        assert busy.query.startswith("call [PHONE:") and list(busy) == []
+    assert [line["result_ids"] for line in _log_lines(lake)] == [["e4", "e1"], []]
+    assert "13812345678" not in (lake.events / "searches-2026-11-30.jsonl").read_text(encoding="utf-8")
+    live = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF, tag="ui")
+    assert (live.notes, live.source, _ranked(live)) == ([], "live", [("e4", 1.0), ("e1", 0.8291)])
