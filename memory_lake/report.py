@@ -327,8 +327,8 @@ def _quarantine_section(quarantine: Mapping[str, int]) -> str:
     )
     hint = (
         '<p class="muted">To fix and re-ingest: '
-        "<code>memory-lake quarantine export fix.jsonl</code>, edit the file, and drop it into "
-        "the inbox.</p>"
+        "<code>memory-lake quarantine export fix.jsonl</code>, edit the file, then "
+        "<code>memory-lake quarantine replay fix.jsonl</code>.</p>"
     )
     return _section("quarantine", "Quarantine", f'<div class="charts">{chart}{table}</div>{hint}')
 
