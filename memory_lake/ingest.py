@@ -296,11 +296,16 @@ def _retire_from_inbox(lake, path: Path, file_hash: str) -> None:
 
 
 def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame) -> Path:
-    """The redacted copy, one record per line (re-ingestable), written atomically."""
+    """The redacted copy, written atomically, one record per line and line k holding the
+    original's record k (blank where the original was blank), so that `forget` can find the
+    lines of a memory from its history's source line."""
     target = lake.raw / f"{file_hash}.jsonl"
     tmp = target.with_suffix(".jsonl.tmp")
+    last = int(texts["line"].max() or 0)
+    full = pl.DataFrame({"line": pl.int_range(1, last + 1, eager=True, dtype=pl.Int64)}).join(
+        texts.select("line", "text"), on="line", how="left").with_columns(pl.col("text").fill_null(""))
     # Records hold no raw newlines (lines were split on them; documents are re-serialised).
-    texts.select("text").write_csv(tmp, include_header=False, quote_style="never")
+    full.select("text").write_csv(tmp, include_header=False, quote_style="never")
     os.replace(tmp, target)
     return target
 

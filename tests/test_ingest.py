@@ -212,3 +212,12 @@ def test_an_unreadable_file_is_quarantined_once_and_the_run_goes_on(lake):
     again = lake.ingest(as_of=AS_OF).as_dict()
     assert again["quarantined"] == 0
     assert rows(lake, "SELECT count(*) AS n FROM quarantine") == [{"n": 1}]
+
+
+def test_raw_copy_keeps_line_numbers(lake, tmp_path):
+    path = tmp_path / "gaps.jsonl"
+    path.write_text('{"tenant": "t", "content": "one"}\n\n\n{"tenant": "t", "content": "four"}\nbroken\n')
+    lake.ingest([path], as_of=AS_OF)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert (lake.raw / f"{digest}.jsonl").read_text().split("\n") == [
+        '{"tenant": "t", "content": "one"}', "", "", '{"tenant": "t", "content": "four"}', "broken", ""]
