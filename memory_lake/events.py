@@ -27,6 +27,7 @@ import polars as pl
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .policy import Policy
 from .steps import StepReport
+from .tiers import append_cleanup_log, apply_moves
 
 EVENT_KINDS = ("access", "reference", "hit")
 
@@ -46,13 +47,15 @@ def apply_events(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             con.register("event_lines", pl.concat(chunks))
             con.execute(_PARSE)
             con.unregister("event_lines")
-            report.counts = _apply(con, as_of, run_id)
+            log_lines: list[str] = []
+            report.counts = _apply(con, as_of, run_id, log_lines)
             con.executemany("DELETE FROM event_offsets WHERE file = ?", [[f] for f in new_offsets])
             con.executemany("INSERT INTO event_offsets VALUES (?, ?)", list(new_offsets.items()))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
+    append_cleanup_log(lake.root, log_lines)
     return report
 
 
@@ -120,7 +123,7 @@ FROM fields
 """
 
 
-def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str) -> dict[str, int]:
+def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lines: list[str]) -> dict[str, int]:
     params = {"as_of": as_of, "run_id": run_id}
     # searches -> retrieval_log (idempotent on search_id)
     con.execute(
@@ -173,6 +176,11 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str) -> dict
         FROM per_memory p JOIN memories m ON m.id = p.memory_id AND m.tenant = p.tenant
         """
     )
+    # A use wakes a dormant memory (seed 003: dormant is kept, and comes back when used).
+    con.execute("CREATE OR REPLACE TEMP TABLE tier_moves AS SELECT id, tier AS to_tier, 'active' AS to_status, "
+                "'wake_on_use' AS rule FROM event_usage WHERE status = 'dormant'")
+    woken = apply_moves(con, as_of=as_of, run_id=run_id, log_lines=log_lines)
+    con.execute("UPDATE event_usage SET status = 'active' WHERE status = 'dormant'")
     changed = {"access_count": "f.access_count + f.accesses", "reference_count": "f.reference_count + f.references_",
                "last_accessed_at": "greatest(f.last_accessed_at, f.last_ts)"}
     con.execute(
@@ -209,4 +217,4 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str) -> dict
     touched = con.execute("SELECT count(*) FROM event_usage").fetchone()[0]
     return {"searches": searches, "access_events": counts.get("access", 0),
             "reference_events": counts.get("reference", 0), "hit_events": hits, "memories_used": touched,
-            "quarantined": bad}
+            "woken": woken, "quarantined": bad}

@@ -3,31 +3,62 @@
 Seed 003 (user self-service forgetting): DELETE, not DROP; the audit stays complete. A forgotten
 memory becomes a tombstone (status ``deleted``, empty content) with a history row that keeps the
 id, content hash, operator, time and reason, never the text. Every table or file that can hold the
-text registers a scrubber here (DESIGN "Forget reaches everything"), so a new table cannot be
-forgotten by the forget.
+text registers a scrubber here (DESIGN "Forget reaches everything"), so a new store cannot be
+missed by the forget:
+
+- **table scrubbers** (``register_scrubber``) run inside the forget's transaction, on the ids in
+  the temp table ``forget_ids``. A table scrubber is named after the table it cleans and touches
+  only that table, because it is replayed on the table's exported copy
+  (``exports/v<N>/tables/<name>.parquet``) in every kept version;
+- **file scrubbers** (``register_file_scrubber``) run after the commit (``scrub_files``): raw
+  copies, the search log and every kept export version. They run after the commit so that a
+  rolled-back forget never destroys a file, and they are idempotent, so forgetting an
+  already-forgotten id again finishes an interrupted scrub;
+- ``compact_database`` rewrites ``lake.duckdb`` from its live rows last: DuckDB frees the blocks
+  of updated rows but does not wipe them, so the old text would otherwise stay in the file.
+
+``forget`` is the entry point (API and CLI): it resolves ids or a scope, refuses important
+memories unless the operator is ``user``, and queues the request in ``inbox/decisions/`` when
+another process holds the lake (``decisions.apply_decisions`` applies it first in the next run).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
 
 from . import schema
+from .clock import iso, resolve_as_of
+from .errors import InputError, LakeBusy
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 
 # Columns that can hold a memory's text; emptied in every history image of a forgotten memory.
 TEXT_COLUMNS = ("content", "summary", "tags", "extra")
 _NO_TEXT = {column: "NULL" for column in TEXT_COLUMNS}
+# What a scrubbed query or quarantined line says instead of the text.
+FORGOTTEN = "[forgotten]"
+# How long `forget` waits for the write lock when the lake is free but a reader is finishing.
+FORGET_WAIT_S = 10.0
 
 Scrubber = Callable[[duckdb.DuckDBPyConnection], None]
 _SCRUBBERS: list[tuple[str, Scrubber]] = []
 
 
 def register_scrubber(name: str) -> Callable[[Scrubber], Scrubber]:
-    """Register a function that removes forgotten text (ids in temp table ``forget_ids``) from a store."""
+    """Register a function that removes forgotten text (ids in temp table ``forget_ids``) from a
+    table. `name` is the table it cleans; it touches only that table, so it can be replayed on the
+    table's exported copy in every kept export version."""
 
     def wrap(fn: Scrubber) -> Scrubber:
         _SCRUBBERS.append((name, fn))
@@ -37,7 +68,7 @@ def register_scrubber(name: str) -> Callable[[Scrubber], Scrubber]:
 
 
 def scrubbers() -> list[str]:
-    """Names of every store the forget reaches (for audits and tests)."""
+    """Names of every table the forget reaches (for audits and tests)."""
     return [name for name, _ in _SCRUBBERS]
 
 
@@ -55,7 +86,29 @@ def _scrub_history(con: duckdb.DuckDBPyConnection) -> None:
 
 @register_scrubber("quarantine")
 def _scrub_quarantine(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("UPDATE quarantine SET raw = '[forgotten]' WHERE memory_id IN (SELECT id FROM forget_ids)")
+    con.execute(f"UPDATE quarantine SET raw = '{FORGOTTEN}' WHERE memory_id IN (SELECT id FROM forget_ids)")
+
+
+@register_scrubber("retrieval_log")
+def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
+    # A query that found a forgotten memory usually names what it was about (the user searched for
+    # it), so the query goes; the search itself stays, for the hit rate.
+    con.execute(
+        f"""
+        UPDATE retrieval_log SET query = '{FORGOTTEN}'
+        WHERE query IS DISTINCT FROM '{FORGOTTEN}'
+          AND list_has_any(result_ids, (SELECT coalesce(list(id), []::VARCHAR[]) FROM forget_ids))
+        """
+    )
+
+
+# Tables checked and found to hold no memory text, so they need no scrubber (the forget test scans
+# every text column of every table to keep this list honest):
+#   runs.report          counts, file labels and step summaries only;
+#   publishes.manifest   version, counts, scope names and check results (GX examples are ids,
+#                        tiers, statuses or empty strings, never content);
+#   cleanup_log, memory_flags, event_offsets, ingested_files   ids, rules, file names, offsets;
+#   health_snapshots     numbers and alert messages built from counts.
 
 
 def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, as_of: datetime, run_id: str,
@@ -63,7 +116,8 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
     """Tombstone the memories in `requests` (columns id, operator, reason[, line]); return how many.
 
     The caller checks permissions (important memories need operator ``user``) and holds the write
-    transaction. Memories already deleted are left as they are.
+    transaction. Memories already deleted are left as they are. Files are not touched here: the
+    caller runs ``scrub_files`` after its commit.
     """
     if "line" not in requests.columns:
         requests = requests.with_columns(line=pl.lit(None, dtype=pl.Int64))
@@ -107,3 +161,552 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
         scrub(con)
     con.execute("DROP TABLE forget_ids")
     return count
+
+
+def forgotten_ids(con: duckdb.DuckDBPyConnection, *, run_id: str, source: str | None = None) -> list[str]:
+    """Ids a run forgot (from its history rows), optionally only those asked for by one file;
+    what ingest passes to ``scrub_files`` after a file's commit."""
+    where = " AND source_file = $source" if source is not None else ""
+    params = {"run_id": run_id} | ({"source": source} if source is not None else {})
+    return [i for (i,) in con.execute(
+        f"SELECT DISTINCT memory_id FROM memory_history WHERE change = 'forget' AND run_id = $run_id{where} "
+        "ORDER BY 1", params).fetchall()]
+
+
+# ============================================================================ file scrubbers
+@dataclass
+class FileScrub:
+    """What a file scrubber gets: the lake, a connection to its tables (read only by scrubbers),
+    the forgotten ids, and when and by which run the forget happened."""
+
+    lake: Any
+    con: duckdb.DuckDBPyConnection
+    ids: list[str]
+    as_of: datetime
+    run_id: str
+
+
+FileScrubber = Callable[[FileScrub], list[str]]
+_FILE_SCRUBBERS: list[tuple[str, FileScrubber]] = []
+
+
+def register_file_scrubber(name: str) -> Callable[[FileScrubber], FileScrubber]:
+    """Register a function that removes forgotten text from files; it returns the paths it
+    rewrote (relative to the lake) and must change nothing when there is nothing to remove."""
+
+    def wrap(fn: FileScrubber) -> FileScrubber:
+        _FILE_SCRUBBERS.append((name, fn))
+        return fn
+
+    return wrap
+
+
+def file_scrubbers() -> list[str]:
+    """Names of every kind of file the forget reaches (for audits and tests)."""
+    return [name for name, _ in _FILE_SCRUBBERS]
+
+
+def scrub_files(lake, ids: Iterable[str], *, as_of: datetime, run_id: str,
+                con: duckdb.DuckDBPyConnection | None = None) -> dict[str, list[str]]:
+    """Run every file scrubber for `ids` (already tombstoned and committed); return, per scrubber,
+    the files it rewrote (paths relative to the lake).
+
+    `con` is a connection of the caller that holds the write lock (ingest passes its own, after a
+    file's COMMIT); without it, the lake's writer is opened here. The write lock keeps publish and
+    the events step away while files are rewritten.
+    """
+    ids = sorted(set(ids))
+    if not ids:
+        return {name: [] for name, _ in _FILE_SCRUBBERS}
+    with contextlib.nullcontext(con) if con is not None else lake.writer(purpose="forget files") as live:
+        job = FileScrub(lake=lake, con=live, ids=ids, as_of=as_of, run_id=run_id)
+        return {name: sorted(fn(job)) for name, fn in _FILE_SCRUBBERS}
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all: a temporary sibling, fsync, rename."""
+    tmp = path.with_name(f".{path.name}.forget-tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _private_connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB for file work, so nothing touches the caller's temp tables."""
+    con = duckdb.connect(":memory:")
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+# ---------------------------------------------------------------------------- raw copies
+@register_file_scrubber("raw")
+def _scrub_raw(job: FileScrub) -> list[str]:
+    """Empty every line of ``raw/<sha256>.jsonl`` that holds a forgotten memory.
+
+    Line k of a raw copy is record k of the original, so lines are found from the history rows
+    (source file and line, joined to ``ingested_files`` by label and run) and quarantine rows of the
+    ids. A record that changed nothing (a re-sent snapshot) leaves no history row, so files with
+    unchanged records are also re-parsed with ingest's own parser and id rule, which finds those
+    lines by id (derived ids included). The line becomes empty: line numbers stay, and ingest skips
+    empty lines.
+    """
+    lake, con = job.lake, job.con
+    params = {"ids": job.ids}
+    located = con.execute(
+        """
+        WITH ids AS (SELECT unnest($ids::VARCHAR[]) AS id)
+        SELECT f.raw_path AS path, h.source_line AS line
+        FROM memory_history h JOIN ingested_files f ON f.file_name = h.source_file AND f.run_id = h.run_id
+        WHERE h.memory_id IN (SELECT id FROM ids) AND h.source_line IS NOT NULL
+        UNION
+        SELECT 'raw/' || q.file_hash || '.jsonl', q.line FROM quarantine q
+        WHERE q.memory_id IN (SELECT id FROM ids) AND q.file_hash <> ''
+        """,
+        params,
+    ).pl()
+    rescan = [p for (p,) in con.execute(
+        """
+        SELECT raw_path FROM ingested_files
+        WHERE unchanged > 0
+          AND as_of >= (SELECT min(as_of) FROM memory_history WHERE memory_id IN (SELECT unnest($ids::VARCHAR[])))
+        """,
+        params,
+    ).fetchall()]
+    paths = sorted(set(located["path"].to_list()) | set(rescan))
+    if not paths:
+        return []
+    policy = lake.policy.ingest
+    rewritten = []
+    parser = _private_connection()
+    try:
+        for rel in paths:  # one file at a time: raw copies can be large
+            path = lake.root / rel
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            lines = located.filter(pl.col("path") == rel)["line"]
+            if rel in rescan:
+                lines = pl.concat([lines, _lines_of_ids(parser, data, job.ids, policy)])
+            new = _blank_lines(data, lines)
+            if new != data:
+                _atomic_write(path, new)
+                rewritten.append(rel)
+    finally:
+        parser.close()
+    return rewritten
+
+
+def _lines_of_ids(con: duckdb.DuckDBPyConnection, data: bytes, ids: list[str], policy) -> pl.Series:
+    """Lines of a raw copy whose record has one of `ids`, as ingest would assign it."""
+    from .snapshot import assign_ids, parse_records, read_records
+
+    records = read_records(con, data, "jsonl")
+    con.register("raw_records", records)
+    try:
+        texts = con.execute(
+            "SELECT line, ok, ok AND json_valid(raw) AND regexp_matches(raw, '^\\s*\\{') AS is_object, raw AS text "
+            "FROM raw_records"
+        ).pl()
+    finally:
+        con.unregister("raw_records")
+    parse_records(con, texts, policy)
+    assign_ids(con)
+    return con.execute(
+        """
+        SELECT line FROM (SELECT line, id FROM snap_valid
+                          UNION ALL SELECT line, id FROM snap_parsed WHERE reason IS NOT NULL)
+        WHERE id IN (SELECT unnest($ids::VARCHAR[]))
+        """,
+        {"ids": ids},
+    ).pl()["line"].cast(pl.Int64)
+
+
+def _blank_lines(data: bytes, lines: pl.Series) -> bytes:
+    """`data` with the given 1-based lines emptied (the newlines stay)."""
+    if lines.len() == 0:
+        return data
+    text = data.decode("utf-8")  # ingest writes raw copies from Polars strings: valid UTF-8
+    frame = pl.DataFrame({"text": text.split("\n")}).with_row_index("line", offset=1)
+    frame = frame.with_columns(
+        pl.when(pl.col("line").cast(pl.Int64).is_in(lines.unique().implode())).then(pl.lit(""))
+        .otherwise(pl.col("text")).alias("text"))
+    return "\n".join(frame["text"].to_list()).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------- the search log
+# The query's JSON string, escapes included (RE2).
+_QUERY_FIELD = r'"query"\s*:\s*"(?:[^"\\]|\\.)*"'
+
+
+@register_file_scrubber("events")
+def _scrub_events(job: FileScrub) -> list[str]:
+    """Replace the query of every search log line whose results include a forgotten memory.
+
+    ``events/*.jsonl`` files are append-only: searches append to them without the lock, and the
+    events step remembers how many bytes of each file it has read (``event_offsets``). So lines
+    are rewritten in place, each keeping its byte length: the query becomes ``[forgotten]`` (or
+    ``""`` when the query was shorter than that) and the line is padded with spaces after its
+    closing brace, which JSON allows. A rename of a rewritten copy would lose a line appended
+    meanwhile, and a shorter line would shift every offset after it.
+    """
+    lake = job.lake
+    rewritten = []
+    con = _private_connection()
+    try:
+        for path in sorted(lake.events.glob("*.jsonl")):  # one file at a time
+            with open(path, "rb") as handle:
+                data = handle.read()
+            end = data.rfind(b"\n") + 1  # a line still being appended is left alone
+            if end == 0:
+                continue
+            # byte lengths from the bytes, text from one decode: a bad byte costs only its line
+            frame = pl.DataFrame({
+                "raw": data[:end].decode("utf-8", "replace").split("\n")[:-1],
+                "nbytes": pl.Series(data[:end].split(b"\n")[:-1], dtype=pl.Binary).bin.size(),
+            }).with_row_index("idx").with_columns(
+                pos=(pl.col("nbytes") + 1).cum_sum() - (pl.col("nbytes") + 1))
+            con.register("log_lines", frame)
+            try:
+                changes = con.execute(
+                    f"""
+                    WITH hit AS (
+                        SELECT idx, pos, nbytes, raw, rtrim(raw, ' ') AS base FROM log_lines
+                        WHERE json_valid(raw) AND json_type(raw, '$.result_ids') = 'ARRAY'
+                          AND list_has_any(json_extract_string(raw, '$.result_ids[*]'), $ids::VARCHAR[])
+                    ), candidates AS (
+                        SELECT *, regexp_replace(base, $field, '"query":"{FORGOTTEN}"') AS marked,
+                                  regexp_replace(base, $field, '"query":""') AS emptied
+                        FROM hit
+                    ), fitted AS (
+                        SELECT pos, raw, CASE
+                            WHEN strlen(marked) <= nbytes THEN marked || repeat(' ', (nbytes - strlen(marked))::BIGINT)
+                            WHEN strlen(emptied) <= nbytes THEN emptied || repeat(' ', (nbytes - strlen(emptied))::BIGINT)
+                            ELSE repeat(' ', nbytes::BIGINT) END AS new
+                        FROM candidates
+                    )
+                    SELECT pos, new FROM fitted WHERE new <> raw ORDER BY pos
+                    """,
+                    {"ids": job.ids, "field": _QUERY_FIELD},
+                ).fetchall()
+            finally:
+                con.unregister("log_lines")
+            if not changes:
+                continue
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                for pos, new in changes:  # in place; each write keeps its line's length
+                    os.pwrite(fd, new.encode("utf-8"), pos)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            rewritten.append(str(path.relative_to(lake.root)))
+    finally:
+        con.close()
+    return rewritten
+
+
+# ---------------------------------------------------------------------------- exports
+@register_file_scrubber("exports")
+def _scrub_exports(job: FileScrub) -> list[str]:
+    """Remove forgotten memories from every kept export version (and any leftover staging folder).
+
+    Per version: ``memories.parquet`` drops their rows (agents do not load tombstones); each
+    ``tables/<table>.parquet`` gets that table's scrubber replayed on it; the affected scopes'
+    ``memory.json`` lose their records and ``context.md`` is rebuilt from the rest (a scope left
+    empty is removed, as publish would not have written it); the manifest gets new checksums and
+    counts, and a ``rewrites`` entry that names the files and how many memories, never their text.
+    """
+    exports = job.lake.exports
+    rewritten: list[str] = []
+    con = _private_connection()
+    try:
+        con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT)")
+        con.executemany("INSERT INTO forget_ids (id) VALUES (?)", [[i] for i in job.ids])
+        for folder in sorted(p for p in exports.iterdir() if p.is_dir() and not p.is_symlink()):
+            changed = _scrub_version(con, folder, job)
+            rewritten += [str((folder / name).relative_to(job.lake.root)) for name in changed]
+    finally:
+        con.close()
+    return rewritten
+
+
+def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub) -> list[str]:
+    """Scrub one export version; return the files it rewrote or removed (relative to `folder`).
+
+    ``memories.parquet`` is rewritten last, because it tells which scopes held a forgotten memory:
+    a scrub interrupted before it is finished by the next forget of the same ids. The manifest is
+    reconciled with the files on disk, so an interrupted scrub's files are recorded too.
+    """
+    changed: list[str] = []
+    memories = folder / "memories.parquet"
+    source = f"read_parquet('{_sql_path(memories)}')"
+    scopes = pl.DataFrame(schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String})
+    if memories.is_file():
+        scopes = con.execute(
+            f"SELECT DISTINCT tenant, agent_id, user_id FROM {source} WHERE id IN (SELECT id FROM forget_ids)").pl()
+    changed += _scrub_scopes(folder, scopes, job.ids)
+    names = dict(_SCRUBBERS)
+    for table in sorted((folder / "tables").glob("*.parquet")):
+        scrub = names.get(table.stem)
+        if scrub is not None and _replay_scrubber(con, table, scrub):
+            changed.append(f"tables/{table.name}")
+    if scopes.height:
+        _copy_parquet(con, f"SELECT * FROM {source} WHERE id NOT IN (SELECT id FROM forget_ids)", memories)
+        changed.append("memories.parquet")
+    if (folder / "manifest.json").is_file():
+        changed = _update_manifest(folder, changed, job)
+    return changed
+
+
+def _copy_parquet(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
+    """Write `query` to `target` atomically (DuckDB keeps the column types publish wrote)."""
+    tmp = target.with_name(f".{target.name}.forget-tmp")
+    con.execute(f"COPY ({query}) TO '{_sql_path(tmp)}' (FORMAT parquet)")
+    os.replace(tmp, target)
+
+
+def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubber) -> bool:
+    """Run a table scrubber on an exported copy of its table; rewrite the file if anything changed."""
+    name = table.stem
+    con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM read_parquet(\'{_sql_path(table)}\')')
+    con.execute(f'CREATE OR REPLACE TEMP TABLE scrub_before AS SELECT * FROM "{name}"')
+    try:
+        scrub(con)
+        (changed,) = con.execute(f'SELECT count(*) FROM (SELECT * FROM "{name}" EXCEPT ALL '
+                                 'SELECT * FROM scrub_before)').fetchone()
+        if changed:
+            _copy_parquet(con, f'SELECT * FROM "{name}"', table)
+        return bool(changed)
+    finally:
+        con.execute(f'DROP TABLE IF EXISTS "{name}"')
+        con.execute("DROP TABLE IF EXISTS scrub_before")
+
+
+def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str]) -> list[str]:
+    """Rewrite the scope files of the scopes that held a forgotten memory (loop per scope)."""
+    from .publish import _context_pack, _segment
+
+    gone = set(ids)
+    changed = []
+    for tenant, agent, user in scopes.iter_rows():
+        scope_dir = folder / "scopes" / _segment(tenant) / _segment(agent) / _segment(user)
+        memory_json = scope_dir / "memory.json"
+        if not memory_json.is_file():
+            continue  # the memory was not active there (e.g. archived): no scope file holds it
+        document = json.loads(memory_json.read_text(encoding="utf-8"))
+        records = [r for r in document.get("memories", []) if r.get("id") not in gone]
+        if len(records) == len(document.get("memories", [])):
+            continue
+        rel = str(scope_dir.relative_to(folder))
+        if not records:
+            # publish writes no folder for a scope without active memories
+            shutil.rmtree(scope_dir)
+            for parent in (scope_dir.parent, scope_dir.parent.parent):
+                with contextlib.suppress(OSError):
+                    parent.rmdir()  # only when empty
+            changed += [f"{rel}/memory.json", f"{rel}/context.md"]
+            continue
+        header = {k: v for k, v in document.items() if k != "memories"}
+        _atomic_write(memory_json, json.dumps({**header, "memories": records}, ensure_ascii=False).encode("utf-8"))
+        lines = [{"tier": r["tier"], "type": r["type"], "content": r["content"]} for r in records]
+        _atomic_write(scope_dir / "context.md", _context_pack(header, lines).encode("utf-8"))
+        changed += [f"{rel}/memory.json", f"{rel}/context.md"]
+    return changed
+
+
+def _update_manifest(folder: Path, changed: list[str], job: FileScrub) -> list[str]:
+    """New checksums and counts for a rewritten version, and a ``rewrites`` entry (ids' count
+    only); returns the files recorded as rewritten (with the manifest), or [] when none."""
+    from .publish import _sha256
+
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    old = manifest.get("files", {})
+    files = {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*"))
+             if p.is_file() and p.name != "manifest.json"}
+    # files this scrub changed, plus any a previous, interrupted scrub changed without recording
+    rewritten = sorted(set(changed) | {name for name in set(old) | set(files) if old.get(name) != files.get(name)})
+    if not rewritten:
+        return []
+    manifest["files"] = files
+    memories = folder / "memories.parquet"
+    if memories.is_file():
+        rows = pl.read_parquet(memories, columns=["tier", "status"])
+        by_tier = dict(sorted(rows["tier"].value_counts().iter_rows()))
+        by_status = dict(sorted(rows["status"].value_counts().iter_rows()))
+        counts = manifest.setdefault("counts", {})
+        counts.update(rows=sum(by_tier.values()), by_tier=by_tier, by_status=by_status)
+        counts["scopes"] = [_recount_scope(folder, s) for s in counts.get("scopes", [])
+                            if (folder / s["path"] / "memory.json").is_file()]
+    manifest.setdefault("rewrites", []).append({
+        "as_of": iso(job.as_of), "run_id": job.run_id, "reason": "forget", "memories": len(job.ids),
+        "files": rewritten})
+    _atomic_write(path, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
+    return rewritten + ["manifest.json"]
+
+
+def _recount_scope(folder: Path, scope: dict[str, Any]) -> dict[str, Any]:
+    records = json.loads((folder / scope["path"] / "memory.json").read_text(encoding="utf-8"))["memories"]
+    by_tier: dict[str, int] = {}
+    for record in records:
+        by_tier[record["tier"]] = by_tier.get(record["tier"], 0) + 1
+    return {**scope, "by_tier": by_tier}
+
+
+# ============================================================================ the database file
+def compact_database(lake) -> bool:
+    """Rewrite ``lake.duckdb`` from its live rows; True when done.
+
+    DuckDB marks the blocks of updated rows free but leaves their bytes in the file until they are
+    reused, so a forgotten text survives an UPDATE on disk. A copy of the database (DuckDB's own
+    ``COPY FROM DATABASE``, which keeps tables, constraints and defaults) holds only live rows; it
+    replaces the file under the write lock, with no connection open. Its cost is one pass over the
+    lake, which is why a batch of forgets compacts once.
+    """
+    with lake.hold("compact after forget"):
+        with lake.writer(purpose="compact after forget") as con:
+            con.execute("CHECKPOINT")
+        db = lake.db_path
+        if db.with_name(db.name + ".wal").exists():
+            return False  # not checkpointed: never swap a file under its write-ahead log
+        tmp = db.with_name(db.name + ".compact")
+        tmp.unlink(missing_ok=True)
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(f"ATTACH '{_sql_path(db)}' AS src (READ_ONLY)")
+            con.execute(f"ATTACH '{_sql_path(tmp)}' AS dst")
+            con.execute("COPY FROM DATABASE src TO dst")
+            con.execute("DETACH dst")
+            con.execute("DETACH src")
+        except BaseException:
+            con.close()
+            tmp.unlink(missing_ok=True)
+            raise
+        con.close()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, db)
+    return True
+
+
+# ============================================================================ the entry point
+def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None = None, agent: str | None = None,
+           user: str | None = None, operator: str = "user", reason: str | None = None,
+           as_of: datetime | str | None = None, run_id: str | None = None, source: str | None = None,
+           scrub: bool = True, compact: bool = True, record: bool = True,
+           wait_s: float = FORGET_WAIT_S) -> dict[str, Any]:
+    """Forget memories by id, or every memory of a scope, everywhere the lake holds their text.
+
+    Targets: the given `ids` (narrowed to `tenant` / `agent` / `user` when given: an id outside
+    them counts as unknown), or, without ids, every memory of the scope that is not deleted yet
+    (`tenant` required; `agent` and `user` narrow it). An important memory is forgotten only by
+    operator ``user``; otherwise it is refused, and the rest proceed. The tombstones, their history
+    rows (id, content hash, operator, time, reason; no text) and the table scrubbers commit in one
+    transaction; then the files are scrubbed (``scrub_files``, also for ids that were already
+    deleted, so a second forget finishes an interrupted one) and the database file compacted.
+
+    Returns ``{"run_id", "forgotten", "refused": [{"id", "reason"}], "already_deleted", "unknown",
+    "files"}``; when another process holds the lake, the request is queued instead and the result
+    is ``{"queued": path}`` (applied first by the next run, see ``decisions.apply_decisions``).
+    `source` names the request in history (a decision file); `scrub`, `compact` and `record` (a
+    ``runs`` row) let a batch of forgets do those once.
+    """
+    from .merge import IMPORTANT_NEEDS_USER
+
+    as_of = resolve_as_of(as_of)
+    ids = _check_request(ids, tenant, operator, reason)
+    if not lake.held_here() and lake.is_busy():
+        return _queue(lake, ids, tenant, agent, user, operator, reason, as_of)
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(lake.hold("forget", wait_s=wait_s))
+        except LakeBusy:
+            return _queue(lake, ids, tenant, agent, user, operator, reason, as_of)
+        run_id = run_id or lake.new_run_id("forget", as_of)
+        with lake.writer(purpose="forget") as con:
+            targets = _resolve_targets(con, ids, tenant, agent, user, operator)
+            todo = targets.filter(pl.col("outcome") == "forget")
+            result = {
+                "run_id": run_id,
+                "forgotten": todo["id"].to_list(),
+                "refused": [{"id": i, "reason": IMPORTANT_NEEDS_USER}
+                            for i in targets.filter(pl.col("outcome") == "refused")["id"].to_list()],
+                "already_deleted": targets.filter(pl.col("outcome") == "already_deleted")["id"].to_list(),
+                "unknown": targets.filter(pl.col("outcome") == "unknown")["id"].to_list(),
+            }
+            con.execute("BEGIN TRANSACTION")
+            try:
+                if todo.height:
+                    forget_memories(con, todo.select("id", operator=pl.lit(operator), reason=pl.lit(reason)),
+                                    as_of=as_of, run_id=run_id, source=source)
+                if record:
+                    # ids and counts only: the reason is the requester's text and stays in history
+                    report = {k: result[k] for k in ("forgotten", "already_deleted", "unknown")}
+                    report["refused"] = [r["id"] for r in result["refused"]]
+                    con.execute("INSERT INTO runs VALUES (?, 'forget', ?, 'ok', ?, ?)",
+                                [run_id, as_of, time.monotonic() - started, json.dumps(report)])
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            scrubbed = result["forgotten"] + result["already_deleted"]
+            result["files"] = (scrub_files(lake, scrubbed, as_of=as_of, run_id=run_id, con=con)
+                               if scrub and scrubbed else {})
+        if compact and result["forgotten"]:
+            result["files"]["database"] = [lake.db_path.name] if compact_database(lake) else []
+    return result
+
+
+def _check_request(ids, tenant, operator, reason) -> list[str] | None:
+    if isinstance(ids, str):
+        ids = [ids]
+    if ids is not None:
+        ids = [str(i) for i in ids]
+        if not ids:
+            ids = None
+    if ids is None and not tenant:
+        raise InputError("forget needs memory ids, or a tenant (optionally with an agent and a user)")
+    if operator not in schema.OPERATORS:
+        raise InputError(f"operator must be one of {', '.join(schema.OPERATORS)}, not {operator!r}")
+    if not isinstance(reason, str) or not reason.strip():
+        raise InputError("forget needs a reason (it is kept in the audit history)")
+    return ids
+
+
+def _queue(lake, ids, tenant, agent, user, operator, reason, as_of: datetime) -> dict[str, str]:
+    from .decisions import queue_decision
+
+    decision = {"kind": "forget", "ids": ids, "tenant": tenant, "agent": agent, "user": user,
+                "operator": operator, "reason": reason, "requested_at": iso(as_of)}
+    return {"queued": str(queue_decision(lake, decision, as_of))}
+
+
+def _resolve_targets(con: duckdb.DuckDBPyConnection, ids: list[str] | None, tenant, agent, user,
+                     operator: str) -> pl.DataFrame:
+    """(id, outcome) per target, ordered by id: forget | refused | already_deleted | unknown."""
+    params = {"tenant": tenant, "agent": agent, "user": user, "operator": operator}
+    scope = ("($tenant::VARCHAR IS NULL OR m.tenant = $tenant) AND ($agent::VARCHAR IS NULL OR m.agent_id = $agent) "
+             "AND ($user::VARCHAR IS NULL OR m.user_id = $user)")
+    outcome = """CASE WHEN m.id IS NULL THEN 'unknown' WHEN m.status = 'deleted' THEN 'already_deleted'
+                      WHEN m.tier = 'important' AND $operator <> 'user' THEN 'refused' ELSE 'forget' END"""
+    if ids is not None:
+        query = f"""
+            SELECT r.id, {outcome} AS outcome
+            FROM (SELECT DISTINCT unnest($ids::VARCHAR[]) AS id) r LEFT JOIN memories m ON m.id = r.id AND {scope}
+            ORDER BY r.id
+        """
+        params["ids"] = ids
+    else:
+        query = f"SELECT m.id, {outcome} AS outcome FROM memories m WHERE {scope} AND m.status <> 'deleted' ORDER BY m.id"
+    return con.execute(query, params).pl()

@@ -59,6 +59,10 @@ class TierPolicy:
     # Seed 003: long_term not accessed 60 days → dormant; 180 days unreferenced → suggest archive.
     dormant_days: int = 60
     suggest_archive_days: int = 180
+    # Seed 000 flow chart: 工作/短期 标记重要 → 晋升到重要记忆; importance at or above this counts as marked.
+    important_importance: float = 1.0
+    # Without a previous nightly run, "referenced since the last run" looks back this far.
+    recall_default_window_hours: int = 24
     # Rules named here do not run (e.g. ["working_overflow"] to let a scope overflow on purpose).
     disabled_rules: tuple[str, ...] = ()
 

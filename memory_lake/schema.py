@@ -219,6 +219,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        3,
+        "tier lifecycle: memory_flags (suggestions such as suggest_archive)",
+        """
+        CREATE TABLE memory_flags (
+            memory_id VARCHAR NOT NULL,
+            tenant VARCHAR NOT NULL,
+            flag VARCHAR NOT NULL,            -- suggest_archive: a suggestion and an alert, never a move
+            since TIMESTAMP NOT NULL,         -- as_of of the run that first raised it
+            run_id VARCHAR NOT NULL
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

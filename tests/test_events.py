@@ -30,7 +30,7 @@ def test_events_move_counters_and_last_access_without_a_version_bump(lake, tmp_p
     ])
     report = apply_events(lake, AS_OF, run_id="r1")
     assert report.counts == {"searches": 0, "access_events": 2, "reference_events": 1, "hit_events": 0,
-                             "memories_used": 2, "quarantined": 3}
+                             "memories_used": 2, "woken": 0, "quarantined": 3}
     assert rows(lake, "SELECT id, access_count, reference_count, last_accessed_at, version FROM memories ORDER BY id") == [
         {"id": "m1", "access_count": 2, "reference_count": 0, "last_accessed_at": datetime(2026, 11, 21), "version": 1},
         {"id": "m2", "access_count": 0, "reference_count": 1, "last_accessed_at": datetime(2026, 11, 22), "version": 1}]

@@ -14,7 +14,8 @@ def test_defaults_are_the_seed_numbers():
                                       short_term_idle_days=7, overflow_keep_importance=0.7,
                                       overflow_keep_references=2, consolidate_min_age_hours=24,
                                       consolidate_importance=0.7, consolidate_references=2, dormant_days=60,
-                                      suggest_archive_days=180, disabled_rules=())
+                                      suggest_archive_days=180, important_importance=1.0,
+                                      recall_default_window_hours=24, disabled_rules=())
     assert policy.ingest == IngestPolicy(max_content_bytes=65536, default_tier="short_term", default_type="other",
                                          default_importance=0.5, default_operator="agent")
 

@@ -1,0 +1,129 @@
+"""Decisions made while the lake is busy: queued as files, applied first by the next run.
+
+DESIGN "The way data flows": resolve / unmerge / edit / forget are applied at once when the lake
+is free, else queued in ``inbox/decisions/`` and applied first by the next run. Agents and
+analysts never write the DuckDB file directly, so a decision is a small JSON file, written under
+a temporary name and renamed (a run never sees half of one). Files are applied in name order
+(named ``<as_of>-<kind>-<uuid8>.json``, so name order is request order) and then moved to
+``inbox/decisions/applied/``, which keeps them as the audit of who asked for what.
+
+Kinds known so far: ``forget`` (``{"kind": "forget", "ids", "tenant", "agent", "user", "operator",
+"reason", "requested_at"}``). A file of an unknown kind, or one that cannot be applied (bad JSON,
+missing reason ...), stays where it is and is reported on every run until someone deals with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .policy import Policy
+from .steps import StepReport
+
+APPLIED_DIR = "applied"
+UNKNOWN_KIND = "unknown kind"
+BAD_DECISION = "bad decision"
+
+
+def queue_decision(lake, decision: dict[str, Any], as_of: datetime) -> Path:
+    """Write `decision` to ``inbox/decisions/<as_of>-<kind>-<uuid8>.json`` atomically; return the path."""
+    kind = str(decision.get("kind") or "decision")
+    folder = lake.decisions
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{as_of:%Y%m%dT%H%M%S}-{kind}-{uuid.uuid4().hex[:8]}.json"
+    target = folder / name
+    # A leading dot and a .tmp suffix: neither this step nor ingest picks up a file being written.
+    tmp = folder / f".{name}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(decision, handle, ensure_ascii=False, indent=1)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, target)
+    return target
+
+
+def pending_decisions(lake) -> list[Path]:
+    """Queued decision files, in the order they are applied (name order)."""
+    if not lake.decisions.is_dir():
+        return []
+    return sorted(p for p in lake.decisions.glob("*.json") if p.is_file() and not p.name.startswith("."))
+
+
+def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
+    """The nightly step that runs first: apply every queued decision file, in name order.
+
+    A forget is applied with the run's `as_of` and run id, its history rows name the decision file
+    as their source, and the files of all forgotten memories are scrubbed and the database
+    compacted once for the whole batch. Each applied file moves to ``inbox/decisions/applied/``;
+    one that cannot be applied stays and is listed under ``details["left"]``. Applying the same
+    decision again changes nothing (its memories are already deleted).
+    """
+    from .forget import compact_database, forget, scrub_files
+
+    run_id = run_id or lake.new_run_id("decisions", as_of)
+    report = StepReport("apply_decisions", as_of, run_id)
+    files = pending_decisions(lake)
+    if not files:
+        return report
+    applied: list[dict[str, Any]] = []
+    left: list[dict[str, str]] = []
+    with lake.hold("apply decisions"):
+        for path in files:  # one decision at a time, in request order
+            decision, problem = _read(path)
+            if problem:
+                left.append({"file": path.name, "reason": problem})
+                continue
+            try:
+                outcome = forget(lake, ids=decision.get("ids"), tenant=decision.get("tenant"),
+                                 agent=decision.get("agent"), user=decision.get("user"),
+                                 operator=decision.get("operator") or "user", reason=decision.get("reason"),
+                                 as_of=as_of, run_id=run_id, source=f"inbox/decisions/{path.name}",
+                                 scrub=False, compact=False, record=False)
+            except InputError as exc:
+                left.append({"file": path.name, "reason": f"{BAD_DECISION}: {exc}"})
+                continue
+            applied.append({"file": path.name, "kind": "forget",
+                            **{k: outcome[k] for k in ("forgotten", "refused", "already_deleted", "unknown")}})
+            _archive(lake, path)
+        # One scrub and one compaction for the batch: both pass over every file / the whole lake.
+        ids = sorted({i for a in applied for i in a["forgotten"] + a["already_deleted"]})
+        scrubbed = scrub_files(lake, ids, as_of=as_of, run_id=run_id) if ids else {}
+        forgotten = sum(len(a["forgotten"]) for a in applied)
+        if forgotten:
+            scrubbed["database"] = [lake.db_path.name] if compact_database(lake) else []
+    report.counts = {"applied": len(applied), "forgotten": forgotten,
+                     "refused": sum(len(a["refused"]) for a in applied), "left": len(left)}
+    report.details = {"applied": applied, "left": left, "files": scrubbed}
+    return report
+
+
+def _read(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The decision in `path`, or why it cannot be applied."""
+    try:
+        decision = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return {}, f"{BAD_DECISION}: not a JSON document ({type(exc).__name__})"
+    if not isinstance(decision, dict):
+        return {}, f"{BAD_DECISION}: not a JSON object"
+    kind = decision.get("kind")
+    if kind != "forget":
+        return decision, f"{UNKNOWN_KIND} {kind!r}"
+    return decision, None
+
+
+def _archive(lake, path: Path) -> None:
+    """Move an applied decision to ``applied/``, never over a different file of the same name."""
+    folder = lake.decisions / APPLIED_DIR
+    folder.mkdir(exist_ok=True)
+    target = folder / path.name
+    if target.exists() and target.read_bytes() != path.read_bytes():
+        n = 1
+        while (folder / f"{path.stem}-{n}{path.suffix}").exists():
+            n += 1
+        target = folder / f"{path.stem}-{n}{path.suffix}"
+    os.replace(path, target)
