@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -67,8 +67,18 @@ def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     return con
 
 
-# Lakes whose write lock this process holds for a whole run (see Lake.hold), with a depth count.
-_HELD: dict[Path, int] = {}
+@dataclass
+class _Hold:
+    """A run's hold on a lake in this process: nesting depth and the one connection its steps share
+    (opening and checkpointing a DuckDB file per step costs more than most steps)."""
+
+    depth: int = 1
+    con: duckdb.DuckDBPyConnection | None = None
+    use: threading.RLock = field(default_factory=threading.RLock)
+
+
+# Lakes whose write lock this process holds for a whole run (see Lake.hold).
+_HELD: dict[Path, _Hold] = {}
 _HELD_GUARD = threading.RLock()
 
 
@@ -187,47 +197,65 @@ class Lake:
 
     def held_here(self) -> bool:
         """True while this process holds the lake for a run (Lake.hold)."""
+        return self._hold() is not None
+
+    def _hold(self) -> _Hold | None:
         with _HELD_GUARD:
-            return _HELD.get(self.root, 0) > 0
+            return _HELD.get(self.root)
 
     @contextlib.contextmanager
     def hold(self, purpose: str, wait_s: float = DEFAULT_WRITE_WAIT_S) -> Iterator["Lake"]:
-        """Hold the write lock for a whole run: the steps inside reuse it, other writers wait, and
-        other processes' reads answer from the latest published version meanwhile."""
-        if self.held_here():
+        """Hold the write lock for a whole run: the steps inside share it and one connection, other
+        writers wait, and other processes' reads answer from the latest published version."""
+        existing = self._hold()
+        if existing is not None:
             with _HELD_GUARD:
-                _HELD[self.root] += 1
+                existing.depth += 1
             try:
                 yield self
             finally:
                 with _HELD_GUARD:
-                    _HELD[self.root] -= 1
+                    existing.depth -= 1
             return
         with self._flock(exclusive=True, wait_s=wait_s, purpose=purpose):
+            hold = _Hold()
             with _HELD_GUARD:
-                _HELD[self.root] = 1
+                _HELD[self.root] = hold
             try:
                 yield self
             finally:
                 with _HELD_GUARD:
                     _HELD.pop(self.root, None)
+                if hold.con is not None:
+                    hold.con.close()
+
+    def _connect_writer(self, wait_s: float) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                con = connect(self.db_path)
+                break
+            except duckdb.IOException as exc:
+                # A reader of another process has the file open read-only for a moment.
+                if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                    raise LakeBusy(f"lake {self.root} is busy: {exc}") from None
+                time.sleep(0.1)
+        schema.migrate(con)
+        return con
 
     @contextlib.contextmanager
     def writer(self, wait_s: float = DEFAULT_WRITE_WAIT_S, purpose: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
         """Hold the write lock and a read-write connection (schema migrated) for the block."""
-        with contextlib.nullcontext() if self.held_here() else self._flock(exclusive=True, wait_s=wait_s, purpose=purpose):
-            deadline = time.monotonic() + wait_s
-            while True:
-                try:
-                    con = connect(self.db_path)
-                    break
-                except duckdb.IOException as exc:
-                    # A reader of another process has the file open read-only for a moment.
-                    if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
-                        raise LakeBusy(f"lake {self.root} is busy: {exc}") from None
-                    time.sleep(0.1)
+        hold = self._hold()
+        if hold is not None:
+            with hold.use:
+                if hold.con is None:
+                    hold.con = self._connect_writer(wait_s)
+                yield hold.con
+            return
+        with self._flock(exclusive=True, wait_s=wait_s, purpose=purpose):
+            con = self._connect_writer(wait_s)
             try:
-                schema.migrate(con)
                 yield con
             finally:
                 con.close()
@@ -235,8 +263,13 @@ class Lake:
     @contextlib.contextmanager
     def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived read-only connection to the live file; LakeBusy while a writer holds it
-        (unless the holder is this process's own run, whose steps read live)."""
-        with contextlib.nullcontext() if self.held_here() else self._flock(exclusive=False, wait_s=0, purpose="read"):
+        (unless the holder is this process's own run, whose steps read live, through its connection)."""
+        hold = self._hold()
+        if hold is not None and hold.con is not None:
+            with hold.use:
+                yield hold.con
+            return
+        with contextlib.nullcontext() if hold is not None else self._flock(exclusive=False, wait_s=0, purpose="read"):
             if not self.db_path.exists():
                 raise MemoryLakeError(f"{self.root} is not a lake yet: run `memory-lake init`")
             con = connect(self.db_path, read_only=True)
