@@ -18,73 +18,73 @@ from memory_lake.runs import record_run, timed, write_report
 from memory_lake.tiers import enforce_tiers
 
 
-def _lake(lake_dir: str) -> Lake:
-    return Lake.open(lake_dir)
+def _lake(lake_dir: str, policy: dict | None = None) -> Lake:
+    return Lake.open(lake_dir, policy_overrides=policy)
 
 
 @task(name="ingest_inbox")
-def ingest_inbox_task(lake_dir: str, as_of: str, run_id: str) -> dict:
+def ingest_inbox_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
     from memory_lake.ingest import ingest_step
 
-    return timed(ingest_step, _lake(lake_dir), resolve_as_of(as_of), run_id=run_id)
+    return timed(ingest_step, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
 
 
 @task(name="apply_events")
-def apply_events_task(lake_dir: str, as_of: str, run_id: str) -> dict:
-    return timed(apply_events, _lake(lake_dir), resolve_as_of(as_of), run_id=run_id)
+def apply_events_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
+    return timed(apply_events, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
 
 
 @task(name="enforce_tiers")
-def enforce_tiers_task(lake_dir: str, as_of: str, run_id: str) -> dict:
-    return timed(enforce_tiers, _lake(lake_dir), resolve_as_of(as_of), run_id=run_id)
+def enforce_tiers_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
+    return timed(enforce_tiers, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
 
 
 @task(name="snapshot_health")
-def snapshot_health_task(lake_dir: str, as_of: str, run_id: str) -> dict:
-    return timed(snapshot_health, _lake(lake_dir), resolve_as_of(as_of), run_id=run_id)
+def snapshot_health_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
+    return timed(snapshot_health, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
 
 
 @task(name="stage_export")
-def stage_export_task(lake_dir: str, as_of: str, run_id: str) -> dict:
-    return timed(stage_export, _lake(lake_dir), resolve_as_of(as_of), run_id=run_id)
+def stage_export_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
+    return timed(stage_export, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
 
 
 @task(name="check_export")
-def check_export_task(lake_dir: str, staged: dict, as_of: str, run_id: str) -> dict:
-    return timed(check_export, _lake(lake_dir), staged["details"]["staging"], run_id=run_id, as_of=resolve_as_of(as_of))
+def check_export_task(lake_dir: str, policy: dict | None, staged: dict, as_of: str, run_id: str) -> dict:
+    return timed(check_export, _lake(lake_dir, policy), staged["details"]["staging"], run_id=run_id, as_of=resolve_as_of(as_of))
 
 
 @task(name="publish_export")
-def publish_export_task(lake_dir: str, as_of: str, staged: dict, checks: dict, run_id: str) -> dict:
-    return timed(publish_export, _lake(lake_dir), resolve_as_of(as_of), staged["details"], checks["details"],
+def publish_export_task(lake_dir: str, policy: dict | None, as_of: str, staged: dict, checks: dict, run_id: str) -> dict:
+    return timed(publish_export, _lake(lake_dir, policy), resolve_as_of(as_of), staged["details"], checks["details"],
                  run_id=run_id)
 
 
 @task(name="write_report")
-def write_report_task(lake_dir: str, as_of: str, run_id: str, steps: list[dict], reports_dir: str | None) -> dict:
-    return timed(write_report, _lake(lake_dir), resolve_as_of(as_of), run_id, steps, reports_dir)
+def write_report_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str, steps: list[dict], reports_dir: str | None) -> dict:
+    return timed(write_report, _lake(lake_dir, policy), resolve_as_of(as_of), run_id, steps, reports_dir)
 
 
 @task(name="record_run")
-def record_run_task(lake_dir: str, as_of: str, run_id: str, steps: list[dict]) -> dict:
-    return record_run(_lake(lake_dir), run_id, "nightly", resolve_as_of(as_of), steps)
+def record_run_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str, steps: list[dict]) -> dict:
+    return record_run(_lake(lake_dir, policy), run_id, "nightly", resolve_as_of(as_of), steps)
 
 
 @flow(name="nightly", log_prints=True)
 def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str | None = None) -> dict:
     """Ingest -> events -> tier rules -> health -> checks -> publish -> report (as_of: now, taken once)."""
     as_of = iso(resolve_as_of(as_of))
-    lake = _lake(lake_dir)
+    lake = _lake(lake_dir, policy)
     run_id = lake.new_run_id("nightly", resolve_as_of(as_of))
     with lake.hold("nightly run"):
-        steps = [ingest_inbox_task(lake_dir, as_of, run_id)]
-        steps.append(apply_events_task(lake_dir, as_of, run_id))
-        steps.append(enforce_tiers_task(lake_dir, as_of, run_id))
-        steps.append(snapshot_health_task(lake_dir, as_of, run_id))
-        staged = stage_export_task(lake_dir, as_of, run_id)
-        checks = check_export_task(lake_dir, staged, as_of, run_id)
-        steps += [staged, checks, publish_export_task(lake_dir, as_of, staged, checks, run_id)]
-        steps.append(write_report_task(lake_dir, as_of, run_id, steps, reports_dir))
-        summary = record_run_task(lake_dir, as_of, run_id, steps)
+        steps = [ingest_inbox_task(lake_dir, policy, as_of, run_id)]
+        steps.append(apply_events_task(lake_dir, policy, as_of, run_id))
+        steps.append(enforce_tiers_task(lake_dir, policy, as_of, run_id))
+        steps.append(snapshot_health_task(lake_dir, policy, as_of, run_id))
+        staged = stage_export_task(lake_dir, policy, as_of, run_id)
+        checks = check_export_task(lake_dir, policy, staged, as_of, run_id)
+        steps += [staged, checks, publish_export_task(lake_dir, policy, as_of, staged, checks, run_id)]
+        steps.append(write_report_task(lake_dir, policy, as_of, run_id, steps, reports_dir))
+        summary = record_run_task(lake_dir, policy, as_of, run_id, steps)
     print(f"nightly {summary['status']}: publish {summary['publish']['status']}, report {summary['report']}")
     return summary

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .errors import MemoryLakeError
+from .errors import InputError, MemoryLakeError
 
 HELP = """memory-lake keeps AI-agent memory healthy: snapshots dropped in a lake's inbox are ingested
 into a DuckDB + Parquet lake (bad rows quarantined, PII redacted), maintained and published.
@@ -47,6 +47,9 @@ LakeOpt = Annotated[Optional[Path], typer.Option("--lake", help="Lake folder (de
                                                  show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Logical time of the step (ISO 8601); default now.")]
+SetOpt = Annotated[Optional[list[str]], typer.Option(
+    "--set", help="Override a policy value for this run, e.g. tiers.working_capacity=30 or "
+                  "tenants.acme.tiers.short_term_capacity=200 (repeatable).", show_default=False)]
 ReportsOpt = Annotated[Optional[Path], typer.Option("--reports", help="Folder for HTML reports (default $MEMORY_LAKE_REPORTS or ./reports).",
                                                     show_default=False)]
 
@@ -65,6 +68,30 @@ def _global(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False)
 def _options(ctx: typer.Context, lake: Optional[Path], json_out: bool) -> Options:
     parent = ctx.find_object(Options) or Options()
     return Options(lake or parent.lake, json_out or parent.json)
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any] | None:
+    """`section.key=value` (or `tenants.<t>.section.key=value`) into the policy's override dict;
+    values are read as TOML (numbers, booleans, lists), else as text."""
+    import tomllib
+
+    if not items:
+        return None
+    result: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) < 2 or not all(parts):
+            raise InputError(f"--set {item!r}: expected section.key=value")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = result
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return result
 
 
 def _open(opts: Options, **kwargs):
@@ -245,7 +272,8 @@ def demo(
         raise typer.Exit(EXIT_BLOCKED)
 
 
-def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Options) -> dict[str, Any]:
+def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Options,
+                 policy: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the Prefect nightly flow in this process (stdout kept clean for --json)."""
     import contextlib
 
@@ -255,7 +283,7 @@ def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Opt
     from flows.nightly import nightly
 
     with contextlib.redirect_stdout(sys.stderr):
-        return nightly(str(the_lake.root), as_of=as_of, reports_dir=str(reports) if reports else None)
+        return nightly(str(the_lake.root), as_of=as_of, reports_dir=str(reports) if reports else None, policy=policy)
 
 
 def _print_run(summary: dict[str, Any]) -> None:
@@ -272,6 +300,7 @@ def run_nightly(
     ctx: typer.Context,
     as_of: AsOfOpt = None,
     reports: ReportsOpt = None,
+    set_: SetOpt = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -280,19 +309,41 @@ def run_nightly(
     from .clock import iso, resolve_as_of
 
     opts = _options(ctx, lake, json_out)
-    the_lake = _open(opts)
-    summary = _run_nightly(the_lake, iso(resolve_as_of(as_of)), reports, opts)
+    overrides = parse_overrides(set_)
+    the_lake = _open(opts, policy_overrides=overrides)  # validates the overrides before Prefect starts
+    summary = _run_nightly(the_lake, iso(resolve_as_of(as_of)), reports, opts, overrides)
     _show(opts, summary, lambda: (_print_run(summary), out.print(f"report: {summary.get('report')}")))
     if summary["status"] == "blocked":
         raise typer.Exit(EXIT_BLOCKED)
 
 
 @app.command()
-def publish(ctx: typer.Context, as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+def restore(
+    ctx: typer.Context,
+    ids: Annotated[list[str], typer.Argument(help="Ids of archived or dormant memories.")],
+    operator: Annotated[str, typer.Option(help="Who decides: user (default) or agent.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Bring archived or dormant memories back to active (audited, version + 1)."""
+    from .clock import resolve_as_of
+    from .tiers import restore_memories
+
+    opts = _options(ctx, lake, json_out)
+    report = restore_memories(_open(opts), ids, operator=operator, as_of=resolve_as_of(as_of))
+    _show(opts, report.details, lambda: out.print(
+        f"restored {len(report.details['restored'])}; not archived or dormant: "
+        f"{', '.join(report.details['not_restorable']) or '-'}; unknown: {', '.join(report.details['unknown']) or '-'}"))
+
+
+@app.command()
+def publish(ctx: typer.Context, as_of: AsOfOpt = None, set_: SetOpt = None, lake: LakeOpt = None,
+            json_out: JsonOpt = False) -> None:
     """Stage an export, run the data checks, and switch exports/CURRENT when they pass.
     Exits 4 when a check blocked the publish (CURRENT untouched)."""
     opts = _options(ctx, lake, json_out)
-    result = _open(opts).publish(as_of=as_of).details
+    result = _open(opts, policy_overrides=parse_overrides(set_)).publish(as_of=as_of).details
     data = {k: v for k, v in result.items() if k != "scope_list"}
 
     def human() -> None:

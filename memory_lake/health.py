@@ -29,11 +29,12 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
     scopes = _scope_metrics(con, as_of, policy)
     hits = _hit_counts(con, as_of)
     important_changes = _important_changes(con, as_of)
+    suggestions = _archive_suggestions(con)
     threshold = policy.health.utilization_warning
     result_scopes = []
     for row in scopes.iter_rows(named=True):
         key = (row["tenant"], row["agent_id"], row["user_id"])
-        metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0))
+        metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0), suggestions.get(key, 0))
         result_scopes.append({"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], **metrics})
     tenants = {}
     for tenant, group in scopes.group_by("tenant", maintain_order=True):
@@ -41,10 +42,11 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
         row = _sum_rows(group)
         tenant_hits = _sum_hits([v for k, v in hits.items() if k[0] == tenant_name])
         changes = sum(v for k, v in important_changes.items() if k[0] == tenant_name)
-        tenants[tenant_name] = _metrics(row, tenant_hits, policy, changes, scope_alerts=_alert_counts(
+        suggested = sum(v for k, v in suggestions.items() if k[0] == tenant_name)
+        tenants[tenant_name] = _metrics(row, tenant_hits, policy, changes, suggested, scope_alerts=_alert_counts(
             [s for s in result_scopes if s["tenant"] == tenant_name], threshold))
     overall = _metrics(_sum_rows(scopes), _sum_hits(list(hits.values())), policy, sum(important_changes.values()),
-                       scope_alerts=_alert_counts(result_scopes, threshold))
+                       sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold))
     return {"as_of": iso(as_of), "overall": overall, "tenants": tenants, "scopes": result_scopes}
 
 
@@ -167,6 +169,17 @@ def _important_changes(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[
     return {(t, a, u): n for t, a, u, n in rows}
 
 
+def _archive_suggestions(con: duckdb.DuckDBPyConnection) -> dict[tuple, int]:
+    """Long-term memories flagged by the tier rules (seed 000: 180 天未引用提示归档)."""
+    rows = con.execute(
+        """
+        SELECT m.tenant, m.agent_id, m.user_id, count(*) FROM memory_flags f JOIN memories m ON m.id = f.memory_id
+        WHERE f.flag = 'suggest_archive' GROUP BY ALL
+        """
+    ).fetchall()
+    return {(t, a, u): n for t, a, u, n in rows}
+
+
 # ---------------------------------------------------------------------------- assembly
 def _sum_rows(frame: pl.DataFrame) -> dict[str, Any]:
     numeric = [c for c in frame.columns if c not in ("tenant", "agent_id", "user_id", "by_type", "oldest_unaccessed_days")]
@@ -199,7 +212,7 @@ def _rate(hits: int, searches: int) -> float | None:
 
 
 def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, important_changes: int,
-             scope_alerts: dict[str, int] | None = None) -> dict[str, Any]:
+             suggested_archive: int = 0, scope_alerts: dict[str, int] | None = None) -> dict[str, Any]:
     limits = {"working": row["limit_working"], "short_term": row["limit_short_term"], "long_term": None, "important": None}
     capacity = {}
     for tier in TIERS:
@@ -223,10 +236,16 @@ def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, i
                          "by_age": {"last_7d": row["last_7d"], "last_30d": row["last_30d"], "older": row["older"]}},
         "hit_rate": hit_rate,
         "staleness": {"stale_count": row["stale_count"], "stale_ratio": stale_ratio,
-                      "oldest_unaccessed_days": row["oldest_unaccessed_days"]},
+                      "oldest_unaccessed_days": row["oldest_unaccessed_days"], "suggest_archive": suggested_archive},
         "total": total,
     }
     metrics["alerts"] = _alerts(metrics, policy, important_changes, scope_alerts)
+    if suggested_archive:
+        metrics["alerts"].append({
+            "level": "info",
+            "message": f"{suggested_archive} long-term memories not used for {policy.tiers.suggest_archive_days} days",
+            "action": "suggest archive: review them (memory-lake sql \"SELECT * FROM memory_flags\"), then archive "
+                      "or keep"})
     return metrics
 
 

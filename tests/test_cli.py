@@ -174,3 +174,26 @@ def test_search_json_shape(capsys, tmp_path):
     assert (hit["id"], hit["content"], hit["tier"], hit["type"], hit["score"]) == ("c1", "用户喜欢喝咖啡", "short_term",
                                                                                   "preference", 1.0)
     assert set(hit["parts"]) == {"keyword", "keyword_norm"}
+
+
+def test_policy_overrides_from_the_command_line():
+    from memory_lake.cli import parse_overrides
+    from memory_lake.policy import Policy
+
+    overrides = parse_overrides(["tiers.working_capacity=30", "tenants.acme.tiers.short_term_capacity=200",
+                                 'tiers.disabled_rules=["expire"]', "publish.keep_versions=2"])
+    assert overrides == {"tiers": {"working_capacity": 30, "disabled_rules": ["expire"]},
+                         "tenants": {"acme": {"tiers": {"short_term_capacity": 200}}}, "publish": {"keep_versions": 2}}
+    policy = Policy().with_overrides(overrides)
+    assert (policy.tiers.working_capacity, policy.tiers.disabled_rules, policy.publish.keep_versions) == (30, ("expire",), 2)
+    assert policy.for_tenant("acme").tiers.short_term_capacity == 200
+
+
+def test_bad_override_and_restore_via_cli(capsys, tmp_path):
+    lake = str(tmp_path / "lake")
+    code, _, err = run(capsys, "--lake", lake, "run", "nightly", "--set", "tiers.nope=3")
+    assert code == 2 and "unknown policy key(s) in [tiers]: nope" in err
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [{"id": "a", "tenant": "t", "content": "x", "status": "archived"}])
+    run(capsys, "--lake", lake, "ingest", str(snapshot))
+    code, out, _ = run(capsys, "--lake", lake, "--json", "restore", "a", "b")
+    assert (code, json.loads(out)) == (0, {"restored": ["a"], "not_restorable": [], "unknown": ["b"]})

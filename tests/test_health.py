@@ -44,7 +44,8 @@ def test_scope_tenant_and_overall_metrics(lake, tmp_path):
         "distribution": {"by_type": {"fact": 22, "preference": 5},
                          "by_age": {"last_7d": 18, "last_30d": 5, "older": 4}},
         "hit_rate": {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE},
-        "staleness": {"stale_count": 3, "stale_ratio": round(3 / 26, 4), "oldest_unaccessed_days": 35},
+        "staleness": {"stale_count": 3, "stale_ratio": round(3 / 26, 4), "oldest_unaccessed_days": 35,
+                      "suggest_archive": 0},
         "total": 27,
         "alerts": [
             {"level": "warning", "message": "working memory at 90% of capacity (18/20)",
@@ -119,3 +120,15 @@ def test_a_user_change_to_an_important_memory_raises_an_info_alert(lake, tmp_pat
         alerts = compute_health(con, later, lake.policy)["overall"]["alerts"]
     assert {"level": "info", "message": "1 change(s) to important memories",
             "action": "review the audit trail in memory_history"} in alerts
+
+
+def test_suggest_archive_flags_raise_an_info_alert(lake, tmp_path):
+    from memory_lake.tiers import enforce_tiers
+
+    lake.ingest([write_jsonl(tmp_path / "old.jsonl", [mem(0, "long_term", days_old=400, accessed_days_ago=200)])],
+                as_of=AS_OF)
+    enforce_tiers(lake, AS_OF)
+    with lake.reader() as con:
+        overall = compute_health(con, AS_OF, lake.policy)["overall"]
+    assert overall["staleness"]["suggest_archive"] == 1
+    assert overall["alerts"][-1]["message"] == "1 long-term memories not used for 180 days"
