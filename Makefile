@@ -39,6 +39,7 @@ test-fast: install
 
 bench: install
 	$(PY) benchmarks/ingest.py
+	$(PY) benchmarks/lifecycle.py
 
 clean:
 	rm -rf lake reports/*.html .prefect .pytest_cache

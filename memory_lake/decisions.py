@@ -59,7 +59,8 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
 
     A forget is applied with the run's `as_of` and run id, its history rows name the decision file
     as their source, and the files of all forgotten memories are scrubbed and the database
-    compacted once for the whole batch. Each applied file moves to ``inbox/decisions/applied/``;
+    compacted once for the whole batch (inside a run's hold the compaction stays pending, and the
+    run calls ``forget.compact_database(lake, only_if_pending=True)`` after its hold ends). Each applied file moves to ``inbox/decisions/applied/``;
     one that cannot be applied stays and is listed under ``details["left"]``. Applying the same
     decision again changes nothing (its memories are already deleted).
     """
@@ -93,12 +94,16 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
         # One scrub and one compaction for the batch: both pass over every file / the whole lake.
         ids = sorted({i for a in applied for i in a["forgotten"] + a["already_deleted"]})
         scrubbed = scrub_files(lake, ids, as_of=as_of, run_id=run_id) if ids else {}
-        forgotten = sum(len(a["forgotten"]) for a in applied)
-        if forgotten:
-            scrubbed["database"] = [lake.db_path.name] if compact_database(lake) else []
+    forgotten = sum(len(a["forgotten"]) for a in applied)
     report.counts = {"applied": len(applied), "forgotten": forgotten,
                      "refused": sum(len(a["refused"]) for a in applied), "left": len(left)}
     report.details = {"applied": applied, "left": left, "files": scrubbed}
+    if forgotten:
+        # After the hold, whose shared connection closes only when it ends; inside a run the
+        # compaction stays pending and the run does it after its own hold.
+        done = compact_database(lake)
+        scrubbed["database"] = [lake.db_path.name] if done else []
+        report.details["compaction"] = "done" if done else "pending"
     return report
 
 

@@ -561,41 +561,62 @@ def _recount_scope(folder: Path, scope: dict[str, Any]) -> dict[str, Any]:
 
 
 # ============================================================================ the database file
-def compact_database(lake) -> bool:
-    """Rewrite ``lake.duckdb`` from its live rows; True when done.
+# Left in the lake while a compaction is owed (deferred inside a run, or interrupted).
+COMPACT_PENDING = ".compact-pending"
+
+
+def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FORGET_WAIT_S) -> bool:
+    """Rewrite ``lake.duckdb`` from its live rows; True when done now.
 
     DuckDB marks the blocks of updated rows free but leaves their bytes in the file until they are
     reused, so a forgotten text survives an UPDATE on disk. A copy of the database (DuckDB's own
     ``COPY FROM DATABASE``, which keeps tables, constraints and defaults) holds only live rows; it
-    replaces the file under the write lock, with no connection open. Its cost is one pass over the
+    replaces the file under the write lock with no connection open. Its cost is one pass over the
     lake, which is why a batch of forgets compacts once.
+
+    The request is first recorded in ``<lake>/.compact-pending``. When this process holds the lake
+    for a run, the run's shared connection is open and the file cannot be swapped: the compaction
+    is deferred (False) and the run calls ``compact_database(lake, only_if_pending=True)`` after
+    its hold ends. The marker also survives a crash or a busy lake (False), so the next call does it.
     """
-    with lake.hold("compact after forget"):
-        with lake.writer(purpose="compact after forget") as con:
-            con.execute("CHECKPOINT")
+    marker = lake.root / COMPACT_PENDING
+    if only_if_pending and not marker.exists():
+        return False
+    marker.touch()
+    if lake.held_here():
+        return False
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(lake.hold("compact after forget", wait_s=wait_s))
+        except LakeBusy:
+            return False
+        # No lake.writer() in here: inside a hold it opens the hold's shared connection, which
+        # would stay open until the hold ends. A private connection attaches the file instead.
         db = lake.db_path
-        if db.with_name(db.name + ".wal").exists():
-            return False  # not checkpointed: never swap a file under its write-ahead log
         tmp = db.with_name(db.name + ".compact")
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(":memory:")
         try:
-            con.execute(f"ATTACH '{_sql_path(db)}' AS src (READ_ONLY)")
+            con.execute(f"ATTACH '{_sql_path(db)}' AS src")  # read-write: a leftover WAL is replayed
             con.execute(f"ATTACH '{_sql_path(tmp)}' AS dst")
             con.execute("COPY FROM DATABASE src TO dst")
             con.execute("DETACH dst")
-            con.execute("DETACH src")
+            con.execute("DETACH src")  # checkpoints: no write-ahead log is left beside the old file
         except BaseException:
-            con.close()
             tmp.unlink(missing_ok=True)
             raise
-        con.close()
+        finally:
+            con.close()
+        if db.with_name(db.name + ".wal").exists() or tmp.with_name(tmp.name + ".wal").exists():
+            tmp.unlink(missing_ok=True)
+            return False  # never swap a file under a write-ahead log
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, db)
+    marker.unlink(missing_ok=True)
     return True
 
 
@@ -616,8 +637,10 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
     deleted, so a second forget finishes an interrupted one) and the database file compacted.
 
     Returns ``{"run_id", "forgotten", "refused": [{"id", "reason"}], "already_deleted", "unknown",
-    "files"}``; when another process holds the lake, the request is queued instead and the result
-    is ``{"queued": path}`` (applied first by the next run, see ``decisions.apply_decisions``).
+    "files"}``, plus ``"compaction": "done" | "pending"`` when something was forgotten (pending
+    inside a run of this process, which compacts after its hold; see ``compact_database``). When
+    another process holds the lake, the request is queued instead and the result is
+    ``{"queued": path}`` (applied first by the next run, see ``decisions.apply_decisions``).
     `source` names the request in history (a decision file); `scrub`, `compact` and `record` (a
     ``runs`` row) let a batch of forgets do those once.
     """
@@ -663,8 +686,11 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
             scrubbed = result["forgotten"] + result["already_deleted"]
             result["files"] = (scrub_files(lake, scrubbed, as_of=as_of, run_id=run_id, con=con)
                                if scrub and scrubbed else {})
-        if compact and result["forgotten"]:
-            result["files"]["database"] = [lake.db_path.name] if compact_database(lake) else []
+    # after the hold: its shared connection is closed only when the hold ends
+    if compact and result["forgotten"]:
+        done = compact_database(lake, wait_s=wait_s)
+        result["files"]["database"] = [lake.db_path.name] if done else []
+        result["compaction"] = "done" if done else "pending"
     return result
 
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memory_lake.decisions import apply_decisions, pending_decisions, queue_decision
-from memory_lake.forget import forget
+from memory_lake.forget import compact_database, forget
 
 from .conftest import AS_OF, rows, write_jsonl
 
@@ -40,7 +40,7 @@ def test_a_forget_queued_while_busy_is_applied_by_the_next_run_once(lake, tmp_pa
     assert report.details["applied"] == [{"file": queued.name, "kind": "forget", "forgotten": ["diary"],
                                           "refused": [], "already_deleted": [], "unknown": []}]
     assert report.details["left"] == []
-    assert report.details["files"]["database"] == ["lake.duckdb"]
+    assert (report.details["files"]["database"], report.details["compaction"]) == (["lake.duckdb"], "done")
     assert rows(lake, "SELECT id, status FROM memories ORDER BY id") == [
         {"id": "diary", "status": "deleted"}, {"id": "milk", "status": "active"}, {"id": "vault", "status": "active"}]
     # the audit: the run's time and id, the requester's operator and reason, and the decision file
@@ -63,7 +63,7 @@ def test_a_forget_queued_while_busy_is_applied_by_the_next_run_once(lake, tmp_pa
     replay = apply_decisions(lake, RUN, run_id="nightly-3")
     assert replay.counts == {"applied": 1, "forgotten": 0, "refused": 0, "left": 0}
     assert replay.details["applied"][0]["already_deleted"] == ["diary"]
-    assert "database" not in replay.details["files"]
+    assert "database" not in replay.details["files"] and "compaction" not in replay.details
     assert rows(lake, "SELECT * FROM memory_history ORDER BY seq") == history
     assert [p.name for p in (lake.decisions / "applied").iterdir()] == [queued.name]
 
@@ -110,6 +110,10 @@ def test_inside_a_run_decisions_apply_under_the_runs_hold(lake, tmp_path):
     setup(lake, tmp_path)
     queue_decision(lake, {"kind": "forget", "ids": ["diary"], "reason": "r"}, LATER)
     with lake.hold("nightly run"):
-        assert apply_decisions(lake, RUN).counts["forgotten"] == 1
+        report = apply_decisions(lake, RUN)
+        assert (report.counts["forgotten"], report.details["compaction"]) == (1, "pending")
     assert json.loads(next((lake.decisions / "applied").iterdir()).read_text()) == {
         "kind": "forget", "ids": ["diary"], "reason": "r"}
+    assert b"ZEBRA" in lake.db_path.read_bytes()  # until the run compacts after its hold
+    assert compact_database(lake, only_if_pending=True)
+    assert b"ZEBRA" not in lake.db_path.read_bytes()

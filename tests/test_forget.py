@@ -13,7 +13,7 @@ import pytest
 
 from memory_lake.errors import InputError
 from memory_lake.events import apply_events
-from memory_lake.forget import file_scrubbers, forget, forget_memories, scrubbers
+from memory_lake.forget import COMPACT_PENDING, compact_database, file_scrubbers, forget, forget_memories, scrubbers
 from memory_lake.publish import publish
 from memory_lake.runs import write_report
 
@@ -132,7 +132,8 @@ def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
         "files": {"raw": sorted(str(p.relative_to(lake.root)) for p in raws.values()),
                   "events": ["events/searches-2026-11-30.jsonl"],
                   "exports": sorted(f"exports/{v}/{f}" for v in ("v1", "v2") for f in export_files),
-                  "database": ["lake.duckdb"]}}
+                  "database": ["lake.duckdb"]},
+        "compaction": "done"}
     assert result["run_id"].startswith("forget-20261201T000000-")
     assert leaks(lake, lake.root, reports) == []
 
@@ -296,11 +297,22 @@ def test_a_busy_lake_queues_the_request(lake, tmp_path):
     assert rows(lake, "SELECT status FROM memories") == [{"status": "active"}]
 
 
-def test_inside_a_run_the_forget_applies_at_once(lake, tmp_path):
-    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [{"id": "m1", "tenant": "acme", "content": "one"}])], as_of=AS_OF)
+def test_inside_a_run_the_forget_applies_at_once_and_the_run_compacts_after(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "m1", "tenant": "acme", "content": "the ZEBRA-42 plan"}])], as_of=AS_OF)
+    assert compact_database(lake, only_if_pending=True) is False  # nothing owed
     with lake.hold("nightly run"):  # this process holds the lake: its own steps are not queued
-        assert forget(lake, ids=["m1"], reason="r", as_of=LATER)["forgotten"] == ["m1"]
+        result = forget(lake, ids=["m1"], reason="r", as_of=LATER)
+        assert (result["forgotten"], result["compaction"], result["files"]["database"]) == (["m1"], "pending", [])
+        # the run's shared connection is open: the file cannot be swapped yet
+        assert compact_database(lake, only_if_pending=True) is False
     assert not list(lake.decisions.glob("*.json"))
+    assert (lake.root / COMPACT_PENDING).exists()
+    assert leaks(lake, lake.root) == ["lake.duckdb"]  # freed blocks still hold the old row
+    assert compact_database(lake, only_if_pending=True) is True
+    assert not (lake.root / COMPACT_PENDING).exists()
+    assert leaks(lake, lake.root) == []
+    assert rows(lake, "SELECT id, status FROM memories") == [{"id": "m1", "status": "deleted"}]
 
 
 def test_forget_memories_tombstones_and_scrubs(lake, tmp_path):
