@@ -1,4 +1,5 @@
-"""The nightly run: inbox to a gated, atomically switched export and an HTML report.
+"""The nightly run: queued decisions and the inbox to a gated, atomically switched export and an
+HTML report.
 
 Reads top to bottom in DESIGN's order. Each task is a thin wrapper over one library step and
 passes paths and ids, never connections. The run holds the lake's write lock throughout, so
@@ -11,7 +12,9 @@ from prefect import flow, task
 
 from memory_lake import Lake
 from memory_lake.clock import iso, resolve_as_of
+from memory_lake.decisions import apply_decisions
 from memory_lake.events import apply_events
+from memory_lake.forget import compact_database
 from memory_lake.health import snapshot_health
 from memory_lake.publish import check_export, publish_export, stage_export
 from memory_lake.runs import record_run, timed, write_report
@@ -20,6 +23,11 @@ from memory_lake.tiers import enforce_tiers
 
 def _lake(lake_dir: str, policy: dict | None = None) -> Lake:
     return Lake.open(lake_dir, policy_overrides=policy)
+
+
+@task(name="apply_decisions")
+def apply_decisions_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
+    return timed(apply_decisions, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
 
 
 @task(name="ingest_inbox")
@@ -70,14 +78,22 @@ def record_run_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str,
     return record_run(_lake(lake_dir, policy), run_id, "nightly", resolve_as_of(as_of), steps)
 
 
+@task(name="compact_database")
+def compact_database_task(lake_dir: str, policy: dict | None) -> bool:
+    return compact_database(_lake(lake_dir, policy), only_if_pending=True)
+
+
 @flow(name="nightly", log_prints=True)
-def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str | None = None) -> dict:
-    """Ingest -> events -> tier rules -> health -> checks -> publish -> report (as_of: now, taken once)."""
+def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str | None = None,
+            policy: dict | None = None) -> dict:
+    """Decisions -> ingest -> events -> tier rules -> health -> checks -> publish -> report (as_of:
+    now, taken once; policy: overrides of the lake's memory-lake.toml for this run)."""
     as_of = iso(resolve_as_of(as_of))
     lake = _lake(lake_dir, policy)
     run_id = lake.new_run_id("nightly", resolve_as_of(as_of))
     with lake.hold("nightly run"):
-        steps = [ingest_inbox_task(lake_dir, policy, as_of, run_id)]
+        steps = [apply_decisions_task(lake_dir, policy, as_of, run_id)]
+        steps.append(ingest_inbox_task(lake_dir, policy, as_of, run_id))
         steps.append(apply_events_task(lake_dir, policy, as_of, run_id))
         steps.append(enforce_tiers_task(lake_dir, policy, as_of, run_id))
         steps.append(snapshot_health_task(lake_dir, policy, as_of, run_id))
@@ -86,5 +102,6 @@ def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str |
         steps += [staged, checks, publish_export_task(lake_dir, policy, as_of, staged, checks, run_id)]
         steps.append(write_report_task(lake_dir, policy, as_of, run_id, steps, reports_dir))
         summary = record_run_task(lake_dir, policy, as_of, run_id, steps)
+    compact_database_task(lake_dir, policy)  # after the hold: a forget's freed blocks are rewritten
     print(f"nightly {summary['status']}: publish {summary['publish']['status']}, report {summary['report']}")
     return summary

@@ -318,6 +318,43 @@ def run_nightly(
 
 
 @app.command()
+def forget(
+    ctx: typer.Context,
+    ids: Annotated[Optional[list[str]], typer.Argument(help="Ids to forget (or a scope with --tenant).",
+                                                       show_default=False)] = None,
+    tenant: Annotated[Optional[str], typer.Option(help="Forget a whole scope of this tenant.")] = None,
+    agent: Annotated[Optional[str], typer.Option(help="Narrow the scope to this agent.")] = None,
+    user: Annotated[Optional[str], typer.Option(help="Narrow the scope to this user.")] = None,
+    operator: Annotated[str, typer.Option(help="Who asks: user (needed for important memories) or agent.")] = "user",
+    reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Forget memories: tombstones with an audit row, and the text removed from every table, raw
+    copy, search log and kept export. Queued in inbox/decisions/ while a run holds the lake.
+    Backups taken outside the lake are out of its reach."""
+    from .clock import resolve_as_of
+    from .forget import forget as forget_memories
+
+    opts = _options(ctx, lake, json_out)
+    result = forget_memories(_open(opts), ids=ids or None, tenant=tenant, agent=agent, user=user, operator=operator,
+                             reason=reason, as_of=resolve_as_of(as_of))
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+            return
+        out.print(f"forgot {len(result['forgotten'])}; already deleted {len(result['already_deleted'])}; "
+                  f"unknown {len(result['unknown'])}")
+        for refused in result["refused"]:
+            out.print(f"  refused {refused['id']}: {refused['reason']}")
+        out.print("note: backups taken outside the lake are not reached by a forget")
+
+    _show(opts, result, human)
+
+
+@app.command()
 def restore(
     ctx: typer.Context,
     ids: Annotated[list[str], typer.Argument(help="Ids of archived or dormant memories.")],

@@ -60,9 +60,10 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
     A forget is applied with the run's `as_of` and run id, its history rows name the decision file
     as their source, and the files of all forgotten memories are scrubbed and the database
     compacted once for the whole batch (inside a run's hold the compaction stays pending, and the
-    run calls ``forget.compact_database(lake, only_if_pending=True)`` after its hold ends). Each applied file moves to ``inbox/decisions/applied/``;
-    one that cannot be applied stays and is listed under ``details["left"]``. Applying the same
-    decision again changes nothing (its memories are already deleted).
+    run calls ``forget.compact_database(lake, only_if_pending=True)`` after its hold ends). Each
+    applied file moves to ``inbox/decisions/applied/``; one that cannot be applied stays and is
+    listed under ``details["left"]``. Applying the same decision again changes nothing (its
+    memories are already deleted).
     """
     from .forget import compact_database, forget, scrub_files
 

@@ -74,11 +74,14 @@ def scrubbers() -> list[str]:
 
 @register_scrubber("memory_history")
 def _scrub_history(con: duckdb.DuckDBPyConnection) -> None:
+    # struct_update touches only the text fields, so the same statement also fits an older export's
+    # copy of the table, whose images lack the memory columns added since.
+    cleared = ", ".join(f"{column} := NULL" for column in TEXT_COLUMNS)
     con.execute(
         f"""
         UPDATE memory_history
-        SET before = CASE WHEN before IS NULL THEN NULL ELSE {row_image('memory_history.before', **_NO_TEXT)} END,
-            after = CASE WHEN after IS NULL THEN NULL ELSE {row_image('memory_history.after', **_NO_TEXT)} END
+        SET before = CASE WHEN before IS NULL THEN NULL ELSE struct_update(before, {cleared}) END,
+            after = CASE WHEN after IS NULL THEN NULL ELSE struct_update(after, {cleared}) END
         WHERE memory_id IN (SELECT id FROM forget_ids)
         """
     )
@@ -239,10 +242,9 @@ def _sql_path(path: Path) -> str:
 
 def _private_connection() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB for file work, so nothing touches the caller's temp tables."""
-    con = duckdb.connect(":memory:")
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute("SET enable_progress_bar = false")
-    return con
+    from .lake import connect
+
+    return connect(Path(":memory:"))
 
 
 # ---------------------------------------------------------------------------- raw copies

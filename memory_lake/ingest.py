@@ -39,6 +39,7 @@ import polars as pl
 from . import redact
 from .clock import iso
 from .errors import InputError
+from .forget import compact_database, forgotten_ids, scrub_files
 from .merge import merge_records
 from .policy import IngestPolicy
 from .snapshot import assign_ids, parse_records, read_records
@@ -129,6 +130,8 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
             con.execute("INSERT INTO runs VALUES (?, ?, ?, 'ok', ?, ?)",
                         [report.run_id, "replay" if replay else "ingest", as_of, report.duration_s,
                          json.dumps(report.as_dict())])
+    if report.total("forgotten") and not dry_run:
+        compact_database(lake)  # freed blocks of the DuckDB file may still hold forgotten text
     return report
 
 
@@ -243,6 +246,10 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     finally:
         for table in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {table}")
+    if report.forgotten:
+        # The forgotten text leaves the raw copies, search log and exports too (DESIGN: forget
+        # reaches everything); this file's own raw copy is already redacted and holds no text of it.
+        scrub_files(lake, forgotten_ids(con, run_id=run_id, source=label), as_of=as_of, run_id=run_id, con=con)
     _retire_from_inbox(lake, path, file_hash)
     return report
 

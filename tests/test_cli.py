@@ -197,3 +197,17 @@ def test_bad_override_and_restore_via_cli(capsys, tmp_path):
     run(capsys, "--lake", lake, "ingest", str(snapshot))
     code, out, _ = run(capsys, "--lake", lake, "--json", "restore", "a", "b")
     assert (code, json.loads(out)) == (0, {"restored": ["a"], "not_restorable": [], "unknown": ["b"]})
+
+
+def test_forget_via_cli(capsys, tmp_path):
+    lake = str(tmp_path / "lake")
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [{"id": "a", "tenant": "t", "content": "forget me ZEBRA"},
+                                                  {"id": "v", "tenant": "t", "content": "vip", "important": True}])
+    run(capsys, "--lake", lake, "ingest", str(snapshot))
+    code, out, _ = run(capsys, "--lake", lake, "--json", "forget", "a", "v", "--operator", "agent", "--reason", "asked")
+    result = json.loads(out)
+    assert code == 0 and result["forgotten"] == ["a"] and [r["id"] for r in result["refused"]] == ["v"]
+    code, out, _ = run(capsys, "--lake", lake, "--json", "sql", "SELECT id, status, content FROM memories ORDER BY id")
+    assert json.loads(out) == [{"id": "a", "status": "deleted", "content": ""}, {"id": "v", "status": "active", "content": "vip"}]
+    code, _, err = run(capsys, "--lake", lake, "forget", "a")
+    assert code == 2 and "reason" in err

@@ -348,8 +348,6 @@ def test_forget_memories_tombstones_and_scrubs(lake, tmp_path):
                                as_of=when, run_id="run-2") == 0
 
 
-@pytest.mark.xfail(reason="wired by the lead: ingest calls scrub_files after a file's commit and "
-                          "compact_database after the ingest", strict=False)
 def test_a_forget_line_in_a_snapshot_reaches_the_files_too(lake, tmp_path):
     reports = build_lake(lake, tmp_path)
     write_jsonl(lake.inbox / "20261201-forget.jsonl", [
