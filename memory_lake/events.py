@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from .db import transaction
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .policy import Policy
 from .steps import StepReport
@@ -42,19 +43,14 @@ def apply_events(lake, as_of: datetime, policy: Policy | None = None, run_id: st
         chunks, new_offsets = _read_new_lines(lake, offsets)
         if not chunks:
             return report
-        con.execute("BEGIN TRANSACTION")
-        try:
+        log_lines: list[str] = []
+        with transaction(con):
             con.register("event_lines", pl.concat(chunks))
             con.execute(_PARSE)
             con.unregister("event_lines")
-            log_lines: list[str] = []
             report.counts = _apply(con, as_of, run_id, log_lines)
             con.executemany("DELETE FROM event_offsets WHERE file = ?", [[f] for f in new_offsets])
             con.executemany("INSERT INTO event_offsets VALUES (?, ?)", list(new_offsets.items()))
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     append_cleanup_log(lake.root, log_lines)
     return report
 

@@ -41,6 +41,7 @@ import polars as pl
 from . import schema
 from .clock import iso, resolve_as_of
 from .errors import InputError, LakeBusy
+from .db import transaction
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 
 # Columns that can hold a memory's text; emptied in every history image of a forgotten memory.
@@ -670,8 +671,7 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
                 "already_deleted": targets.filter(pl.col("outcome") == "already_deleted")["id"].to_list(),
                 "unknown": targets.filter(pl.col("outcome") == "unknown")["id"].to_list(),
             }
-            con.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(con):
                 if todo.height:
                     forget_memories(con, todo.select("id", operator=pl.lit(operator), reason=pl.lit(reason)),
                                     as_of=as_of, run_id=run_id, source=source)
@@ -681,10 +681,6 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
                     report["refused"] = [r["id"] for r in result["refused"]]
                     con.execute("INSERT INTO runs VALUES (?, 'forget', ?, 'ok', ?, ?)",
                                 [run_id, as_of, time.monotonic() - started, json.dumps(report)])
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
             scrubbed = result["forgotten"] + result["already_deleted"]
             result["files"] = (scrub_files(lake, scrubbed, as_of=as_of, run_id=run_id, con=con)
                                if scrub and scrubbed else {})

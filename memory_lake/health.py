@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 
 from .clock import iso
+from .db import transaction
 from .policy import Policy
 from .schema import TIERS
 from .steps import StepReport
@@ -65,11 +66,10 @@ def snapshot_health(lake, as_of: datetime, policy: Policy | None = None, run_id:
             schema={"level": pl.String, "tenant": pl.String, "agent_id": pl.String, "user_id": pl.String,
                     "metrics": pl.String}, orient="row")
         con.register("health_frame", frame)
-        con.execute("BEGIN TRANSACTION")
-        con.execute("DELETE FROM health_snapshots WHERE as_of = ?", [as_of])
-        con.execute("INSERT INTO health_snapshots SELECT ?, level, tenant, agent_id, user_id, metrics::JSON, ? "
-                    "FROM health_frame", [as_of, run_id])
-        con.execute("COMMIT")
+        with transaction(con):
+            con.execute("DELETE FROM health_snapshots WHERE as_of = ?", [as_of])
+            con.execute("INSERT INTO health_snapshots SELECT ?, level, tenant, agent_id, user_id, metrics::JSON, ? "
+                        "FROM health_frame", [as_of, run_id])
         con.unregister("health_frame")
     overall = health["overall"]
     counts = {"scopes": len(health["scopes"]), "tenants": len(health["tenants"]),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import duckdb
 
+from .db import transaction
+
 TIERS = ("working", "short_term", "long_term", "important")
 TYPES = ("preference", "decision", "fact", "lesson", "event", "todo", "summary", "other")
 STATUSES = ("active", "dormant", "archived", "deleted", "conflicted")
@@ -283,13 +285,8 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
     for version, name, ddl in MIGRATIONS:
         if version <= current:
             continue
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             con.execute(ddl)
             con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [version, name])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
         applied.append(version)
     return applied

@@ -40,6 +40,7 @@ import duckdb
 import polars as pl
 
 from .clock import iso
+from .db import transaction
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .policy import Policy
 from .steps import StepReport, tenant_limits
@@ -159,8 +160,7 @@ def enforce_tiers(lake, as_of: datetime, policy: Policy | None = None, run_id: s
     with lake.writer(purpose="tier rules") as con:
         _limits(con, policy)
         params = {"as_of": as_of, "since": _previous_run(con, as_of, policy)}
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             for name, rule in RULES:
                 if name in policy.tiers.disabled_rules:
                     report.details.setdefault("disabled", []).append(name)
@@ -171,10 +171,6 @@ def enforce_tiers(lake, as_of: datetime, policy: Policy | None = None, run_id: s
                 report.counts[name] = apply_moves(con, as_of=as_of, run_id=run_id, log_lines=log_lines)
             if SUGGEST_ARCHIVE not in policy.tiers.disabled_rules:
                 report.counts[SUGGEST_ARCHIVE] = _refresh_flags(con, as_of, run_id)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     append_cleanup_log(lake.root, log_lines)
     return report
 
@@ -312,8 +308,7 @@ def restore_memories(lake, ids: list[str], *, operator: str = "user", as_of: dat
         con.unregister("restore_ids")
         restored = [i for (i,) in con.execute("SELECT id FROM restore_rows ORDER BY id").fetchall()]
         known = {i for (i,) in con.execute("SELECT id FROM memories WHERE id IN (SELECT unnest(?))", [list(ids)]).fetchall()}
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             changes = {"tier": "f.to_tier", "status": "'active'", "version": "f.version + 1", "operator": "$operator",
                        "updated_at": "greatest(f.updated_at, $as_of)",
                        "last_accessed_at": "greatest(f.last_accessed_at, $as_of)",
@@ -346,10 +341,6 @@ def restore_memories(lake, ids: list[str], *, operator: str = "user", as_of: dat
                 """,
                 {"operator": operator, "as_of": as_of},
             )
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     details = {"restored": restored, "not_restorable": sorted(known - set(restored)),
                "unknown": sorted(set(ids) - known)}
     return StepReport("restore", as_of, run_id, {"restored": len(restored)}, details)
