@@ -375,6 +375,15 @@ def restore(
 
 
 @app.command()
+def index(ctx: typer.Context, as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """Embed new or changed memories (cached by content hash and model; a model change re-embeds)."""
+    opts = _options(ctx, lake, json_out)
+    report = _open(opts).index(as_of=as_of)
+    _show(opts, report.as_dict(), lambda: out.print(f"index: {report.summary}" + (
+        f" ({report.details['note']})" if report.details.get("note") else "")))
+
+
+@app.command()
 def publish(ctx: typer.Context, as_of: AsOfOpt = None, set_: SetOpt = None, lake: LakeOpt = None,
             json_out: JsonOpt = False) -> None:
     """Stage an export, run the data checks, and switch exports/CURRENT when they pass.

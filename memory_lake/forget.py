@@ -93,6 +93,23 @@ def _scrub_quarantine(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"UPDATE quarantine SET raw = '{FORGOTTEN}' WHERE memory_id IN (SELECT id FROM forget_ids)")
 
 
+@register_scrubber("embeddings")
+def _scrub_embeddings(con: duckdb.DuckDBPyConnection) -> None:
+    # Vectors of content no remaining memory shares go too (DESIGN: embeddings no other memory
+    # shares). Exported copies are replayed without a memories table; there the version's
+    # memories.parquet already lost the rows, so no search can reach those vectors.
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'memories' AND NOT temporary").fetchone()[0]:
+        return
+    con.execute(
+        """
+        DELETE FROM embeddings
+        WHERE text_hash IN (SELECT content_hash FROM memories WHERE id IN (SELECT id FROM forget_ids))
+          AND text_hash NOT IN (SELECT content_hash FROM memories
+                                WHERE status <> 'deleted' AND id NOT IN (SELECT id FROM forget_ids))
+        """
+    )
+
+
 @register_scrubber("retrieval_log")
 def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
     # A query that found a forgotten memory usually names what it was about (the user searched for

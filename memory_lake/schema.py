@@ -234,6 +234,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        4,
+        "search index: embeddings cached by content hash and model",
+        """
+        CREATE TABLE embeddings (
+            text_hash VARCHAR NOT NULL,       -- memories.content_hash: embedded once per content
+            model VARCHAR NOT NULL,
+            vector FLOAT[] NOT NULL,          -- L2-normalised
+            unknown_ratio DOUBLE NOT NULL,    -- share of the model's [UNK] tokens: language coverage
+            as_of TIMESTAMP NOT NULL
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

