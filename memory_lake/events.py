@@ -124,11 +124,13 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lin
     # searches -> retrieval_log (idempotent on search_id)
     con.execute(
         """
-        INSERT INTO retrieval_log
+        INSERT INTO retrieval_log (search_id, ts, tenant, agent_id, user_id, query, mode, mode_used, result_ids,
+                                   raw_scores, keyword_match, confirmed_hit, run_id, semantic_match)
         SELECT raw ->> '$.search_id', ts, tenant, raw ->> '$.agent_id', raw ->> '$.user_id', raw ->> '$.query',
                raw ->> '$.mode', raw ->> '$.mode_used', json_extract_string(raw, '$.result_ids[*]'),
                list_transform(json_extract(raw, '$.raw_scores[*]'), x -> try_cast(x AS DOUBLE)),
-               coalesce(try_cast(raw ->> '$.keyword_match' AS BOOLEAN), false), false, $run_id
+               coalesce(try_cast(raw ->> '$.keyword_match' AS BOOLEAN), false), false, $run_id,
+               coalesce(try_cast(raw ->> '$.semantic_match' AS BOOLEAN), false)
         FROM event_parsed e
         WHERE reason IS NULL AND is_search
           AND NOT EXISTS (SELECT 1 FROM retrieval_log r WHERE r.search_id = e.search_id)

@@ -140,7 +140,7 @@ def _hit_counts(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[tuple, 
         """
         SELECT tenant, agent_id, user_id,
                count(*) FILTER (WHERE ts > $as_of - INTERVAL 7 DAY) AS searches_7d,
-               count(*) FILTER (WHERE ts > $as_of - INTERVAL 7 DAY AND (keyword_match OR confirmed_hit)) AS hits_7d,
+               count(*) FILTER (WHERE ts > $as_of - INTERVAL 7 DAY AND (keyword_match OR semantic_match OR confirmed_hit)) AS hits_7d,
                count(*) AS searches_30d,
                count(*) FILTER (WHERE keyword_match OR confirmed_hit) AS hits_30d
         FROM retrieval_log WHERE ts > $as_of - INTERVAL 30 DAY AND ts <= $as_of

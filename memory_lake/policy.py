@@ -83,6 +83,19 @@ class SearchPolicy:
     # a path or another sentence-transformers name may be given instead ("none" disables).
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = 64
+    # Seed 000 混合检索算法: score = keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1.
+    keyword_weight: float = 0.4
+    semantic_weight: float = 0.4
+    recency_weight: float = 0.1
+    importance_weight: float = 0.1
+    # Recency decays by half every this many days since the last access.
+    recency_half_life_days: float = 30.0
+    # A query with more than this share of the model's [UNK] tokens is outside the model's languages
+    # (MiniLM maps most Chinese to [UNK]; unrelated Chinese pairs score ~0.6): its semantic weight
+    # moves to keyword.
+    max_unknown_ratio: float = 0.3
+    # DESIGN "Search": a search is a hit when its best result has a raw cosine >= this (covered language).
+    hit_cosine: float = 0.5
 
 
 @dataclass(frozen=True)

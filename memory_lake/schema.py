@@ -247,6 +247,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        5,
+        "retrieval_log.semantic_match: a hit by raw cosine where the model covers the language",
+        "ALTER TABLE retrieval_log ADD COLUMN semantic_match BOOLEAN DEFAULT false;",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,5 +1,10 @@
-"""Search over a scope's memories (DESIGN "Search"). This first form answers every mode with
-keyword BM25; a later issue adds embeddings, hybrid scoring and postings tables.
+"""Search over a scope's memories (DESIGN "Search"): keyword (BM25, jieba for Chinese), semantic
+(cosine over the cached MiniLM embeddings) and hybrid, the seed's formula
+``keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1`` with each part in 0..1.
+
+Semantic needs the embedding model and the `index` step's vectors; without them it degrades to
+keyword and says so. Where the model does not cover the query's language (too many unknown
+tokens, e.g. Chinese with MiniLM) the semantic weight moves to keyword, and the notes say so.
 
 Search is read-only and never holds a connection: it loads the scope's rows with one
 ``lake.read`` (open, query, close). While a run holds the lake, that read answers from the latest
@@ -36,12 +41,15 @@ FILTERS = ("tier", "type", "source", "tag", "context", "since", "until")
 SEARCHABLE_STATUSES = ("active", "conflicted")
 LOG_PREFIX = "searches-"
 
-NOTE_NO_SEMANTIC = "semantic search is not available yet; answered with keyword (BM25)"
+NOTE_NOT_COVERED = ("the embedding model does not cover the query's language ({share:.0%} unknown tokens); "
+                    "its semantic weight moved to keyword")
+NOTE_NO_VECTORS = "{missing} of {total} memories have no embedding yet (memory-lake index); their semantic part is 0"
+NOTE_NO_INDEX = "no memory of this scope has an embedding yet (memory-lake index); the semantic part falls back to keyword"
 NOTE_EMPTY_QUERY = "the query is empty; nothing to search for"
 NOTE_NO_TOKENS = "the query has no searchable words (only stop words or punctuation)"
 
 _COLUMNS = ("id", "content", "tier", "type", "tags", "created_at", "importance", "source",
-            "tenant", "agent_id", "user_id")
+            "tenant", "agent_id", "user_id", "last_accessed_at")
 # Ties in BM25 are broken by id; rounding the sort key keeps float noise from deciding a tie.
 _TIE_DIGITS = 12
 
@@ -131,9 +139,11 @@ def search(
     (ISO text or datetimes; ``since <= created_at < until``). Only active and conflicted memories
     that are not merged are searched unless `include_inactive`.
 
-    Every mode is answered with keyword BM25 for now; asked for ``semantic`` or ``hybrid``, the
-    result says so in `notes` and has ``mode_used == "keyword"``. `as_of` (default now) only dates
-    the log line. Bad input (unknown mode or filter, bad value) raises InputError; a lake busy
+    ``keyword`` ranks by BM25, ``semantic`` by cosine to the query's embedding, ``hybrid`` (the
+    default) by the seed's weighted sum. Without a model or embeddings, or where the model does not
+    cover the query's language, the semantic part falls back to keyword and `notes` say so
+    (``mode_used`` is "keyword" for a semantic search answered that way). `as_of` (default now)
+    only dates the log line. Bad input (unknown mode or filter, bad value) raises InputError; a lake busy
     with nothing published raises LakeBusy. An empty query gives no results and a note.
     """
     mode_key = _check_mode(mode)
@@ -146,32 +156,58 @@ def search(
     when = resolve_as_of(as_of)
 
     notes: list[str] = []
-    if mode_key != "keyword":
-        notes.append(NOTE_NO_SEMANTIC)
     query = "" if query is None else str(query)
     results: list[SearchResult] = []
     raw_scores: list[float] = []
+    semantic_match = False
+    mode_used = "keyword"
     source = None
     if not query.strip():
         notes.append(NOTE_EMPTY_QUERY)
     else:
-        sql, params = _scope_sql(tenant, agent, user, chosen, include_inactive)
-        read = lake.read(sql, params)
+        read = _read_scope(lake, tenant, agent, user, chosen, include_inactive)
         source = read.source
         if read.note:
             notes.append(read.note)
         query = _redact_query(lake, tenant, query)
         query_tokens = tokenize(query)
-        if not query_tokens:
+        semantic = None
+        if mode_key != "keyword":
+            if read.frame.height and read.frame["vector"].is_null().all():
+                notes.append(NOTE_NO_INDEX)
+            else:
+                semantic = _query_vector(lake.policy, query, mode_key, notes)
+        # hybrid without a usable query vector keeps recency and importance; its semantic weight
+        # goes to keyword. Semantic alone degrades to keyword.
+        mode_used = mode_key if semantic is not None or mode_key == "hybrid" else "keyword"
+        if not query_tokens and semantic is None:
             notes.append(NOTE_NO_TOKENS)
         elif read.frame.height:
-            results, raw_scores = _rank(read.frame, query_tokens, limit, explain)
+            results, raw_scores, semantic_match = _rank(read.frame, query_tokens, limit, explain, mode_used,
+                                                        semantic, lake.policy, when, notes)
 
-    found = SearchResults(results, search_id=uuid.uuid4().hex, mode_used="keyword", notes=notes,
+    found = SearchResults(results, search_id=uuid.uuid4().hex, mode_used=mode_used, notes=notes,
                           query=query, source=source)
     _log(lake, found, when=when, tenant=tenant, agent=agent, user=user, mode=mode_key,
-         filters=chosen, raw_scores=raw_scores)
+         filters=chosen, raw_scores=raw_scores, semantic_match=semantic_match)
     return found
+
+
+def _query_vector(policy, query: str, mode: str, notes: list[str]):
+    """(vector, unknown share) of the query, or None when semantic cannot or should not take part."""
+    from .embeddings import ModelUnavailable, encode, load_model
+
+    try:
+        model = load_model(policy.search.model)
+    except ModelUnavailable as exc:
+        notes.append(f"{exc}; the semantic part falls back to keyword (BM25)")
+        return None
+    vectors, unknown = encode(model, [query], policy.search.batch_size)
+    share = float(unknown[0])
+    if share > policy.search.max_unknown_ratio:
+        notes.append(NOTE_NOT_COVERED.format(share=share))
+        return None
+    return vectors.to_numpy()[0]
 
 
 # ------------------------------------------------------------------ input checks
@@ -236,8 +272,21 @@ def _vocabulary(name: str, value: Any, aliases: Mapping[str, str], *, squash: bo
 
 
 # ------------------------------------------------------------------ reading and ranking
-def _scope_sql(tenant, agent, user, chosen, include_inactive) -> tuple[str, list[Any]]:
-    """The scope's rows; every user value is a parameter."""
+def _read_scope(lake, tenant, agent, user, chosen, include_inactive):
+    """The scope's rows with their vectors; a published version from before embeddings were
+    exported has none (then every vector is NULL)."""
+    sql, params = _scope_sql(tenant, agent, user, chosen, include_inactive, lake.policy.search.model)
+    try:
+        return lake.read(sql, params)
+    except InputError as exc:
+        if "embeddings" not in str(exc):
+            raise
+        sql, params = _scope_sql(tenant, agent, user, chosen, include_inactive, None)
+        return lake.read(sql, params)
+
+
+def _scope_sql(tenant, agent, user, chosen, include_inactive, model: str | None) -> tuple[str, list[Any]]:
+    """The scope's rows with their embedding for `model` (if any); every user value is a parameter."""
     where, params = ["tenant = ?"], [tenant]
     if agent is not None:
         where.append("agent_id = ?")
@@ -262,31 +311,75 @@ def _scope_sql(tenant, agent, user, chosen, include_inactive) -> tuple[str, list
     if "until" in chosen:
         where.append("created_at < ?")
         params.append(chosen["until"])
-    sql = f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE {' AND '.join(where)} ORDER BY id"
-    return sql, params
+    columns = ", ".join(f"m.{c}" for c in _COLUMNS)
+    scope = f"(SELECT * FROM memories WHERE {' AND '.join(where)}) m"
+    if model is None:
+        return f"SELECT {columns}, NULL::FLOAT[] AS vector FROM {scope} ORDER BY m.id", params
+    sql = (f"SELECT {columns}, e.vector FROM {scope} "
+           f"LEFT JOIN (SELECT text_hash, any_value(vector) AS vector FROM embeddings WHERE model = ? GROUP BY 1) e "
+           f"ON e.text_hash = m.content_hash ORDER BY m.id")
+    return sql, [*params, model]
 
 
-def _rank(frame, query_tokens: list[str], limit: int, explain: bool) -> tuple[list[SearchResult], list[float]]:
-    """BM25 over the scope's rows; the best `limit` with a positive score, best first, then by id."""
+def _rank(frame, query_tokens: list[str], limit: int, explain: bool, mode: str, query_vector, policy,
+          when: datetime, notes: list[str]) -> tuple[list[SearchResult], list[float], bool]:
+    """Score every row of the scope (vectorised) and return the best `limit`, best first, then id.
+
+    keyword: BM25 / the best BM25 of the query; semantic: cosine, min-max scaled over the scope;
+    recency: 0.5 ** (days since last access / half-life); importance as stored. Keyword mode ranks
+    by keyword alone, semantic by semantic alone, hybrid by the weighted sum (weights from the
+    policy, the seed's 0.4 / 0.4 / 0.1 / 0.1 by default).
+    """
+    import numpy as np
+
     rows = frame.to_dicts()
-    raw = bm25_scores(query_tokens, [tokenize(r["content"] or "") for r in rows], BM25_K1, BM25_B)
-    ranked = sorted(
-        (i for i, score in enumerate(raw) if score > 0),
-        key=lambda i: (-round(raw[i], _TIE_DIGITS), rows[i]["id"]),
-    )[:limit]
-    if not ranked:
-        return [], []
-    best = raw[ranked[0]]
+    keyword_raw = np.asarray(bm25_scores(query_tokens, [tokenize(r["content"] or "") for r in rows], BM25_K1, BM25_B)
+                             if query_tokens else [0.0] * len(rows), dtype=float)
+    keyword = keyword_raw / keyword_raw.max() if keyword_raw.max() > 0 else np.zeros(len(rows))
+    cosine = np.zeros(len(rows))
+    semantic = np.zeros(len(rows))
+    if query_vector is not None:
+        has = frame["vector"].is_not_null().to_numpy()
+        if not has.all():
+            notes.append(NOTE_NO_VECTORS.format(missing=int((~has).sum()), total=len(rows)))
+        if has.any():
+            matrix = np.stack(frame.filter(frame["vector"].is_not_null())["vector"].to_list()).astype(np.float32)
+            cosine[has] = matrix @ query_vector
+            low, high = cosine[has].min(), cosine[has].max()
+            semantic[has] = (cosine[has] - low) / (high - low) if high > low else 1.0
+    s = policy.search
+    age_days = np.asarray([(when - (r["last_accessed_at"] or when)).total_seconds() / 86400 for r in rows])
+    recency = np.power(0.5, np.clip(age_days, 0, None) / s.recency_half_life_days)
+    importance = np.asarray([r["importance"] or 0.0 for r in rows])
+    if mode == "keyword":
+        score, eligible = keyword, keyword_raw > 0
+    elif mode == "semantic":
+        score, eligible = semantic, cosine != 0
+    else:
+        keyword_weight, semantic_weight = s.keyword_weight, s.semantic_weight
+        if query_vector is None:
+            keyword_weight, semantic_weight = keyword_weight + semantic_weight, 0.0
+        score = (keyword_weight * keyword + semantic_weight * semantic + s.recency_weight * recency
+                 + s.importance_weight * importance)
+        eligible = (keyword_raw > 0) | (cosine != 0)
+    order = sorted(np.flatnonzero(eligible), key=lambda i: (-round(float(score[i]), _TIE_DIGITS), rows[i]["id"]))[:limit]
     results = []
-    for i in ranked:
-        row, score = rows[i], raw[i] / best
+    for i in order:
+        row = rows[i]
+        parts = None
+        if explain:
+            parts = {"keyword": float(keyword_raw[i]), "keyword_norm": float(keyword[i])}
+            if mode != "keyword":
+                parts |= {"semantic": float(cosine[i]), "semantic_norm": float(semantic[i]),
+                          "recency": float(recency[i]), "importance": float(importance[i])}
         results.append(SearchResult(
-            id=row["id"], content=row["content"], tier=row["tier"], type=row["type"], score=score,
+            id=row["id"], content=row["content"], tier=row["tier"], type=row["type"], score=float(score[i]),
             tags=list(row["tags"] or []), created_at=row["created_at"], importance=row["importance"],
-            source=row["source"], tenant=row["tenant"], agent_id=row["agent_id"], user_id=row["user_id"],
-            parts={"keyword": raw[i], "keyword_norm": score} if explain else None,
+            source=row["source"], tenant=row["tenant"], agent_id=row["agent_id"], user_id=row["user_id"], parts=parts,
         ))
-    return results, [raw[i] for i in ranked]
+    raw = [float(keyword_raw[i]) for i in order]
+    best_cosine = float(cosine[order[0]]) if order and query_vector is not None else 0.0
+    return results, raw, best_cosine >= s.hit_cosine
 
 
 # ------------------------------------------------------------------ PII and the log
@@ -309,7 +402,8 @@ def _tenant_salt(lake, tenant: str) -> bytes:
     return secrets.token_bytes(32)
 
 
-def _log(lake, found: SearchResults, *, when: datetime, tenant, agent, user, mode, filters, raw_scores) -> None:
+def _log(lake, found: SearchResults, *, when: datetime, tenant, agent, user, mode, filters, raw_scores,
+         semantic_match: bool = False) -> None:
     """Append one JSON line for this search; one O_APPEND write keeps concurrent lines whole."""
     record = {
         "search_id": found.search_id,
@@ -324,6 +418,7 @@ def _log(lake, found: SearchResults, *, when: datetime, tenant, agent, user, mod
         "result_ids": [r.id for r in found],
         "raw_scores": raw_scores,
         "keyword_match": bool(raw_scores) and raw_scores[0] > 0,
+        "semantic_match": semantic_match,
     }
     data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     lake.events.mkdir(parents=True, exist_ok=True)

@@ -83,8 +83,11 @@ ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
 # A small Chinese list: particles, conjunctions, pronouns and punctuation (seed search rule: the
 # keyword mode must handle Chinese). Punctuation never reaches jieba here, but the list also
 # serves callers that filter jieba output of raw text.
+# Question words (什么, 时候, 哪里 ...) carry no topic: in a query they would rank every memory that
+# mentions "...的时候" above the ones that answer it.
 CHINESE_STOP_WORDS: frozenset[str] = frozenset(
     "的 了 是 在 和 也 就 都 而 及 与 着 或 一个 我们 你们 他们 这 那 吗 呢 吧 啊 我 你 他 她 它".split()
+    + "什么 时候 哪里 哪儿 哪些 哪个 怎么 怎么样 怎样 如何 为什么 多少 几 谁 是否 有没有 上次 一下".split()
     + list("，。！？、；：“”‘’（）")
 )
 

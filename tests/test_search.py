@@ -8,7 +8,7 @@ import math
 import pytest
 
 from memory_lake import InputError, LakeBusy
-from memory_lake.search import NOTE_NO_SEMANTIC, SearchResult, SearchResults, search
+from memory_lake.search import NOTE_NO_INDEX, SearchResult, SearchResults, search
 
 from .conftest import AS_OF, rows, write_jsonl
 
@@ -82,8 +82,10 @@ def test_as_dict_is_the_json_contract(lake, tmp_path):
 def test_ties_sort_by_id_and_limit_cuts(lake, tmp_path):
     records = [SCOPE | {"id": i, "content": "blue widget here"} for i in ["m3", "m1", "m2"]]
     _ingest(lake, tmp_path, records + [SCOPE | {"id": "m0", "content": "other words"}])
-    assert _ranked(search(lake, "widget", tenant="acme", as_of=AS_OF)) == [("m1", 1.0), ("m2", 1.0), ("m3", 1.0)]
-    assert _ranked(search(lake, "widget", tenant="acme", as_of=AS_OF, limit=2)) == [("m1", 1.0), ("m2", 1.0)]
+    assert _ranked(search(lake, "widget", tenant="acme", mode="keyword", as_of=AS_OF)) == [
+        ("m1", 1.0), ("m2", 1.0), ("m3", 1.0)]
+    assert _ranked(search(lake, "widget", tenant="acme", mode="keyword", as_of=AS_OF, limit=2)) == [
+        ("m1", 1.0), ("m2", 1.0)]
     with pytest.raises(InputError, match="limit must be a positive integer"):
         search(lake, "widget", tenant="acme", limit=0)
 
@@ -94,11 +96,18 @@ def test_chinese_queries(lake, tmp_path):
         SCOPE | {"id": "z2", "content": "项目截止日期是下周五"},
         SCOPE | {"id": "z3", "content": "用户偏好深色模式"},
     ])
-    assert _ranked(search(lake, "咖啡", tenant="acme", as_of=AS_OF)) == [("z1", 1.0)]
-    assert _ranked(search(lake, "截止日期", tenant="acme", as_of=AS_OF)) == [("z2", 1.0)]
+    assert _ranked(search(lake, "咖啡", tenant="acme", mode="keyword", as_of=AS_OF)) == [("z1", 1.0)]
+    assert _ranked(search(lake, "截止日期", tenant="acme", mode="keyword", as_of=AS_OF)) == [("z2", 1.0)]
     # 用户 is in two of three memories, 深色 in one: z3 first.
-    assert _ranked(search(lake, "用户的深色模式", tenant="acme", as_of=AS_OF)) == [("z3", 1.0), ("z1", 0.1933)]
-    assert _ranked(search(lake, "下雨", tenant="acme", as_of=AS_OF)) == []
+    assert _ranked(search(lake, "用户的深色模式", tenant="acme", mode="keyword", as_of=AS_OF)) == [
+        ("z3", 1.0), ("z1", 0.1933)]
+    assert _ranked(search(lake, "下雨", tenant="acme", mode="keyword", as_of=AS_OF)) == []
+    # hybrid: MiniLM does not cover Chinese, so its weight moves to keyword and the notes say so
+    lake.index(as_of=AS_OF)
+    found = search(lake, "咖啡", tenant="acme", as_of=AS_OF)
+    assert (found.mode_used, [r.id for r in found]) == ("hybrid", ["z1"])
+    assert found.notes == ["the embedding model does not cover the query's language (100% unknown tokens); "
+                           "its semantic weight moved to keyword"]
 
 
 def test_scope_isolation(lake, tmp_path):
@@ -170,22 +179,41 @@ def test_inactive_and_merged_are_excluded_unless_asked(lake, tmp_path):
         "both", "live", "old", "sleep", "dup"]
 
 
-@pytest.mark.parametrize("mode, notes", [
-    ("keyword", []),
-    ("semantic", [NOTE_NO_SEMANTIC]),
-    ("hybrid", [NOTE_NO_SEMANTIC]),
-    ("HYBRID", [NOTE_NO_SEMANTIC]),
-])
-def test_semantic_and_hybrid_degrade_to_keyword_and_say_so(lake, tmp_path, mode, notes):
+def test_semantic_and_hybrid_need_the_index_and_say_so(lake, tmp_path):
     _english(lake, tmp_path)
-    found = search(lake, "coffee", tenant="acme", mode=mode, as_of=AS_OF)
-    assert (found.mode_used, found.notes, _ranked(found)) == ("keyword", notes, [("e2", 1.0)])
-    assert NOTE_NO_SEMANTIC == "semantic search is not available yet; answered with keyword (BM25)"
+    for mode in ("semantic", "hybrid", "HYBRID"):
+        found = search(lake, "coffee", tenant="acme", mode=mode, as_of=AS_OF)
+        assert [r.id for r in found] == ["e2"] and found.notes[0] == NOTE_NO_INDEX
+    assert search(lake, "coffee", tenant="acme", mode="semantic", as_of=AS_OF).mode_used == "keyword"
+    lake.index(as_of=AS_OF)
+    semantic = search(lake, "a hot drink in the morning", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
+    assert (semantic.mode_used, semantic.notes, semantic[0].id) == ("semantic", [], "e2")  # no shared word
+    assert semantic[0].parts["semantic"] > semantic[1].parts["semantic"]
+    hybrid = search(lake, "coffee", tenant="acme", as_of=AS_OF, explain=True)
+    assert (hybrid.mode_used, hybrid.notes, hybrid[0].id) == ("hybrid", [], "e2")
+    parts = hybrid[0].parts
+    weights = lake.policy.search
+    assert hybrid[0].score == pytest.approx(weights.keyword_weight * parts["keyword_norm"] + weights.semantic_weight
+                                            * parts["semantic_norm"] + weights.recency_weight * parts["recency"]
+                                            + weights.importance_weight * parts["importance"])
+    assert _log_lines(lake)[-1]["mode_used"] == "hybrid"
+
+
+def test_no_model_degrades_to_keyword_and_says_so(tmp_path):
+    from memory_lake import Lake
+
+    (tmp_path / "lake").mkdir()
+    (tmp_path / "lake" / "memory-lake.toml").write_text('[search]\nmodel = "none"\n')
+    lake = Lake.open(tmp_path / "lake")
+    _english(lake, tmp_path)
+    found = search(lake, "coffee", tenant="acme", mode="semantic", as_of=AS_OF)
+    assert (found.mode_used, [r.id for r in found]) == ("keyword", ["e2"])
+    assert found.notes == [NOTE_NO_INDEX]
 
 
 def test_default_mode_is_hybrid(lake, tmp_path):
     _english(lake, tmp_path)
-    assert search(lake, "coffee", tenant="acme", as_of=AS_OF).notes == [NOTE_NO_SEMANTIC]
+    assert search(lake, "coffee", tenant="acme", as_of=AS_OF).mode_used == "hybrid"
     assert _log_lines(lake)[0]["mode"] == "hybrid"
 
 
@@ -220,6 +248,7 @@ def test_each_search_appends_one_log_line(lake, tmp_path):
         "result_ids": ["e4", "e1"],
         "raw_scores": [pytest.approx(0.4568, abs=1e-4), pytest.approx(0.3787, abs=1e-4)],
         "keyword_match": True,
+        "semantic_match": False,
     }
     [other] = _log_lines(lake, "2026-12-01")
     assert (other["search_id"], other["result_ids"], other["raw_scores"], other["keyword_match"]) == (
@@ -255,7 +284,7 @@ def test_search_while_busy_answers_from_the_published_version(lake, tmp_path):
     lake.sql("SELECT * FROM memories").write_parquet(version / "memories.parquet")
     with lake.writer(purpose="nightly run"):
         with pytest.raises(LakeBusy, match="nothing is published yet"):
-            search(lake, "dark", tenant="acme", as_of=AS_OF)
+            search(lake, "dark", tenant="acme", mode="keyword", as_of=AS_OF)
         (lake.exports / "CURRENT").symlink_to("v1")
         found = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF, tag="ui")
         assert _ranked(found) == [("e4", 1.0), ("e1", 0.8291)]
