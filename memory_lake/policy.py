@@ -96,6 +96,9 @@ class SearchPolicy:
     max_unknown_ratio: float = 0.3
     # DESIGN "Search": a search is a hit when its best result has a raw cosine >= this (covered language).
     hit_cosine: float = 0.5
+    # Keyword search matches a memory together with this many neighbours on each side in its session
+    # (0: the memory alone); results are still the memories themselves.
+    context_window: int = 1
 
 
 @dataclass(frozen=True)

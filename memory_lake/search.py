@@ -49,7 +49,7 @@ NOTE_EMPTY_QUERY = "the query is empty; nothing to search for"
 NOTE_NO_TOKENS = "the query has no searchable words (only stop words or punctuation)"
 
 _COLUMNS = ("id", "content", "tier", "type", "tags", "created_at", "importance", "source",
-            "tenant", "agent_id", "user_id", "last_accessed_at")
+            "tenant", "agent_id", "user_id", "last_accessed_at", "session_id")
 # Ties in BM25 are broken by id; rounding the sort key keeps float noise from deciding a tie.
 _TIE_DIGITS = 12
 
@@ -193,6 +193,25 @@ def search(
     return found
 
 
+def _keyword_documents(frame, window: int) -> list[str]:
+    """The text keyword search matches for each row: its content plus the `window` memories before
+    and after it in the same session (in time order). A memory is often only understood with its
+    neighbours (a reply names neither the question nor the speaker); the memory itself is still
+    what is returned."""
+    import polars as pl
+
+    if window <= 0 or "session_id" not in frame.columns or frame["session_id"].is_null().all():
+        return frame["content"].fill_null("").to_list()
+    ordered = frame.with_row_index("_row").sort("session_id", "created_at", "id", nulls_last=True)
+    parts = [pl.col("content").fill_null("")]
+    for step in range(1, window + 1):
+        for shift in (step, -step):
+            parts.append(pl.when(pl.col("session_id").is_not_null())
+                         .then(pl.col("content").shift(shift).over("session_id")).otherwise(None).fill_null(""))
+    documents = ordered.select("_row", text=pl.concat_str(parts, separator=" ")).sort("_row")
+    return documents["text"].to_list()
+
+
 def _query_vector(policy, query: str, mode: str, notes: list[str]):
     """(vector, unknown share) of the query, or None when semantic cannot or should not take part."""
     from .embeddings import ModelUnavailable, encode, load_model
@@ -333,7 +352,8 @@ def _rank(frame, query_tokens: list[str], limit: int, explain: bool, mode: str, 
     import numpy as np
 
     rows = frame.to_dicts()
-    keyword_raw = np.asarray(bm25_scores(query_tokens, [tokenize(r["content"] or "") for r in rows], BM25_K1, BM25_B)
+    documents = _keyword_documents(frame, policy.search.context_window)
+    keyword_raw = np.asarray(bm25_scores(query_tokens, [tokenize(d) for d in documents], BM25_K1, BM25_B)
                              if query_tokens else [0.0] * len(rows), dtype=float)
     keyword = keyword_raw / keyword_raw.max() if keyword_raw.max() > 0 else np.zeros(len(rows))
     cosine = np.zeros(len(rows))

@@ -297,3 +297,18 @@ def test_search_while_busy_answers_from_the_published_version(lake, tmp_path):
     assert "13812345678" not in (lake.events / "searches-2026-11-30.jsonl").read_text(encoding="utf-8")
     live = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF, tag="ui")
     assert (live.notes, live.source, _ranked(live)) == ([], "live", [("e4", 1.0), ("e1", 0.8291)])
+
+
+def test_keyword_matches_a_memory_with_its_session_neighbours(lake, tmp_path):
+    from memory_lake.policy import Policy
+
+    session = [("s1-1", "Melanie: What did you do last weekend?", "s1", 0), ("s1-2", "Caroline: I went hiking.", "s1", 1),
+               ("s1-3", "Melanie: Sounds fun!", "s1", 2), ("s2-1", "Caroline: I baked bread.", "s2", 0)]
+    _ingest(lake, tmp_path, [SCOPE | {"id": i, "content": c, "session_id": sid, "created_at": f"2026-11-01T10:00:0{n}Z"}
+                             for i, c, sid, n in session])
+    # "weekend" is only in s1-1; with one neighbour each side, the reply s1-2 matches too,
+    # and what comes back is the memories themselves; the other session does not
+    assert sorted(r.id for r in search(lake, "weekend", tenant="acme", mode="keyword", as_of=AS_OF)) == [
+        "s1-1", "s1-2"]
+    lake.policy = Policy().with_overrides({"search": {"context_window": 0}})
+    assert [r.id for r in search(lake, "weekend", tenant="acme", mode="keyword", as_of=AS_OF)] == ["s1-1"]
