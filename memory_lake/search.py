@@ -334,9 +334,9 @@ def _scope_sql(tenant, agent, user, chosen, include_inactive, model: str | None)
     scope = f"(SELECT * FROM memories WHERE {' AND '.join(where)}) m"
     if model is None:
         return f"SELECT {columns}, NULL::FLOAT[] AS vector FROM {scope} ORDER BY m.id", params
+    # (text_hash, model) is unique: the index step only inserts what is missing
     sql = (f"SELECT {columns}, e.vector FROM {scope} "
-           f"LEFT JOIN (SELECT text_hash, any_value(vector) AS vector FROM embeddings WHERE model = ? GROUP BY 1) e "
-           f"ON e.text_hash = m.content_hash ORDER BY m.id")
+           f"LEFT JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ? ORDER BY m.id")
     return sql, [*params, model]
 
 
@@ -350,27 +350,31 @@ def _rank(frame, query_tokens: list[str], limit: int, explain: bool, mode: str, 
     policy, the seed's 0.4 / 0.4 / 0.1 / 0.1 by default).
     """
     import numpy as np
+    import polars as pl
 
-    rows = frame.to_dicts()
+    size = frame.height
+    ids = frame["id"].to_list()
     documents = _keyword_documents(frame, policy.search.context_window)
     keyword_raw = np.asarray(bm25_scores(query_tokens, [tokenize(d) for d in documents], BM25_K1, BM25_B)
-                             if query_tokens else [0.0] * len(rows), dtype=float)
-    keyword = keyword_raw / keyword_raw.max() if keyword_raw.max() > 0 else np.zeros(len(rows))
-    cosine = np.zeros(len(rows))
-    semantic = np.zeros(len(rows))
+                             if query_tokens else [0.0] * size, dtype=float)
+    keyword = keyword_raw / keyword_raw.max() if keyword_raw.max() > 0 else np.zeros(size)
+    cosine = np.zeros(size)
+    semantic = np.zeros(size)
     if query_vector is not None:
         has = frame["vector"].is_not_null().to_numpy()
         if not has.all():
-            notes.append(NOTE_NO_VECTORS.format(missing=int((~has).sum()), total=len(rows)))
+            notes.append(NOTE_NO_VECTORS.format(missing=int((~has).sum()), total=size))
         if has.any():
-            matrix = np.stack(frame.filter(frame["vector"].is_not_null())["vector"].to_list()).astype(np.float32)
+            vectors = frame["vector"].filter(frame["vector"].is_not_null())
+            matrix = vectors.list.to_array(len(query_vector)).to_numpy().astype(np.float32, copy=False)
             cosine[has] = matrix @ query_vector
             low, high = cosine[has].min(), cosine[has].max()
             semantic[has] = (cosine[has] - low) / (high - low) if high > low else 1.0
     s = policy.search
-    age_days = np.asarray([(when - (r["last_accessed_at"] or when)).total_seconds() / 86400 for r in rows])
+    age_days = frame.select(
+        (pl.lit(when) - pl.col("last_accessed_at").fill_null(when)).dt.total_seconds() / 86400).to_series().to_numpy()
     recency = np.power(0.5, np.clip(age_days, 0, None) / s.recency_half_life_days)
-    importance = np.asarray([r["importance"] or 0.0 for r in rows])
+    importance = frame["importance"].fill_null(0.0).to_numpy().astype(float)
     if mode == "keyword":
         score, eligible = keyword, keyword_raw > 0
     elif mode == "semantic":
@@ -382,10 +386,10 @@ def _rank(frame, query_tokens: list[str], limit: int, explain: bool, mode: str, 
         score = (keyword_weight * keyword + semantic_weight * semantic + s.recency_weight * recency
                  + s.importance_weight * importance)
         eligible = (keyword_raw > 0) | (cosine != 0)
-    order = sorted(np.flatnonzero(eligible), key=lambda i: (-round(float(score[i]), _TIE_DIGITS), rows[i]["id"]))[:limit]
+    order = sorted(np.flatnonzero(eligible), key=lambda i: (-round(float(score[i]), _TIE_DIGITS), ids[i]))[:limit]
     results = []
     for i in order:
-        row = rows[i]
+        row = frame.row(int(i), named=True)
         parts = None
         if explain:
             parts = {"keyword": float(keyword_raw[i]), "keyword_norm": float(keyword[i])}
