@@ -381,7 +381,7 @@ def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
     finally:
         con.unregister("snap_norm")
     con.execute(
-        f"""
+        """
         CREATE OR REPLACE TEMP TABLE snap_dups AS
         SELECT line, id, 'id ' || id || ' first seen on line ' || first_line AS detail
         FROM (SELECT line, id, row_number() OVER w AS n, first_value(line) OVER w AS first_line

@@ -50,7 +50,7 @@ CLEANUP_LOG_FILE = "memory-cleanup.log"
 
 
 def _expire(policy: Policy) -> str:
-    return f"""
+    return """
         SELECT id, tier AS to_tier, 'archived' AS to_status FROM memories
         WHERE expires_at < $as_of AND status IN ('active', 'conflicted', 'dormant')
     """
@@ -183,7 +183,7 @@ def _previous_run(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Polic
 
 def _refresh_flags(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str) -> int:
     """Flag long_term memories idle beyond the archive suggestion; unflag the ones used again."""
-    qualifying = f"""
+    qualifying = """
         SELECT m.id, m.tenant FROM memories m JOIN tenant_limits l USING (tenant)
         WHERE m.tier = 'long_term' AND m.status IN ('active', 'conflicted', 'dormant')
           AND m.last_accessed_at < $as_of - to_days(l.suggest_archive_days)

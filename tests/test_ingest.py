@@ -9,7 +9,7 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from memory_lake import InputError, Lake
+from memory_lake import InputError
 
 from .conftest import AS_OF, rows, write_jsonl
 
