@@ -40,6 +40,7 @@ test-fast: install
 bench: install
 	$(PY) benchmarks/ingest.py
 	$(PY) benchmarks/lifecycle.py
+	$(PY) benchmarks/search.py
 	$(PY) benchmarks/locomo.py
 
 clean:

@@ -250,8 +250,9 @@ def main() -> None:
               f"{per} {s['latency']['mean_ms']:>8.1f} {s['latency']['p95_ms']:>8.1f}")
     enc = result["query_encoding"]
     print(f"\nquery encoding (MiniLM, model.encode([q]), CPU): mean {enc['mean_ms']:.1f} ms, p95 {enc['p95_ms']:.1f} ms")
-    print("latency: ours = wall time of lake.search (read the scope from DuckDB, BM25 over it, encode the query "
-          "for semantic/hybrid, write the log line); bm25s = tokenise + retrieve; MiniLM cosine = dot product + "
+    print("latency: ours = wall time of lake.search (the scope is loaded by its first search and kept until the "
+          "lake changes; BM25 and cosine over the whole scope, the query encoded for semantic/hybrid beside that, "
+          "the log line written); bm25s = tokenise + retrieve; MiniLM cosine = dot product + "
           "top 10, encoding excluded (above).")
     print(f"modes used: {modes_used}")
     if notes_seen:

@@ -1,7 +1,9 @@
-"""Scheduled ingest: take every complete snapshot from the lake's inbox into the lake.
+"""Scheduled ingest (the sync run): take every complete snapshot from the lake's inbox into the
+lake, then index what is new (keyword postings and embeddings), so searches see it semantically
+before the nightly run.
 
-The flow only wires the library step; run it with `memory-lake ingest` for the same result
-without Prefect.
+The flow only wires library steps; `memory-lake ingest` then `memory-lake index` give the same
+result without Prefect.
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ def ingest(lake_dir: str, as_of: str) -> dict:
     return Lake.open(lake_dir).ingest(as_of=as_of).as_dict()
 
 
+@task(name="index")
+def index(lake_dir: str, as_of: str) -> dict:
+    """Tokenise and embed new or changed content; returns the index report (JSON-ready)."""
+    return Lake.open(lake_dir).index(as_of=as_of).as_dict()
+
+
 @flow(name="ingest-inbox", log_prints=True)
 def ingest_inbox(lake_dir: str = "lake", as_of: str | None = None) -> dict:
     """Ingest every complete snapshot waiting in `<lake_dir>/inbox` (as_of: now, taken once)."""
@@ -25,4 +33,7 @@ def ingest_inbox(lake_dir: str = "lake", as_of: str | None = None) -> dict:
     report = ingest(lake_dir, as_of)
     print(f"ingested {report['ingested']} new, {report['updated']} updated, "
           f"{report['quarantined']} quarantined from {report['files']} file(s)")
+    indexed = index(lake_dir, as_of)
+    print(f"indexed: {indexed['counts']['tokenized']} tokenised, {indexed['counts']['embedded']} embedded")
+    report["index"] = indexed
     return report

@@ -13,7 +13,7 @@ from prefect import flow, task
 from memory_lake import Lake
 from memory_lake.clock import iso, resolve_as_of
 from memory_lake.decisions import apply_decisions
-from memory_lake.embeddings import index
+from memory_lake.indexing import index
 from memory_lake.events import apply_events
 from memory_lake.forget import compact_database
 from memory_lake.health import snapshot_health

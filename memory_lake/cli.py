@@ -376,7 +376,8 @@ def restore(
 
 @app.command()
 def index(ctx: typer.Context, as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
-    """Embed new or changed memories (cached by content hash and model; a model change re-embeds)."""
+    """Index new or changed memories: keyword postings and embeddings, once per content hash (and
+    model); a model change re-embeds, a new tokenizer version re-tokenises."""
     opts = _options(ctx, lake, json_out)
     report = _open(opts).index(as_of=as_of)
     _show(opts, report.as_dict(), lambda: out.print(f"index: {report.summary}" + (

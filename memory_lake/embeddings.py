@@ -1,6 +1,6 @@
 """Embeddings: computed once per content hash and model, cached in the `embeddings` table.
 
-The ``index`` step embeds only content the lake has not embedded with the configured model yet,
+The ``index`` step (`memory_lake.indexing`) embeds only content the lake has not embedded with the configured model yet,
 so re-running the nightly flow on unchanged content computes nothing, and a model change re-embeds
 lazily (rows are keyed by model). Batches go through sentence-transformers on the CPU with a
 progress bar. Each row also stores the share of the model's unknown tokens: MiniLM maps most
@@ -11,7 +11,6 @@ Chinese characters to [UNK], so search can tell where the model does not cover t
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from datetime import datetime
 from typing import Any
@@ -19,8 +18,6 @@ from typing import Any
 import polars as pl
 
 from .db import transaction
-from .policy import Policy
-from .steps import StepReport
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 _MODELS: dict[str, Any] = {}
@@ -67,40 +64,37 @@ def encode(model, texts: list[str], batch_size: int, progress: bool = False) -> 
     return pl.Series("vector", vectors.astype(np.float32)), pl.Series("unknown_ratio", ratios)
 
 
-def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
-          progress: bool | None = None) -> StepReport:
-    """Embed every content hash that has no embedding for the configured model yet."""
-    policy = policy or lake.policy
-    run_id = run_id or lake.new_run_id("index", as_of)
-    model_name = policy.search.model
-    report = StepReport("index", as_of, run_id, {"embedded": 0})
-    with lake.writer(purpose="index") as con:
-        todo = con.execute(
-            """
-            SELECT content_hash AS text_hash, any_value(content ORDER BY id) AS content
-            FROM memories m
-            WHERE status <> 'deleted' AND content <> ''
-              AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = m.content_hash AND e.model = ?)
-            GROUP BY content_hash ORDER BY content_hash
-            """,
-            [model_name],
-        ).pl()
-        report.counts["missing"] = todo.height
-        if todo.height == 0:
-            return report
-        try:
-            model = load_model(model_name)
-        except ModelUnavailable as exc:
-            report.details["note"] = str(exc)
-            return report
-        show = sys.stderr.isatty() if progress is None else progress
-        vectors, ratios = encode(model, todo["content"].to_list(), policy.search.batch_size, show)
-        frame = todo.select("text_hash").with_columns(vectors, ratios)
-        con.register("new_embeddings", frame)
+def embed_missing(con, model_name: str, as_of: datetime, batch_size: int, progress: bool) -> dict[str, Any]:
+    """Embed, on the writer connection `con`, every content hash without a vector for `model_name`.
+
+    Returns ``{"missing": n, "embedded": n}`` and a ``note`` when the model cannot be loaded (then
+    nothing is embedded and search degrades to keyword)."""
+    todo = con.execute(
+        """
+        SELECT content_hash AS text_hash, any_value(content ORDER BY id) AS content
+        FROM memories m
+        WHERE status <> 'deleted' AND content <> ''
+          AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = m.content_hash AND e.model = ?)
+        GROUP BY content_hash ORDER BY content_hash
+        """,
+        [model_name],
+    ).pl()
+    out: dict[str, Any] = {"missing": todo.height, "embedded": 0}
+    if todo.height == 0:
+        return out
+    try:
+        model = load_model(model_name)
+    except ModelUnavailable as exc:
+        out["note"] = str(exc)
+        return out
+    vectors, ratios = encode(model, todo["content"].to_list(), batch_size, progress)
+    frame = todo.select("text_hash").with_columns(vectors, ratios)
+    con.register("new_embeddings", frame)
+    try:
         with transaction(con):
             con.execute("INSERT INTO embeddings SELECT text_hash, ?, vector, unknown_ratio, ? FROM new_embeddings",
                         [model_name, as_of])
+    finally:
         con.unregister("new_embeddings")
-    report.counts["embedded"] = todo.height
-    report.details["model"] = model_name
-    return report
+    out["embedded"] = todo.height
+    return out

@@ -93,21 +93,35 @@ def _scrub_quarantine(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"UPDATE quarantine SET raw = '{FORGOTTEN}' WHERE memory_id IN (SELECT id FROM forget_ids)")
 
 
-@register_scrubber("embeddings")
-def _scrub_embeddings(con: duckdb.DuckDBPyConnection) -> None:
-    # Vectors of content no remaining memory shares go too (DESIGN: embeddings no other memory
-    # shares). Exported copies are replayed without a memories table; there the version's
-    # memories.parquet already lost the rows, so no search can reach those vectors.
-    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'memories' AND NOT temporary").fetchone()[0]:
+def _scrub_by_content_hash(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    # Entries of content no remaining memory shares go (DESIGN: embeddings no other memory
+    # shares; the same holds for the postings, whose terms spell the content). On an exported copy
+    # `memories` is a view of that version's memories.parquet, which still holds the rows then.
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'memories'").fetchone()[0]:
         return
     con.execute(
-        """
-        DELETE FROM embeddings
+        f"""
+        DELETE FROM {table}
         WHERE text_hash IN (SELECT content_hash FROM memories WHERE id IN (SELECT id FROM forget_ids))
           AND text_hash NOT IN (SELECT content_hash FROM memories
                                 WHERE status <> 'deleted' AND id NOT IN (SELECT id FROM forget_ids))
         """
     )
+
+
+@register_scrubber("embeddings")
+def _scrub_embeddings(con: duckdb.DuckDBPyConnection) -> None:
+    _scrub_by_content_hash(con, "embeddings")
+
+
+@register_scrubber("postings")
+def _scrub_postings(con: duckdb.DuckDBPyConnection) -> None:
+    _scrub_by_content_hash(con, "postings")
+
+
+@register_scrubber("keyword_docs")
+def _scrub_keyword_docs(con: duckdb.DuckDBPyConnection) -> None:
+    _scrub_by_content_hash(con, "keyword_docs")
 
 
 @register_scrubber("retrieval_log")
@@ -473,10 +487,15 @@ def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub)
             f"SELECT DISTINCT tenant, agent_id, user_id FROM {source} WHERE id IN (SELECT id FROM forget_ids)").pl()
     changed += _scrub_scopes(folder, scopes, job.ids)
     names = dict(_SCRUBBERS)
+    # Scrubbers keyed by content hash read the version's memories, still whole at this point.
+    con.execute("DROP VIEW IF EXISTS memories")
+    if memories.is_file():
+        con.execute(f"CREATE TEMP VIEW memories AS SELECT * FROM {source}")
     for table in sorted((folder / "tables").glob("*.parquet")):
         scrub = names.get(table.stem)
         if scrub is not None and _replay_scrubber(con, table, scrub):
             changed.append(f"tables/{table.name}")
+    con.execute("DROP VIEW IF EXISTS memories")
     if scopes.height:
         _copy_parquet(con, f"SELECT * FROM {source} WHERE id NOT IN (SELECT id FROM forget_ids)", memories)
         changed.append("memories.parquet")
@@ -499,8 +518,9 @@ def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubbe
     con.execute(f'CREATE OR REPLACE TEMP TABLE scrub_before AS SELECT * FROM "{name}"')
     try:
         scrub(con)
-        (changed,) = con.execute(f'SELECT count(*) FROM (SELECT * FROM "{name}" EXCEPT ALL '
-                                 'SELECT * FROM scrub_before)').fetchone()
+        # changed rows, and removed ones (a scrubber may delete)
+        (changed,) = con.execute(f'SELECT (SELECT count(*) FROM (SELECT * FROM "{name}" EXCEPT ALL SELECT * FROM scrub_before)) '
+                                 f'+ (SELECT count(*) FROM (SELECT * FROM scrub_before EXCEPT ALL SELECT * FROM "{name}"))').fetchone()
         if changed:
             _copy_parquet(con, f'SELECT * FROM "{name}"', table)
         return bool(changed)

@@ -173,9 +173,20 @@ class Lake:
             finally:
                 if exclusive:
                     os.ftruncate(fd, 0)
+                    self._next_generation()
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    def _next_generation(self) -> None:
+        """Mark that the lake may have changed (every write lock ends with it): readers' caches of
+        loaded data (`data_identity`) then load again. File times alone can miss two quick writes."""
+        tmp = self.root / f".generation.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(uuid.uuid4().hex)
+            os.replace(tmp, self.root / ".generation")
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
     def _busy_message(self, exclusive: bool) -> str:
         try:
@@ -281,16 +292,25 @@ class Lake:
     # ---------------------------------------------------------------- reading
     def read(self, query: str, params: Sequence[Any] | None = None) -> ReadResult:
         """Run a read-only query; while a run holds the lake, against the latest published version."""
+        with self.reading() as (con, source, note):
+            return ReadResult(_query(con, query, params), source, note)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, str, str | None]]:
+        """``(connection, source, note)`` for several read-only queries: the live file, or while a run
+        holds the lake, an in-memory connection whose views are the latest published version's files
+        (``memories`` and every ``tables/<name>.parquet``). `note` says when it is the latter."""
+        live = contextlib.ExitStack()
         try:
-            with self.reader() as con:
-                return ReadResult(_query(con, query, params), "live")
+            con = live.enter_context(self.reader())
         except LakeBusy:
             current = self.exports / "CURRENT"
             if not current.exists():
                 raise
-        return self._read_published(current, query, params)
-
-    def _read_published(self, current: Path, query: str, params) -> ReadResult:
+        else:
+            with live:  # only the opening falls back; an error of the caller's queries propagates
+                yield con, "live", None
+            return
         version_dir = current.resolve()
         con = duckdb.connect(":memory:")
         try:
@@ -300,11 +320,39 @@ class Lake:
             for name, file in tables.items():
                 if file.exists():
                     con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{file}')")
-            frame = _query(con, query, params)
+            note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
+            yield con, f"published {version_dir.name}", note
         finally:
             con.close()
-        note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
-        return ReadResult(frame, f"published {version_dir.name}", note)
+
+    def data_identity(self) -> tuple | None:
+        """What a read would see now, as a cache key: ``(root, "live", None, stats)`` from the database
+        file and its write-ahead log, or ``(root, "published", "v<N>", stats)`` while a run holds
+        the lake. Every write changes it. None when this process holds the lake (its run changes
+        the data as it goes) or when nothing could be read."""
+        if self.held_here():
+            return None
+
+        def stat(path: Path) -> tuple[int, int, int] | None:
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+        if not self.is_busy():
+            wal = self.db_path.with_name(self.db_path.name + ".wal")
+            try:
+                generation = (self.root / ".generation").read_text()
+            except OSError:
+                generation = None
+            return (str(self.root), "live", None, (generation, stat(self.db_path), stat(wal)))
+        current = self.exports / "CURRENT"
+        if not current.exists():
+            return None
+        version = current.resolve()
+        return (str(self.root), "published", version.name,
+                (stat(version / "memories.parquet"), stat(version / "manifest.json")))
 
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """Read-only SQL over the lake's tables, as a Polars DataFrame."""
@@ -357,7 +405,7 @@ class Lake:
 
     def index(self, *, as_of: datetime | str | None = None):
         """Embed new or changed content (cached by content hash and model); ingest never does."""
-        from .embeddings import index
+        from .indexing import index
 
         return index(self, resolve_as_of(as_of))
 

@@ -36,7 +36,7 @@ from .steps import StepReport
 CURRENT = "CURRENT"
 # Tables exported with every version (those that exist; later features add theirs).
 EXPORTED_TABLES = ("memory_history", "cleanup_log", "health_snapshots", "retrieval_log", "quarantine", "runs",
-                   "ingested_files", "publishes", "embeddings", "memory_flags")
+                   "ingested_files", "publishes", "embeddings", "keyword_docs", "postings", "memory_flags")
 # Columns of a record in a scope's memory.json: the snapshot contract, so the file re-ingests.
 SCOPE_RECORD_COLUMNS = ("id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id",
                         "session_id", "created_at", "updated_at", "last_accessed_at", "access_count",

@@ -72,6 +72,8 @@ _LEFT_EDGE = r"(?:" + _ASCII_BOUNDARY + "|" + _JSON_ESCAPE + ")"
 
 # One cheap literal scan picks the rows worth running the secret patterns on.
 _SECRET_TRIGGER = r"(?i)sk-|akia|asia|bearer|pass|pwd|密码"
+# The prefilter of one short text: what no rule can match without (see redact_text).
+_MAY_HOLD_PII = re.compile(r"[0-9０-９@＠]|" + _SECRET_TRIGGER[4:], re.IGNORECASE)
 
 _OPENAI_KEY = r"(" + _LEFT_EDGE + r")sk-[A-Za-z0-9_-]{16,}"
 _AWS_KEY_ID = r"(" + _LEFT_EDGE + r")(?:AKIA|ASIA)[A-Z0-9]{16}" + _ASCII_BOUNDARY
@@ -201,6 +203,8 @@ def redact_series(
 
 def redact_text(text: str, salt: bytes) -> str:
     """Redact one string (a log line, a CLI value) with ``salt``; same rules as redact_series."""
+    if text is None or not _MAY_HOLD_PII.search(text):
+        return text  # every PII kind needs a digit or an "@", every secret rule its trigger word
     return redact_series(pl.Series([text], dtype=pl.String), None, {}, salt)[0]
 
 

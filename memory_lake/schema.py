@@ -252,6 +252,23 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "retrieval_log.semantic_match: a hit by raw cosine where the model covers the language",
         "ALTER TABLE retrieval_log ADD COLUMN semantic_match BOOLEAN DEFAULT false;",
     ),
+    (
+        6,
+        "search index: keyword postings per content hash (BM25), kept by the index step",
+        """
+        CREATE TABLE keyword_docs (
+            text_hash VARCHAR NOT NULL,       -- memories.content_hash: tokenised once per content
+            tokenizer VARCHAR NOT NULL,       -- textsearch.TOKENIZER_VERSION that made the postings
+            length INTEGER NOT NULL,          -- number of tokens (BM25's document length)
+            as_of TIMESTAMP NOT NULL
+        );
+        CREATE TABLE postings (
+            text_hash VARCHAR NOT NULL,
+            term VARCHAR NOT NULL,            -- a token of textsearch.tokenize
+            tf INTEGER NOT NULL               -- its count in the content
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

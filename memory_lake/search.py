@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,7 +33,8 @@ from . import schema
 from .clock import iso, resolve_as_of
 from .errors import InputError, MemoryLakeError
 from .redact import redact_text
-from .textsearch import BM25_B, BM25_K1, bm25_scores, tokenize
+from .scopeindex import SCOPES, load_scope
+from .textsearch import TOKENIZER_VERSION, tokenize
 
 MODES = ("keyword", "semantic", "hybrid")
 DEFAULT_MODE = "hybrid"  # DESIGN "Search": hybrid is the default mode
@@ -47,12 +49,6 @@ NOTE_NO_VECTORS = "{missing} of {total} memories have no embedding yet (memory-l
 NOTE_NO_INDEX = "no memory of this scope has an embedding yet (memory-lake index); the semantic part falls back to keyword"
 NOTE_EMPTY_QUERY = "the query is empty; nothing to search for"
 NOTE_NO_TOKENS = "the query has no searchable words (only stop words or punctuation)"
-
-_COLUMNS = ("id", "content", "tier", "type", "tags", "created_at", "importance", "source",
-            "tenant", "agent_id", "user_id", "last_accessed_at", "session_id")
-# Ties in BM25 are broken by id; rounding the sort key keeps float noise from deciding a tie.
-_TIE_DIGITS = 12
-
 
 @dataclass
 class SearchResult:
@@ -165,26 +161,32 @@ def search(
     if not query.strip():
         notes.append(NOTE_EMPTY_QUERY)
     else:
-        read = _read_scope(lake, tenant, agent, user, chosen, include_inactive)
-        source = read.source
-        if read.note:
-            notes.append(read.note)
         query = _redact_query(lake, tenant, query)
         query_tokens = tokenize(query)
+        # The query's embedding is computed while the scope is loaded (or looked up).
+        pending = _QUERY_VECTORS.submit(_query_vector, lake.policy, query) if mode_key != "keyword" else None
+        scope, source, note = _scope(lake, tenant, agent, user, chosen, include_inactive)
+        if note:
+            notes.append(note)
         semantic = None
-        if mode_key != "keyword":
-            if read.frame.height and read.frame["vector"].is_null().all():
+        if pending is not None:
+            if scope.size and not scope.with_vectors:
                 notes.append(NOTE_NO_INDEX)
             else:
-                semantic = _query_vector(lake.policy, query, mode_key, notes)
+                semantic, why_not = pending.result()
+                if why_not:
+                    notes.append(why_not)
+                if semantic is not None and scope.with_vectors < scope.size:
+                    notes.append(NOTE_NO_VECTORS.format(missing=scope.size - scope.with_vectors, total=scope.size))
         # hybrid without a usable query vector keeps recency and importance; its semantic weight
         # goes to keyword. Semantic alone degrades to keyword.
         mode_used = mode_key if semantic is not None or mode_key == "hybrid" else "keyword"
         if not query_tokens and semantic is None:
             notes.append(NOTE_NO_TOKENS)
-        elif read.frame.height:
-            results, raw_scores, semantic_match = _rank(read.frame, query_tokens, limit, explain, mode_used,
-                                                        semantic, lake.policy, when, notes)
+        elif scope.size:
+            results, raw_scores, semantic_match = _results(
+                scope.rank(query_tokens, semantic, mode_used, limit, lake.policy.search, when),
+                mode_used, explain, semantic is not None, lake.policy.search.hit_cosine)
 
     found = SearchResults(results, search_id=uuid.uuid4().hex, mode_used=mode_used, notes=notes,
                           query=query, source=source)
@@ -193,40 +195,23 @@ def search(
     return found
 
 
-def _keyword_documents(frame, window: int) -> list[str]:
-    """The text keyword search matches for each row: its content plus the `window` memories before
-    and after it in the same session (in time order). A memory is often only understood with its
-    neighbours (a reply names neither the question nor the speaker); the memory itself is still
-    what is returned."""
-    import polars as pl
-
-    if window <= 0 or "session_id" not in frame.columns or frame["session_id"].is_null().all():
-        return frame["content"].fill_null("").to_list()
-    ordered = frame.with_row_index("_row").sort("session_id", "created_at", "id", nulls_last=True)
-    parts = [pl.col("content").fill_null("")]
-    for step in range(1, window + 1):
-        for shift in (step, -step):
-            parts.append(pl.when(pl.col("session_id").is_not_null())
-                         .then(pl.col("content").shift(shift).over("session_id")).otherwise(None).fill_null(""))
-    documents = ordered.select("_row", text=pl.concat_str(parts, separator=" ")).sort("_row")
-    return documents["text"].to_list()
+# One worker: query embeddings are computed beside the database work of the same search.
+_QUERY_VECTORS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-lake-query-vector")
 
 
-def _query_vector(policy, query: str, mode: str, notes: list[str]):
-    """(vector, unknown share) of the query, or None when semantic cannot or should not take part."""
+def _query_vector(policy, query: str):
+    """(vector, None) for the query, or (None, why) when semantic cannot or should not take part."""
     from .embeddings import ModelUnavailable, encode, load_model
 
     try:
         model = load_model(policy.search.model)
     except ModelUnavailable as exc:
-        notes.append(f"{exc}; the semantic part falls back to keyword (BM25)")
-        return None
+        return None, f"{exc}; the semantic part falls back to keyword (BM25)"
     vectors, unknown = encode(model, [query], policy.search.batch_size)
     share = float(unknown[0])
     if share > policy.search.max_unknown_ratio:
-        notes.append(NOTE_NOT_COVERED.format(share=share))
-        return None
-    return vectors.to_numpy()[0]
+        return None, NOTE_NOT_COVERED.format(share=share)
+    return vectors.to_numpy()[0], None
 
 
 # ------------------------------------------------------------------ input checks
@@ -291,119 +276,79 @@ def _vocabulary(name: str, value: Any, aliases: Mapping[str, str], *, squash: bo
 
 
 # ------------------------------------------------------------------ reading and ranking
-def _read_scope(lake, tenant, agent, user, chosen, include_inactive):
-    """The scope's rows with their vectors; a published version from before embeddings were
-    exported has none (then every vector is NULL)."""
-    sql, params = _scope_sql(tenant, agent, user, chosen, include_inactive, lake.policy.search.model)
-    try:
-        return lake.read(sql, params)
-    except InputError as exc:
-        if "embeddings" not in str(exc):
-            raise
-        sql, params = _scope_sql(tenant, agent, user, chosen, include_inactive, None)
-        return lake.read(sql, params)
+def _scope(lake, tenant, agent, user, chosen, include_inactive):
+    """(ScopeIndex, source, note): the scope from the process's cache when nothing was written
+    since it was loaded, else loaded with one read (live, or published while a run holds the lake)."""
+    policy = lake.policy.search
+    identity = lake.data_identity()
+    key = None
+    if identity is not None:
+        filters = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in chosen.items())
+        key = (identity, policy.model, int(policy.context_window), TOKENIZER_VERSION, tenant, agent, user,
+               filters, include_inactive)
+        found = SCOPES.get(key)
+        if found is not None:
+            if identity[1] == "live":
+                return found, "live", None
+            return found, f"published {identity[2]}", f"the lake is busy (a run holds it); answered from published {identity[2]}"
+    where, params = _scope_where(tenant, agent, user, chosen, include_inactive)
+    with lake.reading() as (con, source, note):
+        scope = load_scope(con, where, params, model=policy.model, window=int(policy.context_window))
+    if key is not None and source == ("live" if identity[1] == "live" else f"published {identity[2]}"):
+        SCOPES.put(key, scope, policy.cache_rows)
+    return scope, source, note
 
 
-def _scope_sql(tenant, agent, user, chosen, include_inactive, model: str | None) -> tuple[str, list[Any]]:
-    """The scope's rows with their embedding for `model` (if any); every user value is a parameter."""
-    where, params = ["tenant = ?"], [tenant]
+def _results(scored, mode: str, explain: bool, has_query_vector: bool, hit_cosine: float):
+    """(results, raw keyword scores, semantic hit) from a scope's best rows."""
+    results = []
+    for i, row in enumerate(scored.rows):
+        parts = None
+        if explain:
+            parts = {"keyword": float(scored.keyword_raw[i]), "keyword_norm": float(scored.keyword[i])}
+            if mode != "keyword":
+                cosine = scored.cosine[i]
+                parts |= {"semantic": 0.0 if cosine != cosine else float(cosine),
+                          "semantic_norm": float(scored.semantic[i]), "recency": float(scored.recency[i]),
+                          "importance": float(scored.importance[i])}
+        results.append(SearchResult(
+            id=row["id"], content=row["content"], tier=row["tier"], type=row["type"], score=float(scored.score[i]),
+            tags=list(row["tags"] or []), created_at=row["created_at"], importance=row["importance"],
+            source=row["source"], tenant=row["tenant"], agent_id=row["agent_id"], user_id=row["user_id"],
+            parts=parts,
+        ))
+    raw = [float(x) for x in scored.keyword_raw]
+    best_cosine = scored.cosine[0] if len(scored.rows) and has_query_vector else 0.0
+    return results, raw, bool(best_cosine == best_cosine and best_cosine >= hit_cosine)
+
+
+def _scope_where(tenant, agent, user, chosen, include_inactive) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause of the scope and its named parameters; every user value is a parameter."""
+    where, params = ["tenant = $tenant"], {"tenant": tenant}
     if agent is not None:
-        where.append("agent_id = ?")
-        params.append(agent)
+        where.append("agent_id = $agent")
+        params["agent"] = agent
     if user is not None:
-        where.append("user_id = ?")
-        params.append(user)
+        where.append("user_id = $user")
+        params["user"] = user
     if not include_inactive:
         statuses = ", ".join(f"'{s}'" for s in SEARCHABLE_STATUSES)
         where.append(f"status IN ({statuses}) AND merged_into IS NULL")
     for name, column in (("tier", "tier"), ("type", "type"), ("source", "source"), ("context", "context_id")):
         if name in chosen:
-            where.append(f"{column} = ?")
-            params.append(chosen[name])
+            where.append(f"{column} = ${name}")
+            params[name] = chosen[name]
     if "tag" in chosen:
         tags = chosen["tag"] if isinstance(chosen["tag"], list) else [chosen["tag"]]
-        where.append("list_has_all(coalesce(tags, []::VARCHAR[]), ?::VARCHAR[])")
-        params.append(tags)
+        where.append("list_has_all(coalesce(tags, []::VARCHAR[]), $tags::VARCHAR[])")
+        params["tags"] = tags
     if "since" in chosen:
-        where.append("created_at >= ?")
-        params.append(chosen["since"])
+        where.append("created_at >= $since")
+        params["since"] = chosen["since"]
     if "until" in chosen:
-        where.append("created_at < ?")
-        params.append(chosen["until"])
-    columns = ", ".join(f"m.{c}" for c in _COLUMNS)
-    scope = f"(SELECT * FROM memories WHERE {' AND '.join(where)}) m"
-    if model is None:
-        return f"SELECT {columns}, NULL::FLOAT[] AS vector FROM {scope} ORDER BY m.id", params
-    # (text_hash, model) is unique: the index step only inserts what is missing
-    sql = (f"SELECT {columns}, e.vector FROM {scope} "
-           f"LEFT JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ? ORDER BY m.id")
-    return sql, [*params, model]
-
-
-def _rank(frame, query_tokens: list[str], limit: int, explain: bool, mode: str, query_vector, policy,
-          when: datetime, notes: list[str]) -> tuple[list[SearchResult], list[float], bool]:
-    """Score every row of the scope (vectorised) and return the best `limit`, best first, then id.
-
-    keyword: BM25 / the best BM25 of the query; semantic: cosine, min-max scaled over the scope;
-    recency: 0.5 ** (days since last access / half-life); importance as stored. Keyword mode ranks
-    by keyword alone, semantic by semantic alone, hybrid by the weighted sum (weights from the
-    policy, the seed's 0.4 / 0.4 / 0.1 / 0.1 by default).
-    """
-    import numpy as np
-    import polars as pl
-
-    size = frame.height
-    ids = frame["id"].to_list()
-    documents = _keyword_documents(frame, policy.search.context_window)
-    keyword_raw = np.asarray(bm25_scores(query_tokens, [tokenize(d) for d in documents], BM25_K1, BM25_B)
-                             if query_tokens else [0.0] * size, dtype=float)
-    keyword = keyword_raw / keyword_raw.max() if keyword_raw.max() > 0 else np.zeros(size)
-    cosine = np.zeros(size)
-    semantic = np.zeros(size)
-    if query_vector is not None:
-        has = frame["vector"].is_not_null().to_numpy()
-        if not has.all():
-            notes.append(NOTE_NO_VECTORS.format(missing=int((~has).sum()), total=size))
-        if has.any():
-            vectors = frame["vector"].filter(frame["vector"].is_not_null())
-            matrix = vectors.list.to_array(len(query_vector)).to_numpy().astype(np.float32, copy=False)
-            cosine[has] = matrix @ query_vector
-            low, high = cosine[has].min(), cosine[has].max()
-            semantic[has] = (cosine[has] - low) / (high - low) if high > low else 1.0
-    s = policy.search
-    age_days = frame.select(
-        (pl.lit(when) - pl.col("last_accessed_at").fill_null(when)).dt.total_seconds() / 86400).to_series().to_numpy()
-    recency = np.power(0.5, np.clip(age_days, 0, None) / s.recency_half_life_days)
-    importance = frame["importance"].fill_null(0.0).to_numpy().astype(float)
-    if mode == "keyword":
-        score, eligible = keyword, keyword_raw > 0
-    elif mode == "semantic":
-        score, eligible = semantic, cosine != 0
-    else:
-        keyword_weight, semantic_weight = s.keyword_weight, s.semantic_weight
-        if query_vector is None:
-            keyword_weight, semantic_weight = keyword_weight + semantic_weight, 0.0
-        score = (keyword_weight * keyword + semantic_weight * semantic + s.recency_weight * recency
-                 + s.importance_weight * importance)
-        eligible = (keyword_raw > 0) | (cosine != 0)
-    order = sorted(np.flatnonzero(eligible), key=lambda i: (-round(float(score[i]), _TIE_DIGITS), ids[i]))[:limit]
-    results = []
-    for i in order:
-        row = frame.row(int(i), named=True)
-        parts = None
-        if explain:
-            parts = {"keyword": float(keyword_raw[i]), "keyword_norm": float(keyword[i])}
-            if mode != "keyword":
-                parts |= {"semantic": float(cosine[i]), "semantic_norm": float(semantic[i]),
-                          "recency": float(recency[i]), "importance": float(importance[i])}
-        results.append(SearchResult(
-            id=row["id"], content=row["content"], tier=row["tier"], type=row["type"], score=float(score[i]),
-            tags=list(row["tags"] or []), created_at=row["created_at"], importance=row["importance"],
-            source=row["source"], tenant=row["tenant"], agent_id=row["agent_id"], user_id=row["user_id"], parts=parts,
-        ))
-    raw = [float(keyword_raw[i]) for i in order]
-    best_cosine = float(cosine[order[0]]) if order and query_vector is not None else 0.0
-    return results, raw, best_cosine >= s.hit_cosine
+        where.append("created_at < $until")
+        params["until"] = chosen["until"]
+    return " AND ".join(where), params
 
 
 # ------------------------------------------------------------------ PII and the log

@@ -55,6 +55,10 @@ from pathlib import Path
 
 import polars as pl
 
+# Bump whenever a rule of `tokenize` changes: the index step then rebuilds the postings it made
+# with an older version (the only full rebuild; otherwise only new or changed content is tokenised).
+TOKENIZER_VERSION = "1"
+
 # BM25 parameters (the usual defaults of Robertson et al. and Lucene).
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -183,10 +187,13 @@ def tokenize(text: str) -> list[str]:
     return list(_tokenize_cached(text))
 
 
-# Searches re-tokenise the same memories again and again within one process (an agent that
-# searches often); a bounded cache keeps that cheap until the postings table of a later issue.
-@functools.lru_cache(maxsize=50_000)
+# Queries repeat (an agent asks the same thing again); a bounded cache keeps them cheap.
+@functools.lru_cache(maxsize=4_096)
 def _tokenize_cached(text: str) -> tuple[str, ...]:
+    return _tokenize_uncached(text)
+
+
+def _tokenize_uncached(text: str) -> tuple[str, ...]:
     tokens: list[str] = []
     normalised = unicodedata.normalize("NFKC", text)
     for match in _TOKEN_RE.finditer(normalised):
@@ -200,6 +207,26 @@ def _tokenize_cached(text: str) -> tuple[str, ...]:
             if lowered not in ENGLISH_STOP_WORDS:
                 tokens.append(stem(lowered))
     return tuple(tokens)
+
+
+def term_counts(hashes: Sequence[str], texts: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The postings of texts keyed by their hash: ``(docs, postings)`` where docs has one row per
+    hash (``text_hash``, ``length`` = number of tokens) and postings one per (``text_hash``,
+    ``term``) with its count ``tf``, sorted by term (so a table that stores them in that order can
+    skip whole row groups when a query looks up a few terms)."""
+    tokens = [_tokenize_uncached(text or "") for text in texts]
+    docs = pl.DataFrame({"text_hash": list(hashes), "length": [len(t) for t in tokens]},
+                        schema={"text_hash": pl.String, "length": pl.Int32})
+    postings = (
+        pl.DataFrame({"text_hash": list(hashes), "term": tokens},
+                     schema={"text_hash": pl.String, "term": pl.List(pl.String)})
+        .explode("term")
+        .drop_nulls("term")
+        .group_by("text_hash", "term")
+        .agg(pl.len().cast(pl.Int32).alias("tf"))
+        .sort("term", "text_hash")
+    )
+    return docs, postings
 
 
 def bm25_scores(

@@ -42,6 +42,9 @@ def test_ingest_flow_runs_under_prefect(prefect_harness, lake):
     report = ingest_inbox(str(lake.root), as_of="2026-11-30T00:00:00Z")
     assert (report["ingested"], report["quarantined"], report["as_of"]) == (1, 1, "2026-11-30T00:00:00Z")
     assert rows(lake, "SELECT content FROM memories") == [{"content": "from a flow"}]
+    # the sync run indexes what it ingested: postings and an embedding for the one new content
+    assert report["index"]["counts"] == {"tokenized": 1, "embedded": 1, "missing": 1}
+    assert rows(lake, "SELECT term, tf FROM postings ORDER BY term") == [{"term": "flow", "tf": 1}]
 
 
 @pytest.mark.slow
@@ -72,6 +75,6 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     assert moved == {}
     # unchanged content: no embedding is computed again
     assert summary["steps"]["index"]["counts"]["embedded"] > 800
-    assert again["steps"]["index"]["counts"] == {"embedded": 0, "missing": 0}
+    assert again["steps"]["index"]["counts"] == {"tokenized": 0, "embedded": 0, "missing": 0}
     assert rows(lake, "SELECT * EXCLUDE (published_at, publish_meta) FROM memories ORDER BY id") == before
     assert sorted(p.name for p in lake.exports.iterdir()) == ["CURRENT", "v1"]

@@ -101,7 +101,7 @@ def build_lake(lake, tmp_path) -> Path:
 
 
 def test_every_store_holding_text_is_registered():
-    assert scrubbers() == ["memory_history", "quarantine", "embeddings", "retrieval_log"]
+    assert scrubbers() == ["memory_history", "quarantine", "embeddings", "postings", "keyword_docs", "retrieval_log"]
     assert file_scrubbers() == ["raw", "events", "exports"]
 
 

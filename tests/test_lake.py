@@ -18,7 +18,7 @@ from .conftest import rows
 
 def test_open_creates_the_layout_and_tables(tmp_path):
     lake = Lake.open(tmp_path / "new" / "lake")
-    assert sorted(p.name for p in lake.root.iterdir()) == [".lock", "events", "exports", "inbox", "lake.duckdb", "raw"]
+    assert sorted(p.name for p in lake.root.iterdir()) == [".generation", ".lock", "events", "exports", "inbox", "lake.duckdb", "raw"]
     assert (lake.inbox / "decisions").is_dir()
     tables = {r["table_name"] for r in rows(lake, "SELECT table_name FROM information_schema.tables")}
     assert {"memories", "memory_history", "quarantine", "runs", "ingested_files", "tenant_salts",
