@@ -33,6 +33,9 @@ app = typer.Typer(help=HELP, no_args_is_help=True, add_completion=False, pretty_
 quarantine_app = typer.Typer(help="Inspect and replay quarantined lines.", no_args_is_help=True,
                              rich_markup_mode=None)
 app.add_typer(quarantine_app, name="quarantine")
+conflicts_app = typer.Typer(help="The conflict queue: list disputed values and resolve them.", no_args_is_help=True,
+                            rich_markup_mode=None)
+app.add_typer(conflicts_app, name="conflicts")
 run_app = typer.Typer(help="Run a flow (Prefect, with its temporary local API when no server is set).",
                       no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(run_app, name="run")
@@ -532,6 +535,97 @@ def quarantine_replay(
     opts = _options(ctx, lake, json_out)
     report = replay_quarantine(_open(opts), file, as_of=resolve_as_of(as_of), wait_s=_wait_s())
     _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
+
+
+# ------------------------------------------------------------------ conflicts and edits
+@conflicts_app.command("list")
+def conflicts_list(
+    ctx: typer.Context,
+    tenant: Annotated[Optional[str], typer.Option(help="Only this tenant.")] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="Include resolved conflicts.")] = False,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text),
+    both operators and trace ids, and the base version the incoming write read."""
+    opts = _options(ctx, lake, json_out)
+    frame = _open(opts).conflicts(tenant=tenant, status=None if all_rows else "open")
+    if opts.json:
+        emit_json(frame_records(frame))
+    else:
+        print_frame(frame.select("conflict_id", "kind", "memory_id", "field", "lake_value", "incoming_value",
+                                 "incoming_operator", "base_version", "lake_version", "created_at", "status"),
+                    title=f"{frame.height} conflict(s)")
+
+
+@conflicts_app.command("resolve")
+def conflicts_resolve(
+    ctx: typer.Context,
+    conflict_id: Annotated[str, typer.Argument(help="The conflict (see `conflicts list`).")],
+    take: Annotated[str, typer.Option(help="lake (keep), incoming (take the disputed value), both (keep both as "
+                                           "two memories) or value=TEXT (your own).")],
+    operator: Annotated[str, typer.Option(help="Who decides: only a user resolves conflicts.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Resolve a conflict: the memory's version goes up, history records the user's choice, and the
+    memory leaves `conflicted` when no other conflict on it is open. Queued while a run holds the lake."""
+    from .clock import resolve_as_of
+    from .conflicts import parse_take
+
+    opts = _options(ctx, lake, json_out)
+    kind, value = parse_take(take)
+    result = _open(opts).resolve_conflict(conflict_id, kind, value=value, operator=operator,
+                                          as_of=resolve_as_of(as_of))
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+            return
+        extra = f"; kept the incoming value as {result['new_memory_id']}" if result["new_memory_id"] else ""
+        out.print(f"resolved {conflict_id} ({result['take']}): {result['memory_id']} is at version "
+                  f"{result['version']}, {result['status']}{extra}")
+
+    _show(opts, result, human)
+
+
+@app.command()
+def edit(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(help="The memory to edit.")],
+    set_: Annotated[list[str], typer.Option("--set", help="field=value; fields: content, summary, tags "
+                                                           "(a,b or a JSON list), importance, tier (important pins "
+                                                           "it), type, expires_at, context_id. Repeatable.")],
+    operator: Annotated[str, typer.Option(help="Who edits: user (may change important memories) or agent.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Edit a memory by hand through the versioned write path (history, three-way merge). Waits in
+    the inbox for the next run while a run holds the lake."""
+    from .clock import resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    changes: dict[str, str] = {}
+    for item in set_ or []:
+        field, sep, value = item.partition("=")
+        if not sep or not field.strip():
+            raise InputError(f"--set {item!r}: expected field=value")
+        changes[field.strip()] = value
+    result = _open(opts).edit(memory_id, operator=operator, as_of=resolve_as_of(as_of), **changes)
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: the edit waits in the inbox as {result['queued']}")
+        elif result["quarantined"]:
+            out.print(f"not applied: {', '.join(result['quarantine_reasons'])}")
+        elif result["conflicted"]:
+            out.print(f"{memory_id}: a conflict was filed (see `memory-lake conflicts list`); version {result['version']}")
+        else:
+            out.print(f"{memory_id} is at version {result['version']} ({result['status']})")
+
+    _show(opts, result, human)
 
 
 # ------------------------------------------------------------------ entry point

@@ -8,7 +8,9 @@ a temporary name and renamed (a run never sees half of one). Files are applied i
 ``inbox/decisions/applied/``, which keeps them as the audit of who asked for what.
 
 Kinds known so far: ``forget`` (``{"kind": "forget", "ids", "tenant", "agent", "user", "operator",
-"reason", "requested_at"}``). A file of an unknown kind, or one that cannot be applied (bad JSON,
+"reason", "requested_at"}``) and ``resolve`` (``{"kind": "resolve", "conflict_id", "take", "value",
+"operator", "requested_at"}``). A manual edit needs no decision file: it is a snapshot, and waits in
+the inbox itself. A file of an unknown kind, or one that cannot be applied (bad JSON,
 missing reason ...), stays where it is and is reported on every run until someone deals with it.
 """
 
@@ -81,22 +83,38 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
                 left.append({"file": path.name, "reason": problem})
                 continue
             try:
-                outcome = forget(lake, ids=decision.get("ids"), tenant=decision.get("tenant"),
-                                 agent=decision.get("agent"), user=decision.get("user"),
-                                 operator=decision.get("operator") or "user", reason=decision.get("reason"),
-                                 as_of=as_of, run_id=run_id, source=f"inbox/decisions/{path.name}",
-                                 scrub=False, compact=False, record=False)
+                if decision["kind"] == "resolve":
+                    from .conflicts import resolve_conflict
+
+                    try:
+                        outcome = resolve_conflict(lake, decision.get("conflict_id"), decision.get("take"),
+                                                   value=decision.get("value"),
+                                                   operator=decision.get("operator") or "user", as_of=as_of,
+                                                   run_id=run_id, source=f"inbox/decisions/{path.name}")
+                    except InputError as exc:
+                        if "already resolved" not in str(exc):
+                            raise
+                        outcome = {"conflict_id": decision.get("conflict_id"), "already_resolved": True}
+                    applied.append({"file": path.name, "kind": "resolve", **outcome, "forgotten": [], "refused": [],
+                                    "already_deleted": []})
+                else:
+                    outcome = forget(lake, ids=decision.get("ids"), tenant=decision.get("tenant"),
+                                     agent=decision.get("agent"), user=decision.get("user"),
+                                     operator=decision.get("operator") or "user", reason=decision.get("reason"),
+                                     as_of=as_of, run_id=run_id, source=f"inbox/decisions/{path.name}",
+                                     scrub=False, compact=False, record=False)
+                    applied.append({"file": path.name, "kind": "forget",
+                                    **{k: outcome[k] for k in ("forgotten", "refused", "already_deleted", "unknown")}})
             except InputError as exc:
                 left.append({"file": path.name, "reason": f"{BAD_DECISION}: {exc}"})
                 continue
-            applied.append({"file": path.name, "kind": "forget",
-                            **{k: outcome[k] for k in ("forgotten", "refused", "already_deleted", "unknown")}})
             _archive(lake, path)
         # One scrub and one compaction for the batch: both pass over every file / the whole lake.
         ids = sorted({i for a in applied for i in a["forgotten"] + a["already_deleted"]})
         scrubbed = scrub_files(lake, ids, as_of=as_of, run_id=run_id) if ids else {}
     forgotten = sum(len(a["forgotten"]) for a in applied)
     report.counts = {"applied": len(applied), "forgotten": forgotten,
+                     "resolved": sum(a["kind"] == "resolve" for a in applied),
                      "refused": sum(len(a["refused"]) for a in applied), "left": len(left)}
     report.details = {"applied": applied, "left": left, "files": scrubbed}
     if forgotten:
@@ -117,7 +135,7 @@ def _read(path: Path) -> tuple[dict[str, Any], str | None]:
     if not isinstance(decision, dict):
         return {}, f"{BAD_DECISION}: not a JSON object"
     kind = decision.get("kind")
-    if kind != "forget":
+    if kind not in ("forget", "resolve"):
         return decision, f"{UNKNOWN_KIND} {kind!r}"
     return decision, None
 

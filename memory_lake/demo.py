@@ -5,7 +5,7 @@ files from three tenants plus one memory-orchestrator save file. The data is bui
 later step on realistic-looking memory: tier capacities (a scope over 20 working and over 100
 short_term items), staleness and expiry, exact and near duplicates (English and Chinese),
 contradictions, PII and secrets for the redactor, malformed rows for the quarantine, an optimistic
-version edit followed by a stale write, and a forget request.
+version edit followed by a conflicting late write, and a forget request.
 
 Only the standard library is used, and nothing reads the clock: the same seed gives byte-identical
 files, and every timestamp is placed relative to `DEMO_AS_OF`.
@@ -39,7 +39,6 @@ MALFORMED_REASONS = (
     "wrong type",
     "content too large",
     "duplicate id in file",
-    "stale version",
 )
 
 # Comfortably above the ingest's 64 KB content limit whichever way a KB is counted.
@@ -53,8 +52,9 @@ class DemoData:
     files: snapshot paths in the order they must be ingested (sorted by name).
     as_of: the instant the data was generated for (`DEMO_AS_OF`).
     planted_pii: every raw PII or secret value, exactly as it appears in the files.
-    malformed: (file name, 1-based line, expected quarantine reason) for each bad line, including
-        the stale-version write.
+    malformed: (file name, 1-based line, expected quarantine reason) for each bad line.
+    conflicts: (file name, 1-based line, field) for each write that must end in the conflict queue
+        (the late sync based on version 1 of the edited memory).
     edited_id: the memory created in one file and edited (with `version: 1`) in a later one.
     forgotten_id: the memory a later file asks to forget.
     good_lines: records that should land as memories or updates: JSON Lines records plus the save
@@ -66,6 +66,7 @@ class DemoData:
     as_of: datetime
     planted_pii: list[str]
     malformed: list[tuple[str, int, str]]
+    conflicts: list[tuple[str, int, str]]
     edited_id: str
     forgotten_id: str
     good_lines: int
@@ -919,17 +920,17 @@ def _file_acme_late_sync(b: _Builder, edited: dict[str, Any]) -> list[_Line]:
     r = b.rng
     recs = b.mixed(_ACME_DAVE, 10) + b.mixed(_ACME_CAROL, 6)
     lines = [_Line(rec) for rec in recs]
-    # A second device read version 1 before the theme edit and syncs late: it is stale once the
-    # edit in the earlier file has been applied. Its timestamp is newer on purpose, so that only the
-    # version (not last-writer-wins) can reject it.
+    # A second device read version 1 before the theme edit and syncs late, changing the same field
+    # (content) to another value: seed 000's conflict. The lake keeps the edit, the memory is marked
+    # conflicted and the queue gets both values. Its timestamp is newer on purpose, so that only the
+    # version (not last-writer-wins) decides.
     stale = {
         "id": _EDITED_ID, "tenant": edited["tenant"], "agent_id": edited["agent_id"],
         "user_id": edited["user_id"], "tier": edited["tier"], "type": "preference",
         "content": "Bob wants the support console in high-contrast theme with compact tables.",
-        "tags": list(_EDIT_TAGS_BEFORE), "updated_at": _iso(b.ago(3)), "version": 1,
-        "operator": "agent", "source": "mobile-sync", "session_id": f"sess-{b.hex(10)}",
+        "tags": list(_EDIT_TAGS_BEFORE), "updated_at": _iso(b.ago(3)), "version": 1, "operator": "agent",
     }
-    lines.insert(r.randrange(1, len(lines)), _Line(stale, "stale version"))
+    lines.insert(r.randrange(1, len(lines)), _Line(stale, "conflict"))
     return lines
 
 
@@ -961,11 +962,14 @@ def generate_demo(inbox: Path, seed: int = 7) -> DemoData:
 
     files: list[Path] = []
     malformed: list[tuple[str, int, str]] = []
+    conflicts: list[tuple[str, int, str]] = []
     good = len(save_doc["memories"])
     for name, lines in jsonl:
         for number, line in enumerate(lines, start=1):
             if line.kind in MALFORMED_REASONS:
                 malformed.append((name, number, line.kind))
+            elif line.kind == "conflict":
+                conflicts.append((name, number, "content"))
             elif line.kind == "good":
                 good += 1
         path = inbox / name
@@ -980,6 +984,7 @@ def generate_demo(inbox: Path, seed: int = 7) -> DemoData:
         as_of=DEMO_AS_OF,
         planted_pii=list(b.pii),
         malformed=sorted(malformed),
+        conflicts=conflicts,
         edited_id=_EDITED_ID,
         forgotten_id=_FORGOTTEN_ID,
         good_lines=good,

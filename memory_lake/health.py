@@ -31,11 +31,13 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
     hits = _hit_counts(con, as_of)
     important_changes = _important_changes(con, as_of)
     suggestions = _archive_suggestions(con)
+    open_conflicts = _open_conflicts(con, as_of)
     threshold = policy.health.utilization_warning
     result_scopes = []
     for row in scopes.iter_rows(named=True):
         key = (row["tenant"], row["agent_id"], row["user_id"])
-        metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0), suggestions.get(key, 0))
+        metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0), suggestions.get(key, 0),
+                           conflicts=open_conflicts.get(key))
         result_scopes.append({"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], **metrics})
     tenants = {}
     for tenant, group in scopes.group_by("tenant", maintain_order=True):
@@ -45,9 +47,11 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
         changes = sum(v for k, v in important_changes.items() if k[0] == tenant_name)
         suggested = sum(v for k, v in suggestions.items() if k[0] == tenant_name)
         tenants[tenant_name] = _metrics(row, tenant_hits, policy, changes, suggested, scope_alerts=_alert_counts(
-            [s for s in result_scopes if s["tenant"] == tenant_name], threshold))
+            [s for s in result_scopes if s["tenant"] == tenant_name], threshold),
+            conflicts=_sum_conflicts([v for k, v in open_conflicts.items() if k[0] == tenant_name]))
     overall = _metrics(_sum_rows(scopes), _sum_hits(list(hits.values())), policy, sum(important_changes.values()),
-                       sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold))
+                       sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold),
+                       conflicts=_sum_conflicts(list(open_conflicts.values())))
     return {"as_of": iso(as_of), "overall": overall, "tenants": tenants, "scopes": result_scopes}
 
 
@@ -169,6 +173,37 @@ def _important_changes(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[
     return {(t, a, u): n for t, a, u, n in rows}
 
 
+def _open_conflicts(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[tuple, dict[str, int]]:
+    """Open conflicts per scope by age (the conflict queue a person works through)."""
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'conflicts'").fetchone()[0]:
+        return {}
+    rows = con.execute(
+        """
+        SELECT m.tenant, m.agent_id, m.user_id, count(*) AS open,
+               count(*) FILTER (WHERE c.created_at > ? - INTERVAL 1 DAY) AS under_1d,
+               count(*) FILTER (WHERE c.created_at <= ? - INTERVAL 1 DAY AND c.created_at > ? - INTERVAL 7 DAY) AS d1_7,
+               count(*) FILTER (WHERE c.created_at <= ? - INTERVAL 7 DAY) AS over_7d,
+               count(*) FILTER (WHERE c.kind = 'important') AS important,
+               coalesce(max(date_diff('day', c.created_at, ?)), 0) AS oldest_days
+        FROM conflicts c JOIN memories m ON m.id = c.memory_id
+        WHERE c.status = 'open' AND c.created_at <= ?
+        GROUP BY ALL
+        """,
+        [as_of] * 6,
+    ).fetchall()
+    return {(t, a, u): {"open": n, "by_age": {"under_1d": d0, "1_to_7d": d1, "over_7d": d7}, "important": imp,
+                        "oldest_days": old}
+            for t, a, u, n, d0, d1, d7, imp, old in rows}
+
+
+def _sum_conflicts(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not items:
+        return None
+    return {"open": sum(i["open"] for i in items),
+            "by_age": {k: sum(i["by_age"][k] for i in items) for k in ("under_1d", "1_to_7d", "over_7d")},
+            "important": sum(i["important"] for i in items), "oldest_days": max(i["oldest_days"] for i in items)}
+
+
 def _archive_suggestions(con: duckdb.DuckDBPyConnection) -> dict[tuple, int]:
     """Long-term memories flagged by the tier rules (seed 000: 180 天未引用提示归档)."""
     rows = con.execute(
@@ -212,7 +247,8 @@ def _rate(hits: int, searches: int) -> float | None:
 
 
 def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, important_changes: int,
-             suggested_archive: int = 0, scope_alerts: dict[str, int] | None = None) -> dict[str, Any]:
+             suggested_archive: int = 0, scope_alerts: dict[str, int] | None = None,
+             conflicts: dict[str, Any] | None = None) -> dict[str, Any]:
     limits = {"working": row["limit_working"], "short_term": row["limit_short_term"], "long_term": None, "important": None}
     capacity = {}
     for tier in TIERS:
@@ -238,8 +274,21 @@ def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, i
         "staleness": {"stale_count": row["stale_count"], "stale_ratio": stale_ratio,
                       "oldest_unaccessed_days": row["oldest_unaccessed_days"], "suggest_archive": suggested_archive},
         "total": total,
+        "conflicts": conflicts or {"open": 0, "by_age": {"under_1d": 0, "1_to_7d": 0, "over_7d": 0},
+                                   "important": 0, "oldest_days": 0},
     }
     metrics["alerts"] = _alerts(metrics, policy, important_changes, scope_alerts)
+    queue = metrics["conflicts"]
+    if queue["important"]:
+        metrics["alerts"].append({
+            "level": "info", "message": f"important memory modified: {queue['important']} agent change(s) to "
+                                        "important memories wait for a user",
+            "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"})
+    if queue["open"] > queue["important"]:
+        metrics["alerts"].append({
+            "level": "info", "message": f"{queue['open'] - queue['important']} open conflict(s) between writers "
+                                        f"(oldest {queue['oldest_days']} days)",
+            "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"})
     if suggested_archive:
         metrics["alerts"].append({
             "level": "info",

@@ -68,6 +68,7 @@ class FileReport:
     updated: int = 0
     unchanged: int = 0
     forgotten: int = 0
+    conflicted: int = 0
     quarantined: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
 
@@ -104,6 +105,7 @@ class IngestReport:
             "updated": self.total("updated"),
             "unchanged": self.total("unchanged"),
             "forgotten": self.total("forgotten"),
+            "conflicted": self.total("conflicted"),
             "quarantined": self.total("quarantined"),
             "quarantine_reasons": self.reasons,
             "duration_s": round(self.duration_s, 3),
@@ -224,7 +226,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         con.execute("BEGIN TRANSACTION")
         counts = merge_records(con, as_of=as_of, run_id=run_id, label=label, policy=policy)
         quarantined = _quarantine(con, run_id=run_id, as_of=as_of, label=label, file_hash=file_hash)
-        report.ingested, report.updated, report.unchanged, report.forgotten = counts
+        report.ingested, report.updated, report.unchanged, report.forgotten, report.conflicted = counts
         report.quarantined = sum(quarantined.values())
         report.reasons = quarantined
         if dry_run:

@@ -415,6 +415,27 @@ class Lake:
 
         return publish(self, resolve_as_of(as_of))
 
+    def conflicts(self, *, tenant: str | None = None, status: str | None = "open") -> pl.DataFrame:
+        """The conflict queue (open conflicts by default), oldest first (see `memory_lake.conflicts`)."""
+        from .conflicts import list_conflicts
+
+        return list_conflicts(self, tenant=tenant, status=status)
+
+    def resolve_conflict(self, conflict_id: str, take: str, *, value: str | None = None, operator: str = "user",
+                         as_of: datetime | str | None = None) -> dict:
+        """Resolve a conflict: take ``lake``, ``incoming``, ``both`` or ``value`` (with `value`);
+        queued in inbox/decisions/ while another process holds the lake."""
+        from .conflicts import resolve_conflict
+
+        return resolve_conflict(self, conflict_id, take, value=value, operator=operator, as_of=as_of)
+
+    def edit(self, memory_id: str, *, operator: str = "user", as_of: datetime | str | None = None,
+             **changes: str) -> dict:
+        """A manual edit through the versioned write path, e.g. ``lake.edit("m1", tier="important")``."""
+        from .inbox import edit_memory
+
+        return edit_memory(self, memory_id, changes, operator=operator, as_of=as_of)
+
     def quarantine(self, *, status: str | None = "open", reason: str | None = None) -> pl.DataFrame:
         """Quarantined lines (open ones by default), oldest first."""
         where, params = [], []

@@ -2,19 +2,24 @@
 
 Rules (DESIGN "Memory record"; seed 000 乐观锁 + 字段级合并):
 - a new id inserts, starting at the version it carries (default 1), operator default ``agent``;
-- an existing id must be sent with the version it was based on (default 1): equal to the lake's
-  version, it is merged per field, three-way: an incoming value applies only where it differs
-  from the value at that base version, so an agent re-sending a full snapshot never undoes a
-  system move (tier and status moves, counters) made since;
+  records without an id get a derived id, so concurrent adds never collide;
+- an existing id is sent with the version it was based on (default 1) and merged per field, three
+  ways: the base is the row as the last agent/user write left it at that version (its history
+  after-image); a field only the writer changed is applied, one only the lake changed is kept,
+  one both changed to the same value is fine, and one both changed to different values is a
+  conflict: the lake's value stays, the memory's status becomes ``conflicted`` (no version bump
+  for that alone) and a ``conflicts`` row keeps base, both values, both operators and trace ids;
+- tags merge as sets (the writer's additions and removals since the base); usage counters add the
+  writer's delta and move ``last_accessed_at`` forward without a version bump (history operator
+  ``system``);
 - any applied change to a versioned field bumps ``version`` (+1) and writes ``memory_history``
-  (before, after, operator, run id, reason); usage counters add the writer's delta and move
-  ``last_accessed_at`` forward without a version bump (a history row with operator ``system``);
-  history rows name their source file and line (``source_file``, ``source_line``);
+  (before, after, operator, run id, reason); history rows name their source file and line;
 - a record that changes nothing is a no-op;
-- an older base is quarantined as ``stale version`` (the conflicts feature replaces this with a
-  full three-way merge against history); a newer one as ``unknown base version``;
-- important memories change only by a user (seed 000: 仅可手动修改): an agent's change or forget
-  is quarantined; usage counters still move;
+- a base newer than the lake's version, or one the history does not hold, is quarantined as
+  ``unknown base version``;
+- important memories change only by a user (seed 000: 仅可手动修改): an agent's changes are not
+  applied but filed as conflicts of kind ``important`` for a user to decide; an agent's forget of
+  one is quarantined; usage counters still move;
 - ``deleted: true`` tombstones the memory through ``forget.forget_memories``.
 """
 
@@ -31,7 +36,6 @@ from .policy import IngestPolicy
 
 OTHER_TENANT = "id belongs to another tenant"
 UNKNOWN_ID = "unknown id"
-STALE_VERSION = "stale version"
 UNKNOWN_BASE = "unknown base version"
 IMPORTANT_NEEDS_USER = "important memory needs operator user"
 
@@ -39,14 +43,15 @@ def merge_records(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: st
                   policy: IngestPolicy) -> tuple[int, int, int, int]:
     """Apply ``snap_valid`` to the lake; rejected records get their reason in ``snap_parsed``.
 
-    Returns (ingested, updated, unchanged, forgotten).
+    Returns (ingested, updated, unchanged, forgotten, conflicted): conflicted counts the records
+    that left at least one field in the ``conflicts`` queue.
     """
     _check_against_lake(con)
     params = {"as_of": as_of, "run_id": run_id, "label": label}
     ingested = _insert_new(con, params, policy)
-    updated, unchanged = _apply_changes(con, params)
+    updated, unchanged, conflicted = _apply_changes(con, params)
     forgotten = _apply_forgets(con, params)
-    return ingested, updated, unchanged, forgotten
+    return ingested, updated, unchanged, forgotten, conflicted
 
 
 def _reject(con: duckdb.DuckDBPyConnection, source: str, condition: str, reason: str, detail: str) -> None:
@@ -76,10 +81,17 @@ def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
             "'id ' || id || ' is not in tenant ' || tenant")
     _reject(con, "merge_checked", "NOT exists_ AND is_forget", UNKNOWN_ID,
             "'no memory ' || id || ' in tenant ' || tenant")
-    _reject(con, "merge_checked", "exists_ AND base_version < m_version", STALE_VERSION,
-            "'based on version ' || base_version || ', lake has version ' || m_version")
     _reject(con, "merge_checked", "exists_ AND base_version > m_version", UNKNOWN_BASE,
             "'based on version ' || base_version || ', lake has version ' || m_version")
+    # An older base is merged three ways against the row as it was then: that image must be in
+    # the history (an edit never reaches the lake without one).
+    _reject(con, "merge_checked",
+            "exists_ AND NOT is_forget AND base_version < m_version AND NOT EXISTS (SELECT 1 FROM memory_history h "
+            "WHERE h.memory_id = merge_checked.id AND h.version = merge_checked.base_version "
+            "AND h.operator <> 'system' AND h.after IS NOT NULL)",
+            UNKNOWN_BASE,
+            "'based on version ' || base_version || ', which the history of ' || id || ' does not hold "
+            "(lake has version ' || m_version || ')'")
     _reject(con, "merge_checked", "is_forget AND m_tier = 'important' AND operator <> 'user' AND m_status <> 'deleted'",
             IMPORTANT_NEEDS_USER, "'operator ' || operator || ' may not forget important memory ' || id")
 
@@ -123,43 +135,74 @@ def _insert_new(con: duckdb.DuckDBPyConnection, params: dict, policy: IngestPoli
     return count
 
 
-def _base_value(name: str) -> str:
-    """The field at the base version: the after-image of the last agent/user write at that version."""
-    return f"b.after.{name}"
+def _field_sql(name: str) -> tuple[str, str]:
+    """(new value, conflict?) SQL of one versioned field, three ways: base ``b``, lake ``m``, incoming ``c``.
+
+    The incoming side changed the field when it sent a value different from the base; the lake
+    changed it when its value differs from the base. Only the incoming side changed it: applied.
+    Only the lake: kept. Both, to the same value: fine. Both, to different values: a conflict, and
+    the lake's value stays. Tags merge as sets (the writer's additions and removals since the base
+    apply to the lake's tags) and never conflict. ``guard`` (an agent writing to an important
+    memory) turns every change into a conflict for a user to decide.
+    """
+    base = f"(CASE WHEN b.after IS NULL THEN m.{name} ELSE b.after.{name} END)"
+    if name == "tags":
+        base_tags = f"coalesce({base}, []::VARCHAR[])"
+        lake_tags = "coalesce(m.tags, []::VARCHAR[])"
+        added = f"list_filter(list_distinct(c.tags), x -> NOT list_contains({base_tags}, x))"
+        removed = f"list_filter({base_tags}, x -> NOT list_contains(c.tags, x))"
+        merged = (f"list_sort(list_concat(list_filter({lake_tags}, x -> NOT list_contains({removed}, x)), "
+                  f"list_filter({added}, x -> NOT list_contains({lake_tags}, x))))")
+        changed = f"(c.tags IS NOT NULL AND (len({added}) > 0 OR len({removed}) > 0))"
+        conflict = f"(c.guard AND {changed} AND list_sort(list_distinct(c.tags)) IS DISTINCT FROM list_sort(list_distinct({lake_tags})))"
+        return f"CASE WHEN c.guard OR c.tags IS NULL THEN m.tags ELSE {merged} END", conflict
+    changed = f"(c.{name} IS NOT NULL AND c.{name} IS DISTINCT FROM {base})"
+    conflict = f"({changed} AND c.{name} IS DISTINCT FROM m.{name} AND (c.guard OR m.{name} IS DISTINCT FROM {base}))"
+    return f"CASE WHEN {changed} AND NOT {conflict} THEN c.{name} ELSE m.{name} END", conflict
 
 
-def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, int]:
-    """Existing ids: three-way per field against the base version; returns (updated, unchanged)."""
+def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, int, int]:
+    """Existing ids: three-way per field against the base version; returns (updated, unchanged, conflicted)."""
     if not con.execute("SELECT count(*) FROM merge_checked WHERE exists_ AND NOT is_forget").fetchone()[0]:
-        return 0, 0
-    # Without an after-image (a lake built before history existed) the current row is the base.
-    new_values = [
-        f"CASE WHEN c.{n} IS NOT NULL AND c.{n} IS DISTINCT FROM "
-        f"(CASE WHEN b.after IS NULL THEN m.{n} ELSE {_base_value(n)} END) THEN c.{n} ELSE m.{n} END AS {n}"
-        for n in schema.VERSIONED_FIELDS
-    ]
+        return 0, 0, 0
+    new_values, conflict_items = [], []
+    for n in schema.VERSIONED_FIELDS:
+        value, conflict = _field_sql(n)
+        base = f"(CASE WHEN b.after IS NULL THEN m.{n} ELSE b.after.{n} END)"
+        new_values.append(f"{value} AS {n}")
+        conflict_items.append(
+            f"CASE WHEN {conflict} THEN {{'field': '{n}', 'base': to_json({base})::VARCHAR, "
+            f"'lake': to_json(m.{n})::VARCHAR, 'incoming': to_json(c.{n})::VARCHAR}} END")
     counters = [
-        f"m.{n} + greatest(coalesce(c.{n} - coalesce({_base_value(n)}, m.{n}), 0), 0) AS {n}"
+        f"m.{n} + greatest(coalesce(c.{n} - coalesce(b.after.{n}, m.{n}), 0), 0) AS {n}"
         for n in schema.COUNTER_FIELDS
     ]
+    # `status` becomes "conflicted" below, after the versioned changes are known: marking a
+    # conflict is not an edit and bumps no version (seed 000, example 2).
     changed = ", ".join(f"CASE WHEN {n} IS DISTINCT FROM m_{n} THEN '{n}' END" for n in schema.VERSIONED_FIELDS)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE merge_changed AS
-        WITH todo AS (SELECT * FROM merge_checked WHERE exists_ AND NOT is_forget),
+        WITH todo AS (
+            -- guard: an agent writing to an important memory (seed 000: 仅可手动修改)
+            SELECT v.*, v.m_tier = 'important' AND v.operator <> 'user' AS guard
+            FROM merge_checked v WHERE exists_ AND NOT is_forget
+        ),
         base AS (
             -- the row as the last agent/user write left it at the base version; system moves made
-            -- since (tier, status, counters) do not bump the version and must not be undone
+            -- since (tier, status, counters) bump no version and are the lake's side of the merge
             SELECT h.memory_id, arg_max(h.after, h.seq) AS after
-            FROM memory_history h JOIN todo c ON h.memory_id = c.id AND h.version = c.m_version
+            FROM memory_history h JOIN todo c ON h.memory_id = c.id AND h.version = c.base_version
             WHERE h.operator <> 'system'
             GROUP BY h.memory_id
         ), merged AS (
             SELECT c.line, c.operator AS c_operator, c.trace_id AS c_trace_id, c.updated_at AS c_updated_at,
                    c.content_hash AS c_content_hash, c.last_accessed_at AS c_last_accessed_at,
+                   c.base_version, c.guard,
                    {', '.join(f'm.{n} AS m_{n}' for n in schema.MEMORY_COLUMNS)},
                    {', '.join(new_values)},
-                   {', '.join(counters)}
+                   {', '.join(counters)},
+                   list_filter([{', '.join(conflict_items)}], x -> x IS NOT NULL) AS conflict_items
             FROM todo c JOIN memories m ON m.id = c.id LEFT JOIN base b ON b.memory_id = c.id
         )
         SELECT *, m_id AS id, list_filter([{changed}], x -> x IS NOT NULL) AS changed_fields,
@@ -167,10 +210,6 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         FROM merged
         """
     )
-    _reject(con, "merge_changed", "m_tier = 'important' AND c_operator <> 'user' AND len(changed_fields) > 0",
-            IMPORTANT_NEEDS_USER,
-            "'operator ' || c_operator || ' may not change ' || array_to_string(changed_fields, ', ') "
-            "|| ' of important memory ' || m_id")
     final = {
         "id": "m_id", "tenant": "m_tenant", "created_at": "m_created_at", "merged_into": "m_merged_into",
         "published_at": "m_published_at", "publish_meta": "m_publish_meta",
@@ -179,14 +218,18 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         "version": "m_version + CASE WHEN versioned THEN 1 ELSE 0 END",
         "operator": "CASE WHEN versioned THEN c_operator ELSE m_operator END",
         "trace_id": "CASE WHEN versioned THEN c_trace_id ELSE m_trace_id END",
+        "status": "CASE WHEN conflicted THEN 'conflicted' ELSE status END",
     }
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE merge_final AS
         SELECT {', '.join(f'{final.get(c, c)} AS {c}' for c in schema.MEMORY_COLUMNS)},
-               line, versioned, changed_fields, {row_image('x', 'm_')} AS before
-        FROM (SELECT *, len(changed_fields) > 0 AS versioned FROM merge_changed) x
-        WHERE versioned OR access_count <> m_access_count OR reference_count <> m_reference_count
+               line, versioned, conflicted, changed_fields, conflict_items, guard, base_version,
+               m_version, m_status, m_operator, m_trace_id, c_operator, c_trace_id,
+               {row_image('x', 'm_')} AS before
+        FROM (SELECT *, len(changed_fields) > 0 AS versioned, len(conflict_items) > 0 AS conflicted
+              FROM merge_changed) x
+        WHERE versioned OR conflicted OR access_count <> m_access_count OR reference_count <> m_reference_count
               OR last_accessed_at <> m_last_accessed_at
         """,
         {"as_of": params["as_of"]},
@@ -197,19 +240,39 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         f"""
         INSERT INTO memory_history ({HISTORY_COLUMNS})
         SELECT $seq + line, id, tenant, version,
-               CASE WHEN versioned THEN 'update' ELSE 'usage' END,
-               CASE WHEN versioned THEN changed_fields ELSE ['access_count', 'reference_count', 'last_accessed_at'] END,
+               CASE WHEN versioned THEN 'update' WHEN conflicted THEN 'conflict' ELSE 'usage' END,
+               CASE WHEN versioned THEN changed_fields
+                    WHEN conflicted THEN ['status']
+                    ELSE ['access_count', 'reference_count', 'last_accessed_at'] END,
                CASE WHEN versioned THEN operator ELSE 'system' END, $run_id,
-               CASE WHEN versioned THEN 'snapshot' ELSE 'usage counters from snapshot' END,
-               $as_of, before, {row_image('f')}, $label, line, trace_id
+               CASE WHEN versioned AND conflicted THEN 'snapshot; conflict on '
+                         || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
+                    WHEN versioned THEN 'snapshot'
+                    WHEN conflicted THEN 'conflict on ' || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
+                         || ' (based on version ' || base_version || ')'
+                    ELSE 'usage counters from snapshot' END,
+               $as_of, before, {row_image('f')}, $label, line, c_trace_id
         FROM merge_final f
         """,
         {**params, "seq": next_history_seq(con)},
     )
-    updated = con.execute("SELECT count(*) FROM merge_final WHERE versioned").fetchone()[0]
+    con.execute(
+        """
+        INSERT INTO conflicts
+        SELECT substr(md5(id || ':' || item.field || ':' || $label || ':' || line), 1, 16),
+               CASE WHEN guard THEN 'important' ELSE 'write' END, 'open', tenant, id, NULL, item.field,
+               base_version, m_version, item.base, item.lake, item.incoming, m_operator, c_operator,
+               m_trace_id, c_trace_id, m_status, $label, line, $as_of, $run_id,
+               NULL, NULL, NULL, NULL, NULL
+        FROM (SELECT *, unnest(conflict_items) AS item FROM merge_final WHERE conflicted)
+        """,
+        params,
+    )
+    updated, conflicted = con.execute(
+        "SELECT count(*) FILTER (WHERE versioned), count(*) FILTER (WHERE conflicted) FROM merge_final").fetchone()
     unchanged = con.execute("SELECT (SELECT count(*) FROM merge_changed) - (SELECT count(*) FROM merge_final)").fetchone()[0]
     con.execute("DROP TABLE merge_final; DROP TABLE merge_changed")
-    return updated, unchanged
+    return updated, unchanged, conflicted
 
 
 def _apply_forgets(con: duckdb.DuckDBPyConnection, params: dict) -> int:

@@ -180,7 +180,7 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime) -
         SELECT tenant, agent_id, user_id,
                to_json(list(struct_pack({record}, conflict := status = 'conflicted')
                             ORDER BY {TIER_ORDER}, importance DESC, last_accessed_at DESC, id))::VARCHAR AS records,
-               list(struct_pack(tier := tier, type := type, content := content)
+               list(struct_pack(tier := tier, type := type, content := content, conflict := status = 'conflicted')
                     ORDER BY {TIER_ORDER}, importance DESC, last_accessed_at DESC, id) AS lines,
                histogram(tier) AS by_tier
         FROM publish_rows WHERE status IN ('active', 'conflicted')
@@ -222,7 +222,9 @@ def _context_pack(header: dict[str, Any], lines: list[dict[str, str]]) -> str:
             current = line["tier"]
             out += ["", f"## {TIER_TITLES[current]}", ""]
         text = " ".join(line["content"].split())
-        out.append(f"- ({line['type']}) {text}")
+        # a conflicted memory carries the lake's value; agents should know it is disputed
+        disputed = " [disputed: another value waits for a user's decision]" if line.get("conflict") else ""
+        out.append(f"- ({line['type']}) {text}{disputed}")
     return "\n".join(out).replace("\n\n\n", "\n\n") + "\n"
 
 

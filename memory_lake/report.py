@@ -96,12 +96,14 @@ def render_report(
     quarantine: dict[str, int],
     run: dict,
     out_dir: Path,
+    conflicts: list[dict] | None = None,
 ) -> Path:
     """Write the run's health report to ``out_dir/health-<YYYY-MM-DD>.html``; return its path.
 
     ``health`` is the ``health --json`` document, ``publish`` the publish result (``None`` when the
     publish step did not run), ``quarantine`` the quarantined-record count per reason and ``run``
-    the run record (id, status, duration, steps). The date in the file name is the date of
+    the run record (id, status, duration, steps), ``conflicts`` the oldest open conflicts (the queue's
+    counts by age come from ``health``). The date in the file name is the date of
     ``health["as_of"]``; a second render on the same day replaces the file. The write is atomic:
     readers see the old page or the new one, never half of one.
     """
@@ -127,6 +129,7 @@ def render_report(
             _distribution_section(health),
             _usage_section(health),
             _quarantine_section(quarantine),
+            _conflicts_section(health, conflicts or []),
             _publish_section(publish),
             _scopes_section(health.get("scopes") or []),
             "</body>",
@@ -331,6 +334,22 @@ def _quarantine_section(quarantine: Mapping[str, int]) -> str:
         "<code>memory-lake quarantine replay fix.jsonl</code>.</p>"
     )
     return _section("quarantine", "Quarantine", f'<div class="charts">{chart}{table}</div>{hint}')
+
+
+def _conflicts_section(health: Mapping[str, Any], oldest: list[Mapping[str, Any]]) -> str:
+    queue = _get(health, "overall", "conflicts") or {}
+    if not queue.get("open"):
+        return _section("conflicts", "Conflict queue", "<p>no open conflicts</p>")
+    ages = queue.get("by_age") or {}
+    facts = _facts([("open", _int(queue.get("open"))), ("under 1 day", _int(ages.get("under_1d"))),
+                    ("1 to 7 days", _int(ages.get("1_to_7d"))), ("over 7 days", _int(ages.get("over_7d"))),
+                    ("on important memories", _int(queue.get("important")))])
+    rows = [[_e(c["conflict_id"]), _e(c["kind"]), _e(c["memory_id"]), _e(c["field"]), _e(c["lake_value"]),
+             _e(c["incoming_value"]), _e(c["incoming_operator"]), _e(str(c["created_at"])[:16])] for c in oldest]
+    table = _table(["conflict", "kind", "memory", "field", "lake keeps", "disputed value", "from", "since"], rows)
+    hint = ('<p class="muted">Resolve: <code>memory-lake conflicts resolve ID --take lake|incoming|both|value=TEXT '
+            "--operator user</code>; the oldest are listed first.</p>")
+    return _section("conflicts", "Conflict queue", f"{facts}{table}{hint}")
 
 
 def _publish_section(publish: Mapping[str, Any] | None) -> str:

@@ -49,13 +49,17 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
             health = compute_health(con, as_of, lake.policy)
     quarantine = dict(lake.sql("SELECT reason, count(*) FROM quarantine WHERE status = 'open' "
                                "GROUP BY reason ORDER BY 2 DESC, 1").rows())
+    conflicts = lake.sql(
+        "SELECT conflict_id, kind, memory_id, field, lake_value, incoming_value, incoming_operator, created_at "
+        "FROM conflicts WHERE status = 'open' ORDER BY created_at, source_file, source_line, field LIMIT 20").to_dicts()
     publish = next((s["details"] for s in steps if s["name"] in ("publish_export", "publish")), None)
     if publish is None and not steps:
         publish = last_publish(lake)
     run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
            "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
            "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
-    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir))
+    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir),
+                         conflicts=conflicts)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
 

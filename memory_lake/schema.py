@@ -269,6 +269,40 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        7,
+        "conflicts: the queue of disputed values a person resolves (concurrent writes, important memories)",
+        """
+        CREATE TABLE conflicts (
+            conflict_id VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,            -- write | important | contradiction
+            status VARCHAR NOT NULL,          -- open | resolved
+            tenant VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            other_memory_id VARCHAR,          -- contradiction: the other memory of the pair
+            field VARCHAR NOT NULL,
+            base_version BIGINT,              -- the version the incoming write was based on
+            lake_version BIGINT,              -- the lake's version when the write arrived
+            base_value VARCHAR,               -- JSON text of the field at the base version
+            lake_value VARCHAR,               -- JSON text: kept in the memory until resolved
+            incoming_value VARCHAR,           -- JSON text: the disputed value
+            lake_operator VARCHAR,
+            incoming_operator VARCHAR,
+            lake_trace_id VARCHAR,
+            incoming_trace_id VARCHAR,
+            lake_status VARCHAR,              -- the memory's status before it became conflicted
+            source_file VARCHAR,
+            source_line BIGINT,
+            created_at TIMESTAMP NOT NULL,    -- as_of of the run that found it
+            run_id VARCHAR NOT NULL,
+            resolved_at TIMESTAMP,
+            resolution VARCHAR,               -- lake | incoming | both | value
+            resolved_by VARCHAR,
+            resolved_value VARCHAR,           -- JSON text of the value the field got
+            new_memory_id VARCHAR             -- resolution "both": the memory that keeps the incoming value
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -36,7 +36,7 @@ def test_a_forget_queued_while_busy_is_applied_by_the_next_run_once(lake, tmp_pa
     original = queued.read_bytes()
 
     report = apply_decisions(lake, RUN, run_id="nightly-1")
-    assert report.counts == {"applied": 1, "forgotten": 1, "refused": 0, "left": 0}
+    assert report.counts == {"applied": 1, "forgotten": 1, "resolved": 0, "refused": 0, "left": 0}
     assert report.details["applied"] == [{"file": queued.name, "kind": "forget", "forgotten": ["diary"],
                                           "refused": [], "already_deleted": [], "unknown": []}]
     assert report.details["left"] == []
@@ -61,7 +61,7 @@ def test_a_forget_queued_while_busy_is_applied_by_the_next_run_once(lake, tmp_pa
     history = rows(lake, "SELECT * FROM memory_history ORDER BY seq")
     shutil.copy(applied, queued)
     replay = apply_decisions(lake, RUN, run_id="nightly-3")
-    assert replay.counts == {"applied": 1, "forgotten": 0, "refused": 0, "left": 0}
+    assert replay.counts == {"applied": 1, "forgotten": 0, "resolved": 0, "refused": 0, "left": 0}
     assert replay.details["applied"][0]["already_deleted"] == ["diary"]
     assert "database" not in replay.details["files"] and "compaction" not in replay.details
     assert rows(lake, "SELECT * FROM memory_history ORDER BY seq") == history
@@ -76,13 +76,13 @@ def test_decisions_apply_in_name_order_and_bad_ones_stay(lake, tmp_path):
     assert re.fullmatch(r"20261201T080000-forget-[0-9a-f]{8}\.json", first.name)
     second = queue_decision(lake, {"kind": "forget", "tenant": "acme", "operator": "agent", "reason": "tidy"},
                             datetime(2026, 12, 1, 9))
-    (lake.decisions / "20261201T070000-resolve-0000abcd.json").write_text('{"kind": "resolve", "conflict": 3}')
+    (lake.decisions / "20261201T070000-unmerge-0000abcd.json").write_text('{"kind": "unmerge", "id": 3}')
     (lake.decisions / "20261201T071000-forget-broken.json").write_text('{"kind": "forget", ')
     (lake.decisions / "20261201T072000-forget-noreason.json").write_text('{"kind": "forget", "ids": ["vault"]}')
     (lake.decisions / ".20261201T073000-forget-inprogress.json.tmp").write_text("{")
 
     report = apply_decisions(lake, RUN, run_id="nightly-1")
-    assert report.counts == {"applied": 2, "forgotten": 2, "refused": 1, "left": 3}
+    assert report.counts == {"applied": 2, "forgotten": 2, "resolved": 0, "refused": 1, "left": 3}
     assert report.details["applied"] == [
         {"file": first.name, "kind": "forget", "forgotten": ["milk"], "refused": [], "already_deleted": [],
          "unknown": []},
@@ -91,19 +91,19 @@ def test_decisions_apply_in_name_order_and_bad_ones_stay(lake, tmp_path):
          "refused": [{"id": "vault", "reason": "important memory needs operator user"}], "already_deleted": [],
          "unknown": []}]
     assert report.details["left"] == [
-        {"file": "20261201T070000-resolve-0000abcd.json", "reason": "unknown kind 'resolve'"},
+        {"file": "20261201T070000-unmerge-0000abcd.json", "reason": "unknown kind 'unmerge'"},
         {"file": "20261201T071000-forget-broken.json", "reason": "bad decision: not a JSON document (JSONDecodeError)"},
         {"file": "20261201T072000-forget-noreason.json",
          "reason": "bad decision: forget needs a reason (it is kept in the audit history)"}]
     assert [p.name for p in pending_decisions(lake)] == [
-        "20261201T070000-resolve-0000abcd.json", "20261201T071000-forget-broken.json",
+        "20261201T070000-unmerge-0000abcd.json", "20261201T071000-forget-broken.json",
         "20261201T072000-forget-noreason.json"]
     assert sorted(p.name for p in (lake.decisions / "applied").iterdir()) == [first.name, second.name]
     assert rows(lake, "SELECT memory_id, reason FROM memory_history WHERE change = 'forget' ORDER BY seq") == [
         {"memory_id": "milk", "reason": "first"}, {"memory_id": "diary", "reason": "tidy"}]
     assert rows(lake, "SELECT status FROM memories WHERE id = 'vault'") == [{"status": "active"}]
     # the ones left are reported again next time, and nothing else happens
-    assert apply_decisions(lake, RUN).counts == {"applied": 0, "forgotten": 0, "refused": 0, "left": 3}
+    assert apply_decisions(lake, RUN).counts == {"applied": 0, "forgotten": 0, "resolved": 0, "refused": 0, "left": 3}
 
 
 def test_inside_a_run_decisions_apply_under_the_runs_hold(lake, tmp_path):

@@ -113,8 +113,9 @@ def save_document(demo: DemoData) -> dict[str, Any]:
 
 
 def good_records(demo: DemoData) -> list[dict[str, Any]]:
-    """Records that should land as memories: good JSONL lines plus save records with their defaults."""
-    bad = {(name, line) for name, line, _ in demo.malformed}
+    """Records that should land as memories: good JSONL lines plus save records with their defaults
+    (not the malformed lines, nor the write that ends in the conflict queue)."""
+    bad = {(name, line) for name, line, _ in demo.malformed + demo.conflicts}
     recs = []
     for name, number, raw in jsonl_lines(demo):
         if (name, number) in bad:
@@ -187,13 +188,12 @@ def test_one_malformed_line_per_reason(demo: DemoData) -> None:
     assert sorted(reason for _, _, reason in demo.malformed) == sorted(MALFORMED_REASONS)
     assert set(MALFORMED_REASONS) == {
         "bad JSON", "missing content", "missing tenant", "unknown tier", "bad timestamp",
-        "wrong type", "content too large", "duplicate id in file", "stale version",
+        "wrong type", "content too large", "duplicate id in file",
     }
 
 
 def test_each_malformed_line_is_there_and_bad_only_in_its_way(demo: DemoData) -> None:
     lines = {(name, number): raw for name, number, raw in jsonl_lines(demo)}
-    order = [p.name for p in demo.files]
     malformed_at = {(f, n) for f, n, _ in demo.malformed}
     for name, number, reason in demo.malformed:
         raw = lines[(name, number)]
@@ -207,12 +207,6 @@ def test_each_malformed_line_is_there_and_bad_only_in_its_way(demo: DemoData) ->
             assert problems(rec) == set()
             earlier = [json.loads(lines[(name, n)]) for n in range(1, number) if (name, n) not in malformed_at]
             assert rec["id"] in {e.get("id") for e in earlier}
-        elif reason == "stale version":
-            assert problems(rec) == set()
-            assert rec["id"] == demo.edited_id and rec["version"] == 1
-            edit_files = [f for f, _, raw_line in jsonl_lines(demo)
-                          if f != name and demo.edited_id in raw_line and '"version": 1' in raw_line]
-            assert edit_files and all(order.index(f) < order.index(name) for f in edit_files)
         else:
             assert problems(rec) == {reason}, (name, number, reason)
     specific = {reason: json.loads(lines[(n, l)]) for n, l, reason in demo.malformed if reason != "bad JSON"}
@@ -340,7 +334,7 @@ def test_planted_duplicates_and_contradictions_share_a_scope(demo: DemoData) -> 
     assert sorted("id" in r for r in freeze) == [False, True]  # one copy leaves its id to the ingest
 
 
-# --- edit, stale write and forget ------------------------------------------------------------------
+# --- edit, conflicting late write and forget ------------------------------------------------------------------
 
 
 def test_edited_memory_is_created_then_edited_at_version_1(demo: DemoData) -> None:
@@ -355,7 +349,8 @@ def test_edited_memory_is_created_then_edited_at_version_1(demo: DemoData) -> No
     assert len({created["content"], edit["content"], stale["content"]}) == 3
     assert created["tags"] != edit["tags"] and stale["tags"] == created["tags"]
     assert "dark theme" in created["content"] and "light theme" in edit["content"]
-    assert (stale_file, stale_line, "stale version") in demo.malformed
+    assert demo.conflicts == [(stale_file, stale_line, "content")]
+    assert order.index(stale_file) > order.index(edit_file)
     assert all((n, l) != (edit_file, edit_line) for n, l, _ in demo.malformed)
     assert scope_of(created) == scope_of(edit) == scope_of(stale)
     assert stale["updated_at"] > edit["updated_at"]  # only the version can reject the late write

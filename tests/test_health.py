@@ -47,6 +47,7 @@ def test_scope_tenant_and_overall_metrics(lake, tmp_path):
         "staleness": {"stale_count": 3, "stale_ratio": round(3 / 26, 4), "oldest_unaccessed_days": 35,
                       "suggest_archive": 0},
         "total": 27,
+        "conflicts": {"open": 0, "by_age": {"under_1d": 0, "1_to_7d": 0, "over_7d": 0}, "important": 0, "oldest_days": 0},
         "alerts": [
             {"level": "warning", "message": "working memory at 90% of capacity (18/20)",
              "action": "promote the oldest working memories to short_term (the nightly run does)"},
@@ -132,3 +133,29 @@ def test_suggest_archive_flags_raise_an_info_alert(lake, tmp_path):
         overall = compute_health(con, AS_OF, lake.policy)["overall"]
     assert overall["staleness"]["suggest_archive"] == 1
     assert overall["alerts"][-1]["message"] == "1 long-term memories not used for 180 days"
+
+
+def test_the_conflict_queue_by_age_and_the_important_alert(lake, tmp_path):
+    from datetime import timedelta
+
+    base = {"id": "p", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "content": "dark mode",
+            "created_at": "2026-11-01T00:00:00Z"}
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [base, {**base, "id": "imp", "content": "never change", "tier": "important"}])],
+                as_of=AS_OF - timedelta(days=10))
+    lake.ingest([write_jsonl(tmp_path / "b.jsonl", [{**base, "version": 1, "content": "light mode"}])],
+                as_of=AS_OF - timedelta(days=10))
+    lake.ingest([write_jsonl(tmp_path / "c.jsonl", [{**base, "version": 1, "content": "auto mode"}])],
+                as_of=AS_OF - timedelta(days=9))   # a writers' conflict, 9 days old
+    lake.ingest([write_jsonl(tmp_path / "d.jsonl", [{**base, "id": "imp", "content": "agent edit", "tier": "important",
+                                                      "version": 1}])], as_of=AS_OF)  # today, on an important memory
+    with lake.reader() as con:
+        health = compute_health(con, AS_OF, lake.policy)
+    (scope,) = health["scopes"]
+    assert scope["conflicts"] == {"open": 2, "by_age": {"under_1d": 1, "1_to_7d": 0, "over_7d": 1}, "important": 1,
+                                  "oldest_days": 9}
+    assert health["overall"]["conflicts"] == scope["conflicts"]
+    assert [a for a in scope["alerts"] if "conflict" in a["message"] or "important memory" in a["message"]] == [
+        {"level": "info", "message": "important memory modified: 1 agent change(s) to important memories wait for a user",
+         "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"},
+        {"level": "info", "message": "1 open conflict(s) between writers (oldest 9 days)",
+         "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"}]

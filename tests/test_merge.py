@@ -1,4 +1,4 @@
-"""The versioned write path: updates, no-ops, stale writes, three-way fields, counters, important, forget."""
+"""The versioned write path: seed 000's merge table (three-way per field, conflicts), counters, tags, important, forget."""
 
 from __future__ import annotations
 
@@ -66,20 +66,99 @@ def test_identical_record_is_a_no_op(lake, tmp_path):
     assert len(history(lake)) == 1
 
 
-def test_stale_and_unknown_base_versions_are_quarantined(lake, tmp_path):
+def conflicts(lake):
+    return rows(lake, "SELECT * EXCLUDE (conflict_id, created_at, run_id) FROM conflicts ORDER BY source_file, field")
+
+
+OPEN = {"other_memory_id": None, "resolved_at": None, "resolution": None, "resolved_by": None,
+        "resolved_value": None, "new_memory_id": None, "status": "open", "tenant": "acme", "memory_id": "pref-1"}
+
+
+def test_older_base_different_fields_merge(lake, tmp_path):
     ingest(lake, tmp_path, "a.jsonl", [BASE])
-    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "v2 content"}])
-    report = ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 1, "content": "stale write"},
-                                                {**BASE, "id": "other", "content": "new one"}])
-    ingest(lake, tmp_path, "d.jsonl", [{**BASE, "version": 7, "content": "from the future"}])
-    assert (report["ingested"], report["quarantined"]) == (1, 1)
-    assert memory(lake)["content"] == "v2 content"
-    assert rows(lake, "SELECT file, line, reason, detail, memory_id FROM quarantine ORDER BY quarantine_id") == [
-        {"file": f"{tmp_path}/c.jsonl", "line": 1, "reason": "stale version",
-         "detail": "based on version 1, lake has version 2", "memory_id": "pref-1"},
-        {"file": f"{tmp_path}/d.jsonl", "line": 1, "reason": "unknown base version",
-         "detail": "based on version 7, lake has version 2", "memory_id": "pref-1"},
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "User prefers light mode", "trace_id": "A"}])
+    # B read version 1 too and changed another field: both changes stand (各取所改)
+    report = ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 1, "importance": 0.9, "trace_id": "B"}])
+    assert (report["updated"], report["conflicted"], report["quarantined"]) == (1, 0, 0)
+    row = memory(lake)
+    assert (row["content"], row["importance"], row["version"], row["status"], row["trace_id"]) == (
+        "User prefers light mode", 0.9, 3, "active", "B")
+    assert [h["changed_fields"] for h in history(lake)] == [None, ["content"], ["importance"]]
+    assert conflicts(lake) == []
+
+
+def test_older_base_same_field_same_value_is_fine(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "User prefers light mode"}])
+    report = ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 1, "content": "User prefers light mode",
+                                                 "trace_id": "B"}])  # another writer, same result
+    assert (report["updated"], report["unchanged"], report["conflicted"]) == (0, 1, 0)
+    assert (memory(lake)["version"], memory(lake)["status"]) == (2, "active")
+    assert conflicts(lake) == []
+
+
+def test_older_base_same_field_different_values_is_a_conflict(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "User prefers light mode", "trace_id": "A"}])
+    report = ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 1, "content": "User prefers auto mode",
+                                                 "importance": 0.9, "operator": "agent", "trace_id": "B"}])
+    assert (report["updated"], report["conflicted"]) == (1, 1)
+    row = memory(lake)
+    # the lake's value stays; the other field B changed applies; the memory is marked conflicted
+    assert (row["content"], row["importance"], row["version"], row["status"]) == (
+        "User prefers light mode", 0.9, 3, "conflicted")
+    assert conflicts(lake) == [{
+        **OPEN, "kind": "write", "field": "content", "base_version": 1, "lake_version": 2,
+        "base_value": '"User prefers dark mode"', "lake_value": '"User prefers light mode"',
+        "incoming_value": '"User prefers auto mode"', "lake_operator": "agent", "incoming_operator": "agent",
+        "lake_trace_id": "A", "incoming_trace_id": "B", "lake_status": "active",
+        "source_file": f"{tmp_path}/c.jsonl", "source_line": 1}]
+    assert history(lake)[-1] == {"version": 3, "change": "update", "changed_fields": ["importance"],
+                                 "operator": "agent", "reason": "snapshot; conflict on content"}
+
+
+def test_a_conflict_alone_marks_the_memory_without_a_version_bump(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE])
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "content": "light"}])
+    report = ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 1, "content": "auto"}])
+    assert (report["updated"], report["unchanged"], report["conflicted"]) == (0, 0, 1)
+    assert (memory(lake)["content"], memory(lake)["version"], memory(lake)["status"]) == ("light", 2, "conflicted")
+    assert history(lake)[-1] == {"version": 2, "change": "conflict", "changed_fields": ["status"],
+                                 "operator": "system", "reason": "conflict on content (based on version 1)"}
+
+
+def test_concurrent_adds_just_merge(lake, tmp_path):
+    # two agents add memories at once: records without an id get derived ids and never collide
+    new = {k: v for k, v in BASE.items() if k != "id"}
+    report = ingest(lake, tmp_path, "a.jsonl", [{**new, "content": "Alice likes tea", "agent_id": "a"},
+                                                {**new, "content": "Alice likes jazz", "agent_id": "b"}])
+    assert (report["ingested"], report["conflicted"]) == (2, 0)
+    assert rows(lake, "SELECT content, version, status FROM memories ORDER BY content") == [
+        {"content": "Alice likes jazz", "version": 1, "status": "active"},
+        {"content": "Alice likes tea", "version": 1, "status": "active"}]
+    assert conflicts(lake) == []
+
+
+def test_tags_merge_as_sets(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [{**BASE, "tags": ["ui", "theme"]}])
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 1, "tags": ["ui", "theme", "editor"]}])  # A adds
+    report = ingest(lake, tmp_path, "c.jsonl", [{**BASE, "version": 1, "tags": ["ui", "night"]}])  # B: -theme +night
+    assert (report["updated"], report["conflicted"]) == (1, 0)
+    assert (memory(lake)["tags"], memory(lake)["version"]) == (["editor", "night", "ui"], 3)
+
+
+def test_unknown_and_missing_base_versions_are_quarantined(lake, tmp_path):
+    ingest(lake, tmp_path, "a.jsonl", [BASE, {**BASE, "id": "exported", "version": 5, "content": "from an export"}])
+    ingest(lake, tmp_path, "b.jsonl", [{**BASE, "version": 7, "content": "from the future"},
+                                       {**BASE, "id": "exported", "version": 3, "content": "base not here"}])
+    assert rows(lake, "SELECT file, line, reason, detail, memory_id FROM quarantine ORDER BY line") == [
+        {"file": f"{tmp_path}/b.jsonl", "line": 1, "reason": "unknown base version",
+         "detail": "based on version 7, lake has version 1", "memory_id": "pref-1"},
+        {"file": f"{tmp_path}/b.jsonl", "line": 2, "reason": "unknown base version",
+         "detail": "based on version 3, which the history of exported does not hold (lake has version 5)",
+         "memory_id": "exported"},
     ]
+    assert memory(lake, "exported")["content"] == "from an export"
 
 
 def test_resent_snapshot_does_not_undo_a_system_move(lake, tmp_path):
@@ -109,14 +188,20 @@ def test_counters_add_the_writers_delta_without_a_version_bump(lake, tmp_path):
                                  "operator": "system", "reason": "usage counters from snapshot"}
 
 
-def test_important_memory_changes_only_by_a_user(lake, tmp_path):
+def test_an_agents_change_to_an_important_memory_waits_for_a_user(lake, tmp_path):
     ingest(lake, tmp_path, "a.jsonl", [{**BASE, "important": True}])
-    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "important": True, "version": 1, "content": "agent edit"}])
-    assert report["quarantined"] == 1
-    assert rows(lake, "SELECT reason, detail FROM quarantine") == [
-        {"reason": "important memory needs operator user",
-         "detail": "operator agent may not change content of important memory pref-1"}]
-    assert memory(lake)["content"] == BASE["content"]
+    report = ingest(lake, tmp_path, "b.jsonl", [{**BASE, "important": True, "version": 1, "content": "agent edit",
+                                                 "access_count": 3, "trace_id": "T"}])
+    assert (report["quarantined"], report["updated"], report["conflicted"]) == (0, 0, 1)
+    row = memory(lake)
+    # not applied: the memory keeps its content and version; usage counters still move
+    assert (row["content"], row["version"], row["status"], row["access_count"]) == (BASE["content"], 1, "conflicted", 3)
+    assert conflicts(lake) == [{
+        **OPEN, "kind": "important", "field": "content", "base_version": 1, "lake_version": 1,
+        "base_value": '"User prefers dark mode"', "lake_value": '"User prefers dark mode"',
+        "incoming_value": '"agent edit"', "lake_operator": "agent", "incoming_operator": "agent",
+        "lake_trace_id": None, "incoming_trace_id": "T", "lake_status": "active",
+        "source_file": f"{tmp_path}/b.jsonl", "source_line": 1}]
     ingest(lake, tmp_path, "c.jsonl", [{**BASE, "important": True, "version": 1, "content": "user edit",
                                         "operator": "user"}])
     row = memory(lake)
@@ -167,8 +252,8 @@ def test_new_id_with_a_version_starts_there(lake, tmp_path):
 def test_two_snapshots_in_one_run_apply_in_file_order(lake):
     write_jsonl(lake.inbox / "0001.jsonl", [BASE])
     write_jsonl(lake.inbox / "0002.jsonl", [{**BASE, "version": 1, "content": "second"}])
-    write_jsonl(lake.inbox / "0003.jsonl", [{**BASE, "version": 1, "content": "third, stale"}])
+    write_jsonl(lake.inbox / "0003.jsonl", [{**BASE, "version": 1, "content": "third, from the same base"}])
     report = lake.ingest(as_of=datetime(2026, 11, 30)).as_dict()
-    assert [(f["file"], f["ingested"], f["updated"], f["quarantined"]) for f in report["per_file"]] == [
+    assert [(f["file"], f["ingested"], f["updated"], f["conflicted"]) for f in report["per_file"]] == [
         ("0001.jsonl", 1, 0, 0), ("0002.jsonl", 0, 1, 0), ("0003.jsonl", 0, 0, 1)]
-    assert memory(lake)["content"] == "second"
+    assert (memory(lake)["content"], memory(lake)["status"]) == ("second", "conflicted")

@@ -31,6 +31,10 @@ def test_demo_lands_with_its_planted_quarantine(demo_lake):
     assert got == set(data.malformed)
     assert report["ingested"] + report["updated"] == data.good_lines
     assert report["forgotten"] == 1
+    # the late sync based on version 1 ends in the conflict queue, not in quarantine
+    assert report["conflicted"] == len(data.conflicts) == 1
+    assert {(c["source_file"].rsplit("/", 1)[-1], c["source_line"], c["field"])
+            for c in lake.conflicts().to_dicts()} == set(data.conflicts)
     assert list(lake.inbox.glob("*.json*")) == []
 
 

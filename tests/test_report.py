@@ -280,3 +280,24 @@ def test_screenshot_with_headless_chromium(tmp_path, health, run, publish):
     )
     assert png.exists()
     assert png.stat().st_size > 10_000
+
+
+def test_the_conflict_queue_from_a_real_lake(lake, tmp_path):
+    from memory_lake.runs import write_report
+
+    from .conftest import AS_OF, write_jsonl
+
+    base = {"id": "p", "tenant": "acme", "content": "用户偏好浅色模式"}
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [base])], as_of=AS_OF)
+    lake.ingest([write_jsonl(tmp_path / "b.jsonl", [{**base, "version": 1, "content": "用户偏好深色模式"}])], as_of=AS_OF)
+    lake.ingest([write_jsonl(tmp_path / "c.jsonl", [{**base, "version": 1, "content": "<b>auto</b>"}])], as_of=AS_OF)
+    (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
+    page = Path(write_report(lake, AS_OF, "r1", out_dir=tmp_path / "reports").details["path"]).read_text()
+    section = page[page.index('<section id="conflicts">'):]
+    section = section[:section.index("</section>")]
+    assert "<dt>open</dt><dd>1</dd>" in section.replace("\n", "")
+    assert conflict_id in section and "用户偏好深色模式" in section
+    assert "&lt;b&gt;auto&lt;/b&gt;" in section and "<b>auto</b>" not in section
+    lake.resolve_conflict(conflict_id, "lake", as_of=AS_OF)
+    page = Path(write_report(lake, AS_OF, "r2", out_dir=tmp_path / "reports").details["path"]).read_text()
+    assert "no open conflicts" in page
