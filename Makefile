@@ -41,6 +41,7 @@ bench: install
 	$(PY) benchmarks/ingest.py
 	$(PY) benchmarks/lifecycle.py
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/dedup.py
 	$(PY) benchmarks/locomo.py
 
 clean:

@@ -13,6 +13,7 @@ from prefect import flow, task
 from memory_lake import Lake
 from memory_lake.clock import iso, resolve_as_of
 from memory_lake.decisions import apply_decisions
+from memory_lake.dedup import dedup
 from memory_lake.indexing import index
 from memory_lake.events import apply_events
 from memory_lake.forget import compact_database
@@ -51,6 +52,11 @@ def enforce_tiers_task(lake_dir: str, policy: dict | None, as_of: str, run_id: s
 @task(name="index")
 def index_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
     return timed(index, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
+
+
+@task(name="dedup")
+def dedup_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str) -> dict:
+    return timed(dedup, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id)
 
 
 @task(name="snapshot_health")
@@ -92,7 +98,7 @@ def compact_database_task(lake_dir: str, policy: dict | None) -> bool:
 @flow(name="nightly", log_prints=True)
 def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str | None = None,
             policy: dict | None = None) -> dict:
-    """Decisions -> ingest -> events -> tier rules -> index -> health -> checks -> publish -> report (as_of:
+    """Decisions -> ingest -> events -> tier rules -> index -> dedup -> health -> checks -> publish -> report (as_of:
     now, taken once; policy: overrides of the lake's memory-lake.toml for this run)."""
     as_of = iso(resolve_as_of(as_of))
     lake = _lake(lake_dir, policy)
@@ -103,6 +109,7 @@ def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str |
         steps.append(apply_events_task(lake_dir, policy, as_of, run_id))
         steps.append(enforce_tiers_task(lake_dir, policy, as_of, run_id))
         steps.append(index_task(lake_dir, policy, as_of, run_id))
+        steps.append(dedup_task(lake_dir, policy, as_of, run_id))
         steps.append(snapshot_health_task(lake_dir, policy, as_of, run_id))
         staged = stage_export_task(lake_dir, policy, as_of, run_id)
         checks = check_export_task(lake_dir, policy, staged, as_of, run_id)

@@ -537,6 +537,62 @@ def quarantine_replay(
     _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
 
 
+# ------------------------------------------------------------------ dedup
+@app.command()
+def dedup(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the clusters and contradictions; write nothing.")] = False,
+    as_of: AsOfOpt = None,
+    set_: SetOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Merge duplicates per scope (exact, near: MinHash, semantic: cosine > 0.90), never contradictions:
+    pairs that differ in a number, date, negation, antonym or a replaced word go to the conflict queue."""
+    from .clock import resolve_as_of
+    from .dedup import dedup as run_dedup
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts, policy_overrides=parse_overrides(set_))
+    report = run_dedup(the_lake, resolve_as_of(as_of), dry_run=dry_run)
+
+    def human() -> None:
+        c = report.counts
+        verb = "would merge" if dry_run else "merged"
+        out.print(f"examined {c['examined']}; {verb} {c['merged']} memories into {c['clusters']} cluster(s) "
+                  f"(exact {c['merged_exact']}, near {c['merged_near']}, semantic {c['merged_semantic']}); "
+                  f"{c['contradictions']} contradiction(s) kept apart")
+        for cluster in report.details["clusters"][:20]:
+            out.print(f"  {cluster['canonical']} <- {', '.join(cluster['members'])} ({', '.join(cluster['passes'])})")
+
+    _show(opts, report.as_dict(), human)
+
+
+@app.command()
+def unmerge(
+    ctx: typer.Context,
+    canonical_id: Annotated[str, typer.Argument(help="The memory others were merged into.")],
+    operator: Annotated[str, typer.Option(help="Who asks.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Undo the latest dedup merge into CANONICAL_ID: every memory of the cluster gets its exact row
+    back, and the pairs are never merged again. Queued while a run holds the lake."""
+    from .clock import resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    result = _open(opts).unmerge(canonical_id, operator=operator, as_of=resolve_as_of(as_of))
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+        else:
+            out.print(f"restored {len(result['restored'])} memories of cluster {result['cluster']}")
+
+    _show(opts, result, human)
+
+
 # ------------------------------------------------------------------ conflicts and edits
 @conflicts_app.command("list")
 def conflicts_list(

@@ -113,9 +113,8 @@ def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, sourc
     if conflict["status"] != "open":
         raise InputError(f"conflict {conflict_id} is already resolved ({conflict['resolution']} by "
                          f"{conflict['resolved_by']} at {iso(conflict['resolved_at'])})")
-    if conflict["kind"] not in ("write", "important"):
-        raise InputError(f"conflict {conflict_id} is a {conflict['kind']} conflict; this command resolves write "
-                         "and important conflicts")
+    if conflict["kind"] == "contradiction":
+        return _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, run_id, source)
     memory_id, field, tenant = conflict["memory_id"], conflict["field"], conflict["tenant"]
     if take == "value":
         salt = lake.tenant_salts(con, [tenant])[tenant]
@@ -152,6 +151,35 @@ def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, sourc
     (version, status) = con.execute("SELECT version, status FROM memories WHERE id = ?", [memory_id]).fetchone()
     return {"conflict_id": conflict_id, "memory_id": memory_id, "field": field, "take": take, "version": version,
             "status": status, "new_memory_id": new_memory_id, "open_left": others, "run_id": run_id}
+
+
+def _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, run_id, source) -> dict[str, Any]:
+    """Two similar memories dedup would not merge: ``lake`` or ``both`` keeps both as they are;
+    ``incoming`` keeps the other one and archives this one; ``value=TEXT`` sets this one's content
+    and archives the other."""
+    first, second = conflict["memory_id"], conflict["other_memory_id"]
+    label = source or f"resolve {conflict['conflict_id']}"
+    reason = f"contradiction {conflict['conflict_id']} resolved: {take}"
+    archived = None
+    if take == "incoming":
+        archived = first
+        _update(con, first, {"status": "archived"}, operator=operator, as_of=as_of, run_id=run_id, reason=reason,
+                label=label)
+    elif take == "value":
+        salt = lake.tenant_salts(con, [conflict["tenant"]])[conflict["tenant"]]
+        _update(con, first, {"content": parse_field_value("content", value, salt)}, operator=operator, as_of=as_of,
+                run_id=run_id, reason=reason, label=label)
+        archived = second
+        _update(con, second, {"status": "archived"}, operator=operator, as_of=as_of, run_id=run_id, reason=reason,
+                label=label)
+    con.execute(
+        "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = ?, resolved_by = ?, "
+        "resolved_value = ? WHERE conflict_id = ?",
+        [as_of, take, operator, json.dumps(value, ensure_ascii=False) if take == "value" else None,
+         conflict["conflict_id"]])
+    return {"conflict_id": conflict["conflict_id"], "memory_id": first, "other_memory_id": second, "field": "content",
+            "take": take, "archived": archived, "new_memory_id": None, "version": None, "status": None,
+            "open_left": 0, "run_id": run_id}
 
 
 def _jsonable(value: Any) -> Any:

@@ -9,7 +9,8 @@ a temporary name and renamed (a run never sees half of one). Files are applied i
 
 Kinds known so far: ``forget`` (``{"kind": "forget", "ids", "tenant", "agent", "user", "operator",
 "reason", "requested_at"}``) and ``resolve`` (``{"kind": "resolve", "conflict_id", "take", "value",
-"operator", "requested_at"}``). A manual edit needs no decision file: it is a snapshot, and waits in
+"operator", "requested_at"}``) and ``unmerge`` (``{"kind": "unmerge", "canonical_id", "operator",
+"requested_at"}``). A manual edit needs no decision file: it is a snapshot, and waits in
 the inbox itself. A file of an unknown kind, or one that cannot be applied (bad JSON,
 missing reason ...), stays where it is and is reported on every run until someone deals with it.
 """
@@ -83,7 +84,14 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
                 left.append({"file": path.name, "reason": problem})
                 continue
             try:
-                if decision["kind"] == "resolve":
+                if decision["kind"] == "unmerge":
+                    from .dedup import unmerge
+
+                    outcome = unmerge(lake, decision.get("canonical_id"), operator=decision.get("operator") or "user",
+                                      as_of=as_of, run_id=run_id, source=f"inbox/decisions/{path.name}")
+                    applied.append({"file": path.name, "kind": "unmerge", **outcome, "forgotten": [], "refused": [],
+                                    "already_deleted": []})
+                elif decision["kind"] == "resolve":
                     from .conflicts import resolve_conflict
 
                     try:
@@ -135,7 +143,7 @@ def _read(path: Path) -> tuple[dict[str, Any], str | None]:
     if not isinstance(decision, dict):
         return {}, f"{BAD_DECISION}: not a JSON object"
     kind = decision.get("kind")
-    if kind not in ("forget", "resolve"):
+    if kind not in ("forget", "resolve", "unmerge"):
         return decision, f"{UNKNOWN_KIND} {kind!r}"
     return decision, None
 

@@ -286,7 +286,7 @@ def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, i
             "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"})
     if queue["open"] > queue["important"]:
         metrics["alerts"].append({
-            "level": "info", "message": f"{queue['open'] - queue['important']} open conflict(s) between writers "
+            "level": "info", "message": f"{queue['open'] - queue['important']} open conflict(s) wait for a user "
                                         f"(oldest {queue['oldest_days']} days)",
             "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"})
     if suggested_archive:

@@ -415,6 +415,19 @@ class Lake:
 
         return publish(self, resolve_as_of(as_of))
 
+    def dedup(self, *, as_of: datetime | str | None = None, dry_run: bool = False):
+        """Merge duplicates per scope, never contradictions (see `memory_lake.dedup`); `dry_run`
+        shows the clusters a run would make and writes nothing."""
+        from .dedup import dedup
+
+        return dedup(self, resolve_as_of(as_of), dry_run=dry_run)
+
+    def unmerge(self, canonical_id: str, *, operator: str = "user", as_of: datetime | str | None = None) -> dict:
+        """Restore the latest dedup cluster merged into `canonical_id` exactly (queued while busy)."""
+        from .dedup import unmerge
+
+        return unmerge(self, canonical_id, operator=operator, as_of=as_of)
+
     def conflicts(self, *, tenant: str | None = None, status: str | None = "open") -> pl.DataFrame:
         """The conflict queue (open conflicts by default), oldest first (see `memory_lake.conflicts`)."""
         from .conflicts import list_conflicts

@@ -111,6 +111,19 @@ class PublishPolicy:
 
 
 @dataclass(frozen=True)
+class DedupPolicy:
+    # Which passes run (memory_lake.dedup): exact, near (MinHash over character 3-grams), semantic.
+    passes: tuple[str, ...] = ("exact", "near", "semantic")
+    # Near duplicates: Jaccard of the two texts' 3-gram sets at least this; LSH with bands x rows
+    # MinHash values (a pair at Jaccard 0.7 shares a bucket with probability 1 - (1 - 0.7**rows)**bands).
+    near_jaccard: float = 0.6
+    minhash_bands: int = 10
+    minhash_rows: int = 3
+    # Seed 004: semantic duplicates above this cosine, between memories sharing their type or a tag.
+    semantic_cosine: float = 0.90
+
+
+@dataclass(frozen=True)
 class Policy:
     """Every number the pipeline uses; `Policy()` gives the seed defaults."""
 
@@ -119,6 +132,7 @@ class Policy:
     health: HealthPolicy = field(default_factory=HealthPolicy)
     publish: PublishPolicy = field(default_factory=PublishPolicy)
     search: SearchPolicy = field(default_factory=SearchPolicy)
+    dedup: DedupPolicy = field(default_factory=DedupPolicy)
     tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def for_tenant(self, tenant: str) -> "Policy":

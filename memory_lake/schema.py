@@ -303,6 +303,23 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        8,
+        "dedup: merges and what unmerge separated",
+        """
+        CREATE TABLE dedup_merges (
+            cluster_id VARCHAR NOT NULL,
+            canonical_id VARCHAR NOT NULL,    -- the memory the others were merged into
+            member_id VARCHAR NOT NULL,       -- memories.merged_into = canonical_id
+            pass VARCHAR NOT NULL,            -- exact | near | semantic
+            score DOUBLE,                     -- 1, the Jaccard of 3-grams, or the cosine
+            run_id VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL,
+            unmerged_at TIMESTAMP,            -- set by unmerge: the pair is never merged again
+            unmerged_by VARCHAR
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

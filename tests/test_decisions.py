@@ -76,7 +76,7 @@ def test_decisions_apply_in_name_order_and_bad_ones_stay(lake, tmp_path):
     assert re.fullmatch(r"20261201T080000-forget-[0-9a-f]{8}\.json", first.name)
     second = queue_decision(lake, {"kind": "forget", "tenant": "acme", "operator": "agent", "reason": "tidy"},
                             datetime(2026, 12, 1, 9))
-    (lake.decisions / "20261201T070000-unmerge-0000abcd.json").write_text('{"kind": "unmerge", "id": 3}')
+    (lake.decisions / "20261201T070000-split-0000abcd.json").write_text('{"kind": "split", "id": 3}')
     (lake.decisions / "20261201T071000-forget-broken.json").write_text('{"kind": "forget", ')
     (lake.decisions / "20261201T072000-forget-noreason.json").write_text('{"kind": "forget", "ids": ["vault"]}')
     (lake.decisions / ".20261201T073000-forget-inprogress.json.tmp").write_text("{")
@@ -91,12 +91,12 @@ def test_decisions_apply_in_name_order_and_bad_ones_stay(lake, tmp_path):
          "refused": [{"id": "vault", "reason": "important memory needs operator user"}], "already_deleted": [],
          "unknown": []}]
     assert report.details["left"] == [
-        {"file": "20261201T070000-unmerge-0000abcd.json", "reason": "unknown kind 'unmerge'"},
+        {"file": "20261201T070000-split-0000abcd.json", "reason": "unknown kind 'split'"},
         {"file": "20261201T071000-forget-broken.json", "reason": "bad decision: not a JSON document (JSONDecodeError)"},
         {"file": "20261201T072000-forget-noreason.json",
          "reason": "bad decision: forget needs a reason (it is kept in the audit history)"}]
     assert [p.name for p in pending_decisions(lake)] == [
-        "20261201T070000-unmerge-0000abcd.json", "20261201T071000-forget-broken.json",
+        "20261201T070000-split-0000abcd.json", "20261201T071000-forget-broken.json",
         "20261201T072000-forget-noreason.json"]
     assert sorted(p.name for p in (lake.decisions / "applied").iterdir()) == [first.name, second.name]
     assert rows(lake, "SELECT memory_id, reason FROM memory_history WHERE change = 'forget' ORDER BY seq") == [

@@ -57,7 +57,7 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     data = generate_demo(lake.inbox, seed=7)
     summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
     assert summary["status"] == "ok"
-    assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "snapshot_health",
+    assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "snapshot_health",
                                       "stage_export", "check_export", "publish_export", "write_report"]
     assert summary["steps"]["ingest_inbox"]["counts"]["quarantined"] == len(data.malformed)
     assert summary["publish"] == {"status": "published", "version": "v1", "current": "v1",
