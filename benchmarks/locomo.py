@@ -95,6 +95,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the prepared LoCoMo folder")
     parser.add_argument("--limit-queries", type=int, default=None, help="only the first N queries (quick run)")
     parser.add_argument("--categories", type=int, nargs="+", default=[1, 2, 3, 4])
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="a policy override, e.g. search.context_window=0 (default: the shipped settings)")
     args = parser.parse_args()
 
     memories_path, queries_path = args.data / "memories.jsonl", args.data / "queries.jsonl"
@@ -131,7 +133,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-locomo-") as tmp:
         # ---------------------------------------------------------------- 1. the lake
         started = time.perf_counter()
-        lake = Lake.open(Path(tmp) / "lake")
+        from memory_lake.cli import parse_overrides
+
+        lake = Lake.open(Path(tmp) / "lake", policy_overrides=parse_overrides(args.overrides))
         report = lake.ingest([memories_path], as_of=as_of).as_dict()
         ingest_s = time.perf_counter() - started
         started = time.perf_counter()
@@ -265,7 +269,9 @@ def main() -> None:
           "Recency is 0.5 ** (days since last_accessed_at / 30); with no access events last_accessed_at = "
           "created_at, the session date, so turns of older sessions are slightly down-weighted (weight 0.1) "
           "relative to the latest sessions of the same conversation. That is a small bias against old evidence "
-          "that LoCoMo's questions (which ask about any session) do not reward.")
+          "that LoCoMo's questions (which ask about any session) do not reward. The session date does carry "
+          "signal as text: keyword search indexes each memory's creation date as terms (day, month name, year; "
+          "[search] index_dates, on by default), so a question that names a month or year meets its turns.")
 
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2, default=str))

@@ -99,6 +99,8 @@ class SearchPolicy:
     # Keyword search matches a memory together with this many neighbours on each side in its session
     # (0: the memory alone); results are still the memories themselves.
     context_window: int = 1
+    # Keyword search also matches a memory's creation date (day, month name, year).
+    index_dates: bool = True
     # Loaded scopes kept per process for the next search (at most this many rows in all; 0: none).
     # Any write to the lake makes the next search load again, so a kept scope is never stale.
     cache_rows: int = 200_000

@@ -161,7 +161,8 @@ class ScopeIndex:
 
 
 # ---------------------------------------------------------------------------- loading
-def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: int) -> ScopeIndex:
+def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: int,
+               index_dates: bool = True) -> ScopeIndex:
     """Read the scope (rows matching `where`) and its postings and vectors from `con`."""
     from scipy import sparse
 
@@ -180,16 +181,21 @@ def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: i
 
     postings, lengths = _postings(con, hashes, has_postings, frame)
     row_of = frame.select(pl.int_range(0, size, dtype=pl.Int64).alias("row"), pl.col("content_hash").alias("text_hash"))
-    terms = postings["term"].unique(maintain_order=False).sort()
+    per_row = row_of.join(postings, on="text_hash", how="inner").select("row", "term", pl.col("tf").cast(pl.Int32))
+    date_terms = _date_terms(frame) if index_dates else None
+    if date_terms is not None:
+        per_row = pl.concat([per_row, date_terms])
+    terms = per_row["term"].unique(maintain_order=False).sort()
     vocabulary = {term: i for i, term in enumerate(terms.to_list())}
-    counts = (row_of.join(postings, on="text_hash", how="inner")
-              .join(pl.DataFrame({"term": terms, "col": pl.int_range(0, terms.len(), dtype=pl.Int64, eager=True)}),
-                    on="term"))
+    counts = per_row.join(pl.DataFrame({"term": terms, "col": pl.int_range(0, terms.len(), dtype=pl.Int64, eager=True)}),
+                          on="term")
     memory_terms = sparse.csr_matrix(
         (counts["tf"].cast(pl.Float64).to_numpy(), (counts["row"].to_numpy(), counts["col"].to_numpy())),
         shape=(size, len(vocabulary)))
     memory_lengths = (row_of.join(lengths, on="text_hash", how="left").sort("row")["length"]
                       .fill_null(0).cast(pl.Float64).to_numpy())
+    if date_terms is not None:
+        memory_lengths = memory_lengths + DATE_TERMS
     band = _band(frame["session_id"], window)
     doc_terms = (band @ memory_terms).tocsc()
     doc_terms.sort_indices()
@@ -202,6 +208,22 @@ def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: i
         vectors = np.ascontiguousarray(present.list.to_array(width).to_numpy(), dtype=np.float32)
     return ScopeIndex(frame.drop("vector", "content_hash"), doc_terms, vocabulary, np.asarray(doc_lengths),
                       vectors, has_vector)
+
+
+DATE_TERMS = 3  # day, month name, year
+
+
+def _date_terms(frame: pl.DataFrame) -> pl.DataFrame:
+    """(row, term, tf) for the day, month name and year a memory was created ("8", "may", "2023"):
+    a question that names a time ("what happened in May 2023?") then meets the memories of it."""
+    created = frame["created_at"]
+    months = pl.Series(["january", "february", "march", "april", "may", "june", "july", "august", "september",
+                        "october", "november", "december"])
+    dates = pl.DataFrame({"row": pl.int_range(0, frame.height, dtype=pl.Int64, eager=True),
+                          "day": created.dt.day().cast(pl.String), "month": months.gather(created.dt.month() - 1),
+                          "year": created.dt.year().cast(pl.String)})
+    return (dates.unpivot(index="row", value_name="term").drop("variable").drop_nulls("term")
+            .with_columns(tf=pl.lit(1, dtype=pl.Int32)).select("row", "term", "tf"))
 
 
 def _postings(con, hashes: pl.DataFrame, has_postings: bool, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

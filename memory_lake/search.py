@@ -284,7 +284,8 @@ def _scope(lake, tenant, agent, user, chosen, include_inactive):
     key = None
     if identity is not None:
         filters = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in chosen.items())
-        key = (identity, policy.model, int(policy.context_window), TOKENIZER_VERSION, tenant, agent, user,
+        key = (identity, policy.model, int(policy.context_window), bool(policy.index_dates), TOKENIZER_VERSION,
+               tenant, agent, user,
                filters, include_inactive)
         found = SCOPES.get(key)
         if found is not None:
@@ -293,7 +294,8 @@ def _scope(lake, tenant, agent, user, chosen, include_inactive):
             return found, f"published {identity[2]}", f"the lake is busy (a run holds it); answered from published {identity[2]}"
     where, params = _scope_where(tenant, agent, user, chosen, include_inactive)
     with lake.reading() as (con, source, note):
-        scope = load_scope(con, where, params, model=policy.model, window=int(policy.context_window))
+        scope = load_scope(con, where, params, model=policy.model, window=int(policy.context_window),
+                           index_dates=bool(policy.index_dates))
     if key is not None and source == ("live" if identity[1] == "live" else f"published {identity[2]}"):
         SCOPES.put(key, scope, policy.cache_rows)
     return scope, source, note

@@ -156,3 +156,16 @@ def test_a_person_decides_a_contradiction(lake, tmp_path):
         {"status": "archived", "operator": "user"}]
     assert rows(lake, "SELECT status FROM memories WHERE id = ?", [conflict["other_memory_id"]]) == [{"status": "active"}]
     assert lake.conflicts().height == 0
+
+
+def test_a_queued_unmerge_is_applied_by_the_next_run(lake, tmp_path):
+    from memory_lake.decisions import apply_decisions, queue_decision
+
+    build(lake, tmp_path)
+    before = rows(lake, "SELECT * FROM memories ORDER BY id")
+    dedup(lake, AS_OF)
+    queue_decision(lake, {"kind": "unmerge", "canonical_id": "a2", "operator": "user"}, AS_OF)
+    report = apply_decisions(lake, AS_OF)
+    assert (report.counts["applied"], report.counts["left"]) == (1, 0)
+    assert report.details["applied"][0]["kind"] == "unmerge"
+    assert rows(lake, "SELECT * FROM memories ORDER BY id") == before

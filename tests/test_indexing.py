@@ -81,7 +81,7 @@ def test_keyword_scores_equal_the_reference_bm25(lake, tmp_path):
                for i in range(60)]
     _ingest(lake, tmp_path / "a.jsonl", records)
     index(lake, AS_OF, NO_MODEL)
-    lake.policy = Policy().with_overrides({"search": {"context_window": 0}})
+    lake.policy = Policy().with_overrides({"search": {"context_window": 0, "index_dates": False}})
     for query in ("alpha beta", "咖啡 kappa", "theta theta iota"):
         expected = bm25_scores(tokenize(query), [tokenize(r["content"]) for r in records])
         best = sorted(((-round(s, 12), r["id"], s) for r, s in zip(records, expected) if s > 0))[:10]

@@ -12,6 +12,16 @@ from memory_lake.search import NOTE_NO_INDEX, SearchResult, SearchResults, searc
 
 from .conftest import AS_OF, rows, write_jsonl
 
+
+@pytest.fixture(autouse=True)
+def _content_only(request):
+    """The scores below are BM25 worked out by hand over the contents; the creation-date terms
+    (`[search] index_dates`) have their own test."""
+    from memory_lake.policy import Policy
+
+    if "lake" in request.fixturenames:
+        request.getfixturevalue("lake").policy = Policy().with_overrides({"search": {"index_dates": False}})
+
 SCOPE = {"tenant": "acme", "agent_id": "bot", "user_id": "alice"}
 ENGLISH = [
     {"id": "e1", "content": "Alice prefers dark mode in the editor", "tier": "long_term", "type": "preference",
@@ -312,3 +322,16 @@ def test_keyword_matches_a_memory_with_its_session_neighbours(lake, tmp_path):
         "s1-1", "s1-2"]
     lake.policy = Policy().with_overrides({"search": {"context_window": 0}})
     assert [r.id for r in search(lake, "weekend", tenant="acme", mode="keyword", as_of=AS_OF)] == ["s1-1"]
+
+
+def test_a_query_that_names_a_date_meets_the_memories_of_that_date(lake, tmp_path):
+    from memory_lake.policy import Policy
+
+    _ingest(lake, tmp_path, [SCOPE | {"id": "may", "content": "Melanie painted a sunrise", "created_at": "2023-05-08T10:00:00Z"},
+                             SCOPE | {"id": "july", "content": "Melanie painted a lake", "created_at": "2023-07-02T10:00:00Z"}])
+    lake.policy = Policy()  # index_dates on, as shipped
+    found = search(lake, "What did Melanie paint in May 2023?", tenant="acme", mode="keyword", as_of=AS_OF, explain=True)
+    assert [r.id for r in found] == ["may", "july"]
+    lake.policy = Policy().with_overrides({"search": {"index_dates": False}})
+    tied = search(lake, "What did Melanie paint in May 2023?", tenant="acme", mode="keyword", as_of=AS_OF, explain=True)
+    assert tied[0].parts["keyword"] == tied[1].parts["keyword"]
