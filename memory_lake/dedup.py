@@ -4,8 +4,8 @@ Per scope (tenant, agent_id, user_id), over active memories that are not merged 
 (automation never changes an important memory, on either side of a merge), three set-based passes:
 
 1. **exact**: the same content after normalisation (NFKC width, case, whitespace, punctuation);
-2. **near**: MinHash over the character 3-grams of the normalised text (so Chinese works without
-   segmentation; a word-level change moves several 3-grams), LSH-bucketed (``bands`` x ``rows``
+2. **near**: MinHash over the character 3-grams (2-grams in Chinese) of the normalised text (so
+   Chinese works without segmentation; a word-level change moves several n-grams), LSH-bucketed (``bands`` x ``rows``
    hashes; only memories sharing a bucket are compared, never all pairs), verified by the exact
    Jaccard similarity of the two 3-gram sets >= ``near_jaccard``;
 3. **semantic**: cosine > ``semantic_cosine`` (seed 004: 0.90) between memories that share their type
@@ -14,7 +14,8 @@ Per scope (tenant, agent_id, user_id), over active memories that are not merged 
 
 **Contradiction guard.** A candidate pair (near or semantic) whose texts differ in a number (digits
 or Chinese numerals, zero ignored), a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...)
-or one side of an antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...)
+or one side of an antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...),
+or a content word replaced by an unrelated one (not a typo, not a synonym from ``data/synonyms.tsv``)
 is never merged: it goes to the ``conflicts`` queue as kind ``contradiction`` for a person to decide.
 Clusters are connected components of the remaining pairs; a member that contradicts the canonical
 memory is left out.
@@ -181,15 +182,53 @@ def _typo(x: str, y: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
+SYNONYMS_FILE = Path(__file__).parent / "data" / "synonyms.tsv"
+
+
+@functools.lru_cache(maxsize=1)
+def synonym_groups() -> dict[str, int]:
+    """Each word of ``data/synonyms.tsv`` -> the number of its group."""
+    groups: dict[str, int] = {}
+    for number, line in enumerate(SYNONYMS_FILE.read_text(encoding="utf-8").splitlines()):
+        if line.strip() and not line.startswith("#"):
+            for word in line.split("\t"):
+                if word.strip():
+                    groups.setdefault(word.strip().lower(), number)
+    return groups
+
+
+@functools.lru_cache(maxsize=1)
+def _chinese_synonym_map() -> tuple[list[str], list[str]]:
+    """(words, the first word of their group) for the Chinese words of two or more characters in
+    ``data/synonyms.tsv`` (single characters would rewrite inside other words), longest first."""
+    heads: dict[int, str] = {}
+    pairs = []
+    for word, group in synonym_groups().items():
+        if re.fullmatch(r"[\u3400-\u9fff]{2,}", word):
+            heads.setdefault(group, word)
+            pairs.append((word, group))
+    pairs.sort(key=lambda p: -len(p[0]))
+    return [w for w, _ in pairs], [heads[g] for _, g in pairs]
+
+
+def _same_meaning(x: str, y: str) -> bool:
+    """A slip of the keyboard, or two words of one synonym group."""
+    if _typo(x, y):
+        return True
+    groups = synonym_groups()
+    return x in groups and groups.get(y) == groups[x]
+
+
 def _substitution(a: str, b: str) -> bool:
     """A content word replaced by an unrelated one (eu-west -> us-east, 华东 -> 华北): a changed
-    value, not a rewording. Insertions and deletions (a filler, a suffix) and typos are not."""
+    value, not a rewording. Insertions and deletions (a filler, a suffix), typos and synonyms
+    (``data/synonyms.tsv``: likes -> prefers, 喜欢 -> 偏好) are not."""
     wa, wb = _content_words(a), _content_words(b)
     only_a, only_b = wa - wb, wb - wa
     if not only_a or not only_b:
         return False
-    left = [x for x in only_a if not any(_typo(x, y) for y in only_b)]
-    right = [y for y in only_b if not any(_typo(x, y) for x in only_a)]
+    left = [x for x in only_a if not any(_same_meaning(x, y) for y in only_b)]
+    right = [y for y in only_b if not any(_same_meaning(x, y) for x in only_a)]
     return bool(left) and bool(right)
 
 
@@ -235,8 +274,11 @@ def _bucket_pairs(buckets: pl.DataFrame, member: str = "row") -> pl.DataFrame:
 def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) -> pl.DataFrame:
     """Verified near-duplicate pairs (a, b, score = Jaccard of 3-gram sets) among `frame`'s rows
     (columns ``row``, ``scope``, ``text``), from MinHash LSH buckets within a scope."""
+    patterns, heads = _chinese_synonym_map()
     texts = frame.select("row", "scope", norm=pl.col("text").str.normalize("NFKC").str.to_lowercase()
-                         .str.replace_all(r"[\p{P}\p{S}\s]+", ""))
+                         .str.replace_all(r"[\p{P}\p{S}\s]+", "")
+                         # Chinese synonyms read as one word, so a rewording shares its n-grams
+                         .str.replace_many(patterns, heads))
     # Chinese carries more per character: bigrams there, 3-grams elsewhere
     texts = texts.with_columns(size=pl.when(pl.col("norm").str.contains(r"\p{Han}")).then(2).otherwise(_SHINGLE))
     texts = texts.with_columns(n=(pl.col("norm").str.len_chars() - pl.col("size") + 1).clip(1))

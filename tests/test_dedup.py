@@ -55,6 +55,8 @@ def test_the_labelled_pairs(lake, tmp_path):
     ("User prefers dark mode", "The user prefers dark mode.", None),
     ("Meeting at 3pm", "Reminder: meeting at 3pm", None),
     ("Deploy on Friday", "Deploy on Firday", None),
+    ("User likes jazz records", "User prefers jazz records", None),       # synonyms (data/synonyms.tsv)
+    ("用户喜欢爵士乐", "用户偏好爵士乐", None),
 ])
 def test_the_contradiction_guard(a, b, why):
     assert contradiction(a, b) == why

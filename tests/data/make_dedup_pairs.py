@@ -89,6 +89,30 @@ ZH = [
     ("郑敏的生日是八月十四日", "郑敏的生日是八月二十四日", "number"),
 ]
 
+# Rewordings with a synonym (hand-written): the same memory said with another word.
+EN_SYNONYMS = [
+    ("Alice likes green tea in the morning", "Alice enjoys green tea in the morning"),
+    ("User prefers dark mode in the code editor", "User likes dark mode in the code editor"),
+    ("Grace wants weekly reports about the billing service", "Grace needs weekly reports about the billing service"),
+    ("The team will start the migration on Monday", "The team will begin the migration on Monday"),
+    ("Bob bought a new laptop for the data team", "Bob purchased a new laptop for the data team"),
+    ("Carol often works from the Lisbon office", "Carol frequently works from the Lisbon office"),
+    ("Kate loves hiking with her dog on weekends", "Kate enjoys hiking with her dog on weekends"),
+    ("The dashboard shows errors from the payment service", "The dashboard displays errors from the payment service"),
+    ("Leo asked the team to fix the login bug quickly", "Leo asked the team to resolve the login bug quickly"),
+    ("Mia uses the staging cluster for load tests", "Mia utilizes the staging cluster for load tests"),
+    ("Send the summary to Nora by email after the meeting", "Send the summary to Nora by mail after the meeting"),
+    ("Oscar needs a large monitor for design reviews", "Oscar needs a big monitor for design reviews"),
+]
+ZH_SYNONYMS = [
+    ("用户喜欢深色模式", "用户偏好深色模式"),
+    ("张伟希望每周收到账单报告", "张伟想要每周收到账单报告"),
+    ("团队下周一开始数据迁移", "团队下周一启动数据迁移"),
+    ("李娜经常在上海办公室工作", "李娜常常在上海办公室工作"),
+    ("请尽快修复登录错误", "请尽快解决登录错误"),
+    ("王强使用测试集群做压力测试", "王强用测试集群做压力测试"),
+]
+
 EN_FILLERS = ["Note: ", "Reminder: ", "FYI, ", "Remember that "]
 ZH_FILLERS = ["备注：", "提醒：", "记住："]
 
@@ -138,6 +162,8 @@ def main():
                 pairs.append({"a": a, "b": b, "label": "different", "lang": lang, "kind": "other object"})
             other = facts[(i + 1) % len(facts)][0]
             pairs.append({"a": a, "b": other, "label": "different", "lang": lang, "kind": "other fact"})
+    for lang, synonyms in (("en", EN_SYNONYMS), ("zh", ZH_SYNONYMS)):
+        pairs += [{"a": a, "b": b, "label": "duplicate", "lang": lang, "kind": "synonym"} for a, b in synonyms]
     for n, p in enumerate(pairs):
         p["id"] = f"p{n:03d}"
     out = Path(__file__).with_name("dedup_pairs.json")
