@@ -561,7 +561,8 @@ def dedup(
         verb = "would merge" if dry_run else "merged"
         out.print(f"examined {c['examined']}; {verb} {c['merged']} memories into {c['clusters']} cluster(s) "
                   f"(exact {c['merged_exact']}, near {c['merged_near']}, semantic {c['merged_semantic']}); "
-                  f"{c['contradictions']} contradiction(s) kept apart")
+                  f"{c['contradictions']} contradiction(s) kept apart for a person, "
+                  f"{c['kept_apart_different']} similar but different pair(s) kept apart")
         for cluster in report.details["clusters"][:20]:
             out.print(f"  {cluster['canonical']} <- {', '.join(cluster['members'])} ({', '.join(cluster['passes'])})")
 

@@ -16,7 +16,9 @@ Per scope (tenant, agent_id, user_id), over active memories that are not merged 
 or Chinese numerals, zero ignored), a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...)
 or one side of an antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...),
 or a content word replaced by an unrelated one (not a typo, not a synonym from ``data/synonyms.tsv``)
-is never merged: it goes to the ``conflicts`` queue as kind ``contradiction`` for a person to decide.
+is never merged. The first four are signs of a contradiction: the pair goes to the ``conflicts`` queue
+as kind ``contradiction`` for a person to decide. A replaced word usually means two different
+memories ("updates about billing" / "about search"): they are kept apart and counted, not queued.
 Clusters are connected components of the remaining pairs; a member that contradicts the canonical
 memory is left out.
 
@@ -52,6 +54,7 @@ from .policy import Policy
 from .steps import StepReport
 
 PASSES = ("exact", "near", "semantic")
+CHANGED_VALUE = "changed value"
 ANTONYMS_FILE = Path(__file__).parent / "data" / "antonyms.tsv"
 _SHINGLE = 3
 # The near pass works on at most about this many memories at once (whole scopes per chunk).
@@ -248,7 +251,7 @@ def contradiction(a: str, b: str) -> str | None:
         if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):
             return f"antonym {left}/{right}"
     if _substitution(a, b):
-        return "changed value"
+        return CHANGED_VALUE
     return None
 
 
@@ -352,6 +355,7 @@ class Plan:
     contradictions: pl.DataFrame
     candidates: int
     examined: int
+    different: int = 0  # similar pairs kept apart because a content word changed (not filed)
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
@@ -412,8 +416,13 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
     merges = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
     # a pair is filed between the memories that stay: a member stands for its canonical memory
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
-    seen, filed = set(), []
+    # Only the signals of a contradiction (number, date, negation, antonym) go to a person; a
+    # replaced content word usually means two different memories (billing vs search), kept apart.
+    seen, filed, different = set(), [], 0
     for a, b, kind, score, why in bad:
+        if why == CHANGED_VALUE:
+            different += 1
+            continue
         x, y = sorted((canonical.get(ids[a], ids[a]), canonical.get(ids[b], ids[b])))
         if x != y and (x, y) not in seen:
             seen.add((x, y))
@@ -422,7 +431,8 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         filed,
         schema={"a": pl.String, "b": pl.String, "reason": pl.String, "pass": pl.String, "score": pl.Float64},
         orient="row")
-    return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height)
+    return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height,
+                different=different)
 
 
 def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> pl.DataFrame:
@@ -513,7 +523,7 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
         report.counts = {"examined": plan.examined, "candidates": plan.candidates, "clusters":
                          plan.merges["cluster"].n_unique() if plan.merges.height else 0,
                          "merged": plan.merges.height, **{f"merged_{p}": n for p, n in counts.items()},
-                         "contradictions": plan.contradictions.height}
+                         "contradictions": plan.contradictions.height, "kept_apart_different": plan.different}
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         report.details["dry_run"] = dry_run
