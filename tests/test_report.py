@@ -143,7 +143,7 @@ def publish() -> dict:
     }
 
 
-QUARANTINE = {"bad JSON": 3, "missing tenant": 1, "stale version": 2}
+QUARANTINE = {"bad JSON": 3, "missing tenant": 1, "unknown base version": 2}
 
 
 def _render(tmp_path: Path, health, run, publish, quarantine=QUARANTINE) -> tuple[Path, str]:
