@@ -28,8 +28,7 @@ import polars as pl
 
 from . import schema
 from .clock import iso, resolve_as_of
-from .db import transaction
-from .errors import InputError, LakeBusy
+from .errors import InputError
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 
 TAKES = ("lake", "incoming", "both", "value")
@@ -81,7 +80,7 @@ def resolve_conflict(lake, conflict_id: str, take: str, *, value: str | None = N
     Only a user resolves (seed 000: 等待用户确认). Unknown or already resolved ids raise
     InputError. When another process holds the lake the result is ``{"queued": path}``.
     """
-    from .decisions import queue_decision
+    from .decisions import apply_or_queue
 
     as_of = resolve_as_of(as_of)
     if value is None and str(take).startswith("value="):
@@ -94,15 +93,9 @@ def resolve_conflict(lake, conflict_id: str, take: str, *, value: str | None = N
         raise InputError(f"conflicts are resolved by a user (operator user), not {operator!r}")
     decision = {"kind": "resolve", "conflict_id": conflict_id, "take": take, "value": value,
                 "operator": operator, "requested_at": iso(as_of)}
-    if not lake.held_here() and lake.is_busy():
-        return {"queued": str(queue_decision(lake, decision, as_of))}
-    try:
-        with lake.writer(purpose="resolve conflict", wait_s=0 if not lake.held_here() else 600) as con:
-            run_id = run_id or lake.new_run_id("resolve", as_of)
-            with transaction(con):
-                return _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, source)
-    except LakeBusy:
-        return {"queued": str(queue_decision(lake, decision, as_of))}
+    run_id = run_id or lake.new_run_id("resolve", as_of)
+    return apply_or_queue(lake, decision, as_of,
+                          lambda con: _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, source))
 
 
 def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, source) -> dict[str, Any]:

@@ -50,6 +50,25 @@ def queue_decision(lake, decision: dict[str, Any], as_of: datetime) -> Path:
     return target
 
 
+def apply_or_queue(lake, decision: dict[str, Any], as_of: datetime, apply) -> dict[str, Any]:
+    """Apply a decision at once when the lake is free, else queue it (``{"queued": path}``).
+
+    `apply(con)` runs inside one transaction on the writer connection (a run's shared one when
+    this process holds the lake). Used by resolve and unmerge; forget has its own batch path."""
+    from .db import transaction
+    from .errors import LakeBusy
+
+    held = lake.held_here()
+    if not held and lake.is_busy():
+        return {"queued": str(queue_decision(lake, decision, as_of))}
+    try:
+        with lake.writer(purpose=str(decision.get("kind")), wait_s=600 if held else 0) as con:
+            with transaction(con):
+                return apply(con)
+    except LakeBusy:
+        return {"queued": str(queue_decision(lake, decision, as_of))}
+
+
 def pending_decisions(lake) -> list[Path]:
     """Queued decision files, in the order they are applied (name order)."""
     if not lake.decisions.is_dir():

@@ -48,7 +48,7 @@ import polars as pl
 from . import schema
 from .clock import iso, resolve_as_of
 from .db import transaction
-from .errors import InputError, LakeBusy
+from .errors import InputError
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .policy import Policy
 from .steps import StepReport
@@ -410,9 +410,12 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
                               schema={"a": pl.Int64, "b": pl.Int64, "kind": pl.String, "score": pl.Float64}, orient="row"))
     all_edges = pl.concat([e.select(pl.col("a").cast(pl.Int64), pl.col("b").cast(pl.Int64), "kind",
                                     pl.col("score").cast(pl.Float64)) for e in edges])
-    all_edges = all_edges.filter(~pl.struct("a", "b").map_elements(
-        lambda p: (ids[p["a"]], ids[p["b"]]) in kept_apart or (ids[p["b"]], ids[p["a"]]) in kept_apart,
-        return_dtype=pl.Boolean)) if kept_apart and all_edges.height else all_edges
+    if kept_apart and all_edges.height:
+        apart = pl.DataFrame(sorted(kept_apart), schema={"x": pl.String, "y": pl.String}, orient="row")
+        names = frame.select("row", "id")
+        all_edges = (all_edges.join(names.rename({"row": "a", "id": "x"}), on="a")
+                     .join(names.rename({"row": "b", "id": "y"}), on="b")
+                     .join(apart, on=["x", "y"], how="anti").drop("x", "y"))
     merges = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
     # a pair is filed between the memories that stay: a member stands for its canonical memory
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
@@ -646,19 +649,13 @@ def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime 
     """Undo the latest dedup merge into `canonical_id`: every memory of that cluster gets back the
     exact row it had before the merge, and the pairs are never merged again. Queued in
     ``inbox/decisions/`` while another process holds the lake (``{"queued": path}``)."""
-    from .decisions import queue_decision
+    from .decisions import apply_or_queue
 
     as_of = resolve_as_of(as_of)
     decision = {"kind": "unmerge", "canonical_id": canonical_id, "operator": operator, "requested_at": iso(as_of)}
-    if not lake.held_here() and lake.is_busy():
-        return {"queued": str(queue_decision(lake, decision, as_of))}
-    try:
-        with lake.writer(purpose="unmerge", wait_s=0 if not lake.held_here() else 600) as con:
-            run_id = run_id or lake.new_run_id("unmerge", as_of)
-            with transaction(con):
-                return _unmerge(con, canonical_id, operator, as_of, run_id, source or f"unmerge {canonical_id}")
-    except LakeBusy:
-        return {"queued": str(queue_decision(lake, decision, as_of))}
+    run_id = run_id or lake.new_run_id("unmerge", as_of)
+    return apply_or_queue(lake, decision, as_of, lambda con: _unmerge(con, canonical_id, operator, as_of, run_id,
+                                                                      source or f"unmerge {canonical_id}"))
 
 
 def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any]:
