@@ -100,7 +100,7 @@ def child(lake_dir: str, file: str) -> None:
     from memory_lake.clock import resolve_as_of
     from memory_lake.dedup import dedup
 
-    lake = Lake.open(lake_dir)
+    lake = Lake.open(lake_dir, create=True)
     started = time.perf_counter()
     report = dedup(lake, resolve_as_of(AS_OF))
     seconds = time.perf_counter() - started
@@ -119,7 +119,7 @@ def quality() -> None:
 
     pairs = json.loads(PAIRS.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="bench-dedup-") as tmp:
-        lake = Lake.open(Path(tmp) / "lake")
+        lake = Lake.open(Path(tmp) / "lake", create=True)
         records = []
         for p in pairs:
             records += [{"id": f"{p['id']}-a", "tenant": p["id"], "content": p["a"], "type": "fact",
@@ -167,7 +167,7 @@ def main() -> None:
             file = Path(tmp) / "memories.jsonl"
             planted = generate(file, size)
             subprocess.run([sys.executable, "-c", "import sys; from memory_lake import Lake; "
-                            f"Lake.open(sys.argv[1]).ingest([sys.argv[2]], as_of={AS_OF!r})",
+                            f"Lake.open(sys.argv[1], create=True).ingest([sys.argv[2]], as_of={AS_OF!r})",
                             str(Path(tmp) / "lake"), str(file)], check=True)
             out = subprocess.run([sys.executable, __file__, "--child", str(Path(tmp) / "lake"), str(file)],
                                  capture_output=True, text=True, check=True)

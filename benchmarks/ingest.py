@@ -66,7 +66,7 @@ def child(mode: str, file: str, lake_dir: str) -> None:
     else:
         from memory_lake import Lake
 
-        lake = Lake.open(lake_dir)
+        lake = Lake.open(lake_dir, create=True)
         started = time.perf_counter()  # the ingest itself, not creating the lake
         first = lake.ingest([file], as_of="2026-11-30T00:00:00Z").as_dict()
         mid = time.perf_counter()

@@ -57,7 +57,7 @@ def child(mode: str, lake_dir: str, memories: int, scopes: int) -> None:
     from memory_lake.events import apply_events
     from memory_lake.tiers import enforce_tiers
 
-    lake = Lake.open(lake_dir)
+    lake = Lake.open(lake_dir, create=True)
     if mode == "full":
         started = time.perf_counter()
         report = enforce_tiers(lake, AS_OF, run_id="bench-full")
@@ -102,7 +102,7 @@ def main() -> None:
         snapshot = Path(tmp) / "memories.jsonl"
         generate(snapshot, args.memories, args.scopes)
         started = time.perf_counter()
-        lake = Lake.open(Path(tmp) / "lake")
+        lake = Lake.open(Path(tmp) / "lake", create=True)
         lake.ingest([snapshot], as_of=AS_OF)
         print(f"built a lake of {args.memories} memories in {args.scopes} scopes in {time.perf_counter() - started:.1f} s",
               flush=True)

@@ -135,7 +135,7 @@ def main() -> None:
         started = time.perf_counter()
         from memory_lake.cli import parse_overrides
 
-        lake = Lake.open(Path(tmp) / "lake", policy_overrides=parse_overrides(args.overrides))
+        lake = Lake.open(Path(tmp) / "lake", policy_overrides=parse_overrides(args.overrides), create=True)
         report = lake.ingest([memories_path], as_of=as_of).as_dict()
         ingest_s = time.perf_counter() - started
         started = time.perf_counter()

@@ -98,7 +98,7 @@ def main() -> None:
         started = time.perf_counter()
         model.encode(sample["content"].to_list(), batch_size=batch_size, normalize_embeddings=True)
         raw_s = time.perf_counter() - started
-        lake = Lake.open(tmp_path / "lake")
+        lake = Lake.open(tmp_path / "lake", create=True)
         lake.ingest([write_snapshot(sample, tmp_path / "sample.jsonl")], as_of=AS_OF)
         started = time.perf_counter()
         first = lake.index(as_of=AS_OF)

@@ -1,16 +1,16 @@
 """memory-lake: a batch maintenance and analytics pipeline for AI-agent memory.
 
     from memory_lake import Lake
-    lake = Lake.open("lake")            # creates the lake when the folder is empty or missing
+    lake = Lake.init("lake")            # creates the lake (Lake.open("lake") opens an existing one)
     write_snapshot(records, "lake")     # an agent drops a snapshot (atomic: temp name, then rename)
     report = lake.ingest()              # everything in lake/inbox
     lake.sql("SELECT tier, count(*) FROM memories GROUP BY tier")
 """
 
-from .errors import InputError, LakeBusy, MemoryLakeError
+from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError
 from .inbox import write_snapshot
 from .lake import Lake
 from .policy import Policy
 
-__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "InputError", "write_snapshot"]
+__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot"]
 __version__ = "0.1.0"

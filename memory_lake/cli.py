@@ -148,7 +148,7 @@ def _show(opts: Options, data: dict[str, Any], human: Callable[[], None]) -> Non
 def init(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """Create a lake (folders and DuckDB file); harmless on an existing lake."""
     opts = _options(ctx, lake, json_out)
-    the_lake = _open(opts)
+    the_lake = _open(opts, create=True)
     _show(opts, {"lake": str(the_lake.root), "db": str(the_lake.db_path)},
           lambda: out.print(f"lake ready at {the_lake.root}"))
 
@@ -255,7 +255,7 @@ def demo(
     from .demo import generate_demo
 
     opts = _options(ctx, lake, json_out)
-    the_lake = _open(opts)
+    the_lake = _open(opts, create=True)
     data = generate_demo(the_lake.inbox, seed=seed)
     summary = _run_nightly(the_lake, iso(data.as_of), reports, opts)
     counts = the_lake.sql("SELECT tier, count(*) AS memories FROM memories WHERE status = 'active' GROUP BY 1 ORDER BY 1")

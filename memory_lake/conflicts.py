@@ -36,6 +36,23 @@ TAKES = ("lake", "incoming", "both", "value")
 TEXT_FIELDS = ("content", "summary", "source", "context_id", "session_id", "agent_id", "user_id")
 
 
+# The other side(s) of every open contradiction, per memory: one row `(id, conflict_with)` where
+# `conflict_with` is the sorted list of the ids this memory contradicts. Both sides get a row. Every
+# place that hands a memory to an agent (export files, context.md, search results) joins this
+# relation, so a known contradiction never reaches an agent unmarked. Use as a subquery or CTE.
+CONTRADICTION_PARTNERS_SQL = """
+    SELECT id, list(DISTINCT other_id ORDER BY other_id) AS conflict_with
+    FROM (
+        SELECT memory_id AS id, other_memory_id AS other_id FROM conflicts
+        WHERE status = 'open' AND kind = 'contradiction' AND other_memory_id IS NOT NULL
+        UNION ALL
+        SELECT other_memory_id AS id, memory_id AS other_id FROM conflicts
+        WHERE status = 'open' AND kind = 'contradiction' AND other_memory_id IS NOT NULL
+    )
+    GROUP BY id
+"""
+
+
 def list_conflicts(lake, *, tenant: str | None = None, status: str | None = "open") -> pl.DataFrame:
     """Conflicts (open ones by default), oldest first, with the memory's current version and status."""
     where, params = [], []

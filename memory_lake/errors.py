@@ -17,3 +17,7 @@ class InputError(MemoryLakeError):
     """A path, option or value given by the user cannot be used."""
 
     exit_code = 2
+
+
+class LakeNotFound(InputError):
+    """The path holds no lake (only `init`, `demo` and ``Lake.init`` create one)."""

@@ -27,7 +27,7 @@ import polars as pl
 
 from . import schema
 from .clock import resolve_as_of
-from .errors import InputError, LakeBusy, MemoryLakeError
+from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError
 from .policy import Policy, load_policy
 
 DEFAULT_LAKE_DIR = "lake"
@@ -83,7 +83,9 @@ _HELD_GUARD = threading.RLock()
 
 
 class Lake:
-    """A memory lake on disk. ``Lake.open(path)`` creates it when the folder is empty or missing."""
+    """A memory lake on disk. ``Lake.init(path)`` (or ``Lake.open(path, create=True)``) creates one;
+    ``Lake.open(path)`` opens an existing lake and refuses a path that holds none, so a wrong path or
+    working directory never silently becomes a new, empty lake."""
 
     def __init__(self, root: Path, policy: Policy):
         self.root = root
@@ -126,11 +128,17 @@ class Lake:
         *,
         policy_overrides: dict[str, dict[str, Any]] | None = None,
         wait_s: float = DEFAULT_WRITE_WAIT_S,
+        create: bool = False,
     ) -> "Lake":
-        """Open the lake at `path` (default $MEMORY_LAKE_DIR or ./lake), creating it if needed."""
+        """Open the lake at `path` (default $MEMORY_LAKE_DIR or ./lake). A path without a lake is an
+        error (`LakeNotFound`) unless `create` is true, when the lake is created there."""
         root = resolve_lake_dir(path)
         if root.exists() and not root.is_dir():
             raise InputError(f"{root} is a file, not a lake folder")
+        if not create and not (root / DB_FILE).exists():
+            raise LakeNotFound(
+                f"no lake at {root}: create one with `memory-lake init --lake {root}`, or point --lake "
+                f"(or ${LAKE_ENV}) at an existing lake")
         for sub in SUBDIRS:
             (root / sub).mkdir(parents=True, exist_ok=True)
         lake = cls(root, load_policy(root, policy_overrides))
@@ -138,6 +146,11 @@ class Lake:
             with lake.writer(wait_s=wait_s, purpose="create lake"):
                 pass  # writer() migrates
         return lake
+
+    @classmethod
+    def init(cls, path: str | os.PathLike | None = None, **kwargs: Any) -> "Lake":
+        """Create a lake at `path` (or open the one already there)."""
+        return cls.open(path, create=True, **kwargs)
 
     def _needs_migration(self) -> bool:
         try:

@@ -34,7 +34,7 @@ def prefect_harness():
 
 @pytest.fixture
 def lake(tmp_path: Path) -> Lake:
-    return Lake.open(tmp_path / "lake")
+    return Lake.open(tmp_path / "lake", create=True)
 
 
 def write_jsonl(path: Path, records: list, raw_lines: dict[int, str] | None = None) -> Path:

@@ -15,6 +15,13 @@ from memory_lake.cli import app, main
 from .conftest import write_jsonl
 
 
+
+def new_lake(tmp_path: Path) -> str:
+    """A created lake's folder (commands other than init and demo refuse a path without a lake)."""
+    from memory_lake import Lake
+
+    return str(Lake.init(tmp_path / "lake").root)
+
 def run(capsys, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     captured = capsys.readouterr()
@@ -45,7 +52,7 @@ def test_every_command_has_help(capsys, path):
 
 def test_ingest_json_with_lake_before_or_after(capsys, tmp_path):
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "content": "hello"}, "broken"])
-    lake = str(tmp_path / "lake")
+    lake = new_lake(tmp_path)
     code, out, err = run(capsys, "--lake", lake, "ingest", str(snapshot), "--json", "--as-of", "2026-11-30T00:00:00Z")
     assert code == 0, err
     report = json.loads(out)
@@ -63,27 +70,27 @@ def test_ingest_json_with_lake_before_or_after(capsys, tmp_path):
 
 def test_human_output_is_a_summary(capsys, tmp_path):
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "content": "hello"}])
-    code, out, _ = run(capsys, "ingest", str(snapshot), "--lake", str(tmp_path / "lake"), "--dry-run")
+    code, out, _ = run(capsys, "ingest", str(snapshot), "--lake", new_lake(tmp_path), "--dry-run")
     assert code == 0
     assert "would ingest 1 file(s) (0 already ingested): 1 new, 0 updated, 0 unchanged, 0 forgotten, 0 quarantined" in out
 
 
 def test_errors_are_one_line_and_non_zero(capsys, tmp_path):
-    code, out, err = run(capsys, "--lake", str(tmp_path / "lake"), "ingest", str(tmp_path / "missing.jsonl"))
+    code, out, err = run(capsys, "--lake", new_lake(tmp_path), "ingest", str(tmp_path / "missing.jsonl"))
     assert code == 2 and out == ""
     assert err.strip().count("\n") == 0 and err.startswith("error: ") and "no such file" in err
 
-    code, _, err = run(capsys, "--lake", str(tmp_path / "lake"), "sql", "DELETE FROM memories")
+    code, _, err = run(capsys, "--lake", new_lake(tmp_path), "sql", "DELETE FROM memories")
     assert code == 2 and "read-only" in err
 
-    code, _, err = run(capsys, "--lake", str(tmp_path / "lake"), "ingest", "--as-of", "tomorrow")
+    code, _, err = run(capsys, "--lake", new_lake(tmp_path), "ingest", "--as-of", "tomorrow")
     assert code == 2 and "--as-of 'tomorrow' is not an ISO 8601 timestamp" in err
 
 
 def test_busy_lake_is_a_clear_error(capsys, tmp_path):
     from memory_lake import Lake
 
-    lake = Lake.open(tmp_path / "lake")
+    lake = Lake.open(tmp_path / "lake", create=True)
     os.environ["MEMORY_LAKE_WAIT_S"] = "0"
     try:
         with lake.writer(purpose="nightly run"):
@@ -96,7 +103,7 @@ def test_busy_lake_is_a_clear_error(capsys, tmp_path):
 
 
 def test_replay_and_export_via_cli(capsys, tmp_path):
-    lake = str(tmp_path / "lake")
+    lake = new_lake(tmp_path)
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "content": "x", "tier": "forever"}])
     run(capsys, "--lake", lake, "ingest", str(snapshot))
     fixed = tmp_path / "fixed.jsonl"
@@ -110,7 +117,7 @@ def test_replay_and_export_via_cli(capsys, tmp_path):
 
 
 def test_status(capsys, tmp_path):
-    lake = str(tmp_path / "lake")
+    lake = new_lake(tmp_path)
     write_jsonl(Path(lake) / "inbox" / "0001.jsonl", [{"tenant": "acme", "content": "x"}])
     code, out, _ = run(capsys, "--lake", lake, "--json", "status")
     data = json.loads(out)
@@ -119,7 +126,7 @@ def test_status(capsys, tmp_path):
 
 def test_console_script_never_prints_a_traceback(tmp_path):
     script = Path(sys.executable).parent / "memory-lake"
-    proc = subprocess.run([str(script), "--lake", str(tmp_path / "lake"), "sql", "SELEC nonsense"],
+    proc = subprocess.run([str(script), "--lake", new_lake(tmp_path), "sql", "SELEC nonsense"],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("error: query failed")
@@ -127,7 +134,7 @@ def test_console_script_never_prints_a_traceback(tmp_path):
 
 @pytest.mark.slow
 def test_demo_runs_the_nightly_flow_and_a_second_demo_changes_nothing(prefect_harness, capsys, tmp_path):
-    lake = str(tmp_path / "lake")
+    lake = new_lake(tmp_path)
     args = ("--lake", lake, "--json", "demo", "--seed", "7", "--reports", str(tmp_path / "reports"))
     code, out, _ = run(capsys, *args)
     first = json.loads(out)
@@ -145,8 +152,7 @@ def test_demo_runs_the_nightly_flow_and_a_second_demo_changes_nothing(prefect_ha
 
 
 def test_publish_blocked_exits_4_and_health_json_layout(capsys, tmp_path):
-    lake = tmp_path / "lake"
-    lake.mkdir()
+    lake = Path(new_lake(tmp_path))
     (lake / "memory-lake.toml").write_text('[tiers]\ndisabled_rules = ["working_overflow"]\n')
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "agent_id": "a", "user_id": "u", "tier": "working",
                                                    "content": f"item {i}"} for i in range(25)])
@@ -162,7 +168,7 @@ def test_publish_blocked_exits_4_and_health_json_layout(capsys, tmp_path):
 
 
 def test_search_json_shape(capsys, tmp_path):
-    lake = str(tmp_path / "lake")
+    lake = new_lake(tmp_path)
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"id": "c1", "tenant": "zk", "content": "用户喜欢喝咖啡", "type": "preference"},
                                                   {"id": "c2", "tenant": "zk", "content": "项目截止日期是下周五"}])
     run(capsys, "--lake", lake, "ingest", str(snapshot))
@@ -190,7 +196,7 @@ def test_policy_overrides_from_the_command_line():
 
 
 def test_bad_override_and_restore_via_cli(capsys, tmp_path):
-    lake = str(tmp_path / "lake")
+    lake = new_lake(tmp_path)
     code, _, err = run(capsys, "--lake", lake, "run", "nightly", "--set", "tiers.nope=3")
     assert code == 2 and "unknown policy key(s) in [tiers]: nope" in err
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"id": "a", "tenant": "t", "content": "x", "status": "archived"}])
@@ -200,7 +206,7 @@ def test_bad_override_and_restore_via_cli(capsys, tmp_path):
 
 
 def test_forget_via_cli(capsys, tmp_path):
-    lake = str(tmp_path / "lake")
+    lake = new_lake(tmp_path)
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"id": "a", "tenant": "t", "content": "forget me ZEBRA"},
                                                   {"id": "v", "tenant": "t", "content": "vip", "important": True}])
     run(capsys, "--lake", lake, "ingest", str(snapshot))

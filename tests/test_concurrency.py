@@ -21,7 +21,7 @@ WRITERS, EDITS, SHARED = 8, 200, 50
 def writer(lake_dir: str, number: int, log_path: str) -> None:
     """One agent: random edits of the shared memories, each based on the version it last saw."""
     rng = random.Random(number)
-    lake = Lake.open(lake_dir)
+    lake = Lake.open(lake_dir, create=True)
     seen = {f"shared-{i:02d}": 1 for i in range(SHARED)}
     with open(log_path, "w", encoding="utf-8") as log:
         for i in range(EDITS):

@@ -112,7 +112,7 @@ def test_a_resolution_is_queued_while_a_run_holds_the_lake_and_applied_first_by_
     (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time; from memory_lake import Lake\n"
-        f"lake = Lake.open({str(lake.root)!r})\n"
+        f"lake = Lake.open({str(lake.root)!r}, create=True)\n"
         "with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep(30)\n")],
         stdout=subprocess.PIPE, text=True)
     try:

@@ -17,7 +17,7 @@ from .conftest import rows
 
 
 def test_open_creates_the_layout_and_tables(tmp_path):
-    lake = Lake.open(tmp_path / "new" / "lake")
+    lake = Lake.open(tmp_path / "new" / "lake", create=True)
     assert sorted(p.name for p in lake.root.iterdir()) == [".generation", ".lock", "events", "exports", "inbox", "lake.duckdb", "raw"]
     assert (lake.inbox / "decisions").is_dir()
     tables = {r["table_name"] for r in rows(lake, "SELECT table_name FROM information_schema.tables")}
@@ -30,10 +30,10 @@ def test_open_creates_the_layout_and_tables(tmp_path):
 
 
 def test_open_is_idempotent_and_keeps_data(tmp_path):
-    lake = Lake.open(tmp_path / "lake")
+    lake = Lake.open(tmp_path / "lake", create=True)
     with lake.writer() as con:
         con.execute("INSERT INTO runs VALUES ('r1', 'test', '2026-11-30', 'ok', 0, NULL)")
-    again = Lake.open(tmp_path / "lake")
+    again = Lake.open(tmp_path / "lake", create=True)
     assert rows(again, "SELECT run_id FROM runs") == [{"run_id": "r1"}]
     assert rows(again, "SELECT count(*) AS n FROM schema_migrations") == [{"n": len(MIGRATIONS)}]
 
@@ -41,12 +41,12 @@ def test_open_is_idempotent_and_keeps_data(tmp_path):
 def test_open_refuses_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(InputError, match="is a file"):
-        Lake.open(tmp_path / "afile")
+        Lake.open(tmp_path / "afile", create=True)
 
 
 def test_lake_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMORY_LAKE_DIR", str(tmp_path / "envlake"))
-    assert Lake.open().root == (tmp_path / "envlake").resolve()
+    assert Lake.open(create=True).root == (tmp_path / "envlake").resolve()
 
 
 def test_second_writer_gets_a_clear_message(lake):
@@ -63,7 +63,7 @@ def test_writer_waits_for_the_lock(lake, tmp_path):
     script = textwrap.dedent(f"""
         import time
         from memory_lake import Lake
-        lake = Lake.open({str(lake.root)!r})
+        lake = Lake.open({str(lake.root)!r}, create=True)
         with lake.writer(purpose="other process"):
             print("held", flush=True)
             time.sleep(1.0)
@@ -97,3 +97,17 @@ def test_reads_while_busy_use_the_published_version_or_say_busy(lake):
         assert "answered from published v1" in result.note
         assert lake.sql("SELECT run_id FROM runs").to_dicts() == [{"run_id": "r1"}]
     assert lake.read("SELECT count(*) AS n FROM memories").source == "live"
+
+
+def test_open_refuses_a_path_without_a_lake_and_creates_nothing(tmp_path):
+    from memory_lake import LakeNotFound
+
+    with pytest.raises(LakeNotFound, match=r"no lake at .*nowhere.*memory-lake init"):
+        Lake.open(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LakeNotFound):
+        Lake.open(tmp_path / "empty")
+    assert list((tmp_path / "empty").iterdir()) == []
+    assert Lake.init(tmp_path / "empty").db_path.exists()
+    assert Lake.open(tmp_path / "empty").root == (tmp_path / "empty").resolve()

@@ -55,7 +55,7 @@ def uses(rnd: random.Random, ids: list[tuple[str, str]], now: datetime) -> list[
 def test_180_days_keep_every_invariant(tmp_path):
     """Acceptance: daily as_of for 180 days, new memories and uses every day (seeded)."""
     rnd = random.Random(20261130)
-    lake = Lake.open(tmp_path / "lake")
+    lake = Lake.open(tmp_path / "lake", create=True)
     ingested: list[tuple[str, str]] = []
     important_before: list[dict] = []
     for day in range(180):
@@ -139,7 +139,7 @@ def build(lake, tmp_path, memories, now):
 @given(memories=st.lists(memory_strategy, min_size=1, max_size=40), hours=st.integers(0, 23))
 def test_one_run_reaches_a_fixed_point_and_loses_nothing(tmp_path_factory, memories, hours):
     tmp_path = tmp_path_factory.mktemp("prop")
-    lake = Lake.open(tmp_path / "lake")
+    lake = Lake.open(tmp_path / "lake", create=True)
     now = datetime(2026, 6, 1, hours)
     build(lake, tmp_path, memories, now)
     policy = Policy().with_overrides({"tiers": {"working_capacity": 3, "short_term_capacity": 5}})

@@ -19,7 +19,7 @@ def _forms(value: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def demo_lake(tmp_path_factory):
-    lake = Lake.open(tmp_path_factory.mktemp("pii") / "lake")
+    lake = Lake.open(tmp_path_factory.mktemp("pii") / "lake", create=True)
     data = generate_demo(lake.inbox, seed=7)
     report = lake.ingest(as_of=data.as_of).as_dict()
     return lake, data, report

@@ -55,7 +55,7 @@ def test_a_version_has_manifest_rows_tables_and_scope_files(lake, tmp_path):
 def test_scope_files_reingest_into_a_fresh_lake(lake, tmp_path):
     lake.ingest([write_jsonl(tmp_path / "s.jsonl", [scope_memory(i, tags=["t"]) for i in range(3)])], as_of=AS_OF)
     publish(lake, AS_OF)
-    fresh = Lake.open(tmp_path / "fresh")
+    fresh = Lake.open(tmp_path / "fresh", create=True)
     report = fresh.ingest([lake.exports / "v1" / "scopes" / "acme" / "bot" / "alice" / "memory.json"], as_of=AS_OF)
     assert (report.as_dict()["ingested"], report.as_dict()["quarantined"]) == (3, 0)
     columns = "id, tenant, agent_id, user_id, tier, type, content, tags, version, created_at"
@@ -102,7 +102,7 @@ def test_failed_check_blocks_names_the_expectation_and_leaves_current(lake, tmp_
 def test_old_versions_are_pruned(tmp_path):
     (tmp_path / "lake").mkdir()
     (tmp_path / "lake" / "memory-lake.toml").write_text("[publish]\nkeep_versions = 2\n")
-    lake = Lake.open(tmp_path / "lake")
+    lake = Lake.open(tmp_path / "lake", create=True)
     for i in range(4):
         lake.ingest([write_jsonl(tmp_path / f"{i}.jsonl", [scope_memory(i)])], as_of=AS_OF)
         publish(lake, AS_OF)

@@ -42,7 +42,7 @@ def zh_lake(tmp_path_factory, dataset) -> Lake:
     """The lake with every memory ingested (and indexed, once the lake has an index step)."""
     root = tmp_path_factory.mktemp("zh_retrieval")
     snapshot = write_jsonl(root / "zh-memories.jsonl", dataset["memories"])
-    lake = Lake.open(root / "lake")
+    lake = Lake.open(root / "lake", create=True)
     report = lake.ingest([snapshot], as_of=AS_OF).as_dict()
     assert report["quarantined"] == 0, report
     if hasattr(lake, "index"):

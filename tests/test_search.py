@@ -214,7 +214,7 @@ def test_no_model_degrades_to_keyword_and_says_so(tmp_path):
 
     (tmp_path / "lake").mkdir()
     (tmp_path / "lake" / "memory-lake.toml").write_text('[search]\nmodel = "none"\n')
-    lake = Lake.open(tmp_path / "lake")
+    lake = Lake.open(tmp_path / "lake", create=True)
     _english(lake, tmp_path)
     found = search(lake, "coffee", tenant="acme", mode="semantic", as_of=AS_OF)
     assert (found.mode_used, [r.id for r in found]) == ("keyword", ["e2"])

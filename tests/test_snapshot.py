@@ -98,7 +98,7 @@ def test_content_limit_is_configurable(tmp_path):
 
     (tmp_path / "lake").mkdir()
     (tmp_path / "lake" / "memory-lake.toml").write_text("[ingest]\nmax_content_bytes = 10\n")
-    lake = Lake.open(tmp_path / "lake")
+    lake = Lake.open(tmp_path / "lake", create=True)
     path = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "t", "content": "0123456789"},
                                               {"tenant": "t", "content": "中文十个字节"}])
     lake.ingest([path], as_of=AS_OF)
