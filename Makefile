@@ -42,6 +42,7 @@ bench: install
 	$(PY) benchmarks/lifecycle.py
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/dedup.py
+	$(PY) benchmarks/dedup_blind.py
 	$(PY) benchmarks/locomo.py
 
 clean:
