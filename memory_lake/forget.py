@@ -7,7 +7,7 @@ text registers a scrubber here (DESIGN "Forget reaches everything"), so a new st
 missed by the forget:
 
 - **table scrubbers** (``register_scrubber``) run inside the forget's transaction, on the ids in
-  the temp table ``forget_ids``. A table scrubber is named after the table it cleans and touches
+  the temp table ``forget_ids`` (id, operator, reason, line, as_of). A table scrubber is named after the table it cleans and touches
   only that table, because it is replayed on the table's exported copy
   (``exports/v<N>/tables/<name>.parquet``) in every kept version;
 - **file scrubbers** (``register_file_scrubber``) run after the commit (``scrub_files``): raw
@@ -15,7 +15,13 @@ missed by the forget:
   rolled-back forget never destroys a file, and they are idempotent, so forgetting an
   already-forgotten id again finishes an interrupted scrub;
 - ``compact_database`` rewrites ``lake.duckdb`` from its live rows last: DuckDB frees the blocks
-  of updated rows but does not wipe them, so the old text would otherwise stay in the file.
+  of updated rows but does not wipe them, so the old text would otherwise stay in the file. The
+  forget's transaction records the debt in ``pending_compactions``; whichever comes next (a later
+  forget, or the nightly run after its hold) pays it, so a process killed before its compaction
+  leaves no text behind for good.
+
+Memories dedup merged into a forgotten memory hold a near-copy of its text and are forgotten with
+it; a forgotten memory's conflicts lose their values and are closed as ``forgotten``.
 
 ``forget`` is the entry point (API and CLI): it resolves ids or a scope, refuses important
 memories unless the operator is ``user``, and queues the request in ``inbox/decisions/`` when
@@ -28,6 +34,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -137,6 +144,26 @@ def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@register_scrubber("conflicts")
+def _scrub_conflicts(con: duckdb.DuckDBPyConnection) -> None:
+    # Every value of a conflict on a forgotten memory is its text (or, for a contradiction, the
+    # other side's, which stays in that memory): all go. An open one is closed as ``forgotten``:
+    # nothing is left to decide, and the other side of a contradiction stays as it is.
+    con.execute(
+        """
+        UPDATE conflicts SET base_value = NULL, lake_value = NULL, incoming_value = NULL, resolved_value = NULL,
+               status = 'resolved',
+               resolution = CASE WHEN conflicts.status = 'open' THEN 'forgotten' ELSE conflicts.resolution END,
+               resolved_at = CASE WHEN conflicts.status = 'open' THEN f.as_of ELSE conflicts.resolved_at END,
+               resolved_by = CASE WHEN conflicts.status = 'open' THEN f.operator ELSE conflicts.resolved_by END
+        FROM (SELECT c.conflict_id, max(f.as_of) AS as_of, min(f.operator) AS operator
+              FROM conflicts c JOIN forget_ids f ON f.id = c.memory_id OR f.id = c.other_memory_id
+              GROUP BY c.conflict_id) f
+        WHERE conflicts.conflict_id = f.conflict_id
+        """
+    )
+
+
 # Tables checked and found to hold no memory text, so they need no scrubber (the forget test scans
 # every text column of every table to keep this list honest):
 #   runs.report          counts, file labels and step summaries only;
@@ -144,6 +171,21 @@ def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
 #                        tiers, statuses or empty strings, never content);
 #   cleanup_log, memory_flags, event_offsets, ingested_files   ids, rules, file names, offsets;
 #   health_snapshots     numbers and alert messages built from counts.
+
+
+# The history reason of a memory forgotten because it was merged into a forgotten one (canonical,
+# requester's reason), for SQL's format() and Polars' pl.format.
+_MERGED_REASON = "merged into {}, forgotten with it: {}"
+# (id, canonical) of every memory merged into one of `seed` (a query of ids), directly or through a
+# memory merged in turn; a template for str.format.
+MERGED_MEMBERS_SQL = """
+    WITH RECURSIVE merged(id, canonical) AS (
+        SELECT m.id, s.id FROM memories m JOIN ({seed}) s ON m.merged_into = s.id
+        UNION
+        SELECT m.id, p.canonical FROM memories m JOIN merged p ON m.merged_into = p.id
+    )
+    SELECT id, min(canonical) AS canonical FROM merged GROUP BY id
+"""
 
 
 def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, as_of: datetime, run_id: str,
@@ -161,16 +203,33 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
         con.execute(
             """
             CREATE OR REPLACE TEMP TABLE forget_ids AS
-            SELECT r.id, any_value(r.operator) AS operator, any_value(r.reason) AS reason, min(r.line) AS line
+            SELECT r.id, any_value(r.operator) AS operator, any_value(r.reason) AS reason, min(r.line) AS line,
+                   $as_of::TIMESTAMP AS as_of
             FROM forget_requests r JOIN memories m ON m.id = r.id AND m.status <> 'deleted'
             GROUP BY r.id
-            """
+            """,
+            {"as_of": as_of},
         )
     finally:
         con.unregister("forget_requests")
+    # Memories merged into a forgotten one hold a near-copy of its text: they go with it (an
+    # important one only when a user asks, as for any forget).
+    con.execute(
+        f"""
+        INSERT INTO forget_ids
+        SELECT m.id, f.operator, format('{_MERGED_REASON}', x.canonical, f.reason), NULL, f.as_of
+        FROM ({MERGED_MEMBERS_SQL.format(seed="SELECT id FROM forget_ids")}) x
+        JOIN memories m ON m.id = x.id JOIN forget_ids f ON f.id = x.canonical
+        WHERE m.status <> 'deleted' AND m.id NOT IN (SELECT id FROM forget_ids)
+          AND (m.tier <> 'important' OR f.operator = 'user')
+        """
+    )
     (count,) = con.execute("SELECT count(*) FROM forget_ids").fetchone()
     if count == 0:
         return 0
+    # Owed until compact_database rewrites the file: committed with the tombstones, so a process
+    # killed before its compaction leaves the debt for the next forget or the nightly run.
+    con.execute("INSERT INTO pending_compactions VALUES (?, ?, ?)", [run_id, as_of, count])
     tombstone = {**_NO_TEXT, "status": "'deleted'", "version": "m.version + 1", "operator": "f.operator",
                  "content": "''", "tags": "[]"}
     con.execute(
@@ -461,8 +520,9 @@ def _scrub_exports(job: FileScrub) -> list[str]:
     rewritten: list[str] = []
     con = _private_connection()
     try:
-        con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT)")
-        con.executemany("INSERT INTO forget_ids (id) VALUES (?)", [[i] for i in job.ids])
+        con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT, "
+                    "as_of TIMESTAMP)")
+        con.executemany("INSERT INTO forget_ids (id, as_of) VALUES (?, ?)", [[i, job.as_of] for i in job.ids])
         for folder in sorted(p for p in exports.iterdir() if p.is_dir() and not p.is_symlink()):
             changed = _scrub_version(con, folder, job)
             rewritten += [str((folder / name).relative_to(job.lake.root)) for name in changed]
@@ -601,10 +661,6 @@ def _recount_scope(folder: Path, scope: dict[str, Any]) -> dict[str, Any]:
 
 
 # ============================================================================ the database file
-# Left in the lake while a compaction is owed (deferred inside a run, or interrupted).
-COMPACT_PENDING = ".compact-pending"
-
-
 def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FORGET_WAIT_S) -> bool:
     """Rewrite ``lake.duckdb`` from its live rows; True when done now.
 
@@ -614,15 +670,13 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
     replaces the file under the write lock with no connection open. Its cost is one pass over the
     lake, which is why a batch of forgets compacts once.
 
-    The request is first recorded in ``<lake>/.compact-pending``. When this process holds the lake
-    for a run, the run's shared connection is open and the file cannot be swapped: the compaction
-    is deferred (False) and the run calls ``compact_database(lake, only_if_pending=True)`` after
-    its hold ends. The marker also survives a crash or a busy lake (False), so the next call does it.
+    What is owed is recorded in ``pending_compactions``, by the forget's own transaction
+    (``forget_memories``); the copy leaves that table empty, so the debt is cleared exactly when
+    the new file is in place. When this process holds the lake for a run, the run's shared
+    connection is open and the file cannot be swapped: the compaction is deferred (False) and the
+    run calls ``compact_database(lake, only_if_pending=True)`` after its hold ends. A busy lake
+    (False) or a crash leaves the debt for the next forget or nightly run.
     """
-    marker = lake.root / COMPACT_PENDING
-    if only_if_pending and not marker.exists():
-        return False
-    marker.touch()
     if lake.held_here():
         return False
     with contextlib.ExitStack() as stack:
@@ -638,8 +692,12 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
         con = duckdb.connect(":memory:")
         try:
             con.execute(f"ATTACH '{_sql_path(db)}' AS src")  # read-write: a leftover WAL is replayed
+            if only_if_pending and not _owed(con, "src"):
+                return False
             con.execute(f"ATTACH '{_sql_path(tmp)}' AS dst")
             con.execute("COPY FROM DATABASE src TO dst")
+            if _owed(con, "dst") is not None:
+                con.execute("DELETE FROM dst.pending_compactions")
             con.execute("DETACH dst")
             con.execute("DETACH src")  # checkpoints: no write-ahead log is left beside the old file
         except BaseException:
@@ -656,8 +714,31 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
         finally:
             os.close(fd)
         os.replace(tmp, db)
-    marker.unlink(missing_ok=True)
     return True
+
+
+def _owed(con: duckdb.DuckDBPyConnection, database: str) -> int | None:
+    """Forgets whose compaction is owed in an attached database (None before the table exists)."""
+    (exists,) = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
+                            "AND table_name = 'pending_compactions'", [database]).fetchone()
+    if not exists:
+        return None
+    return con.execute(f"SELECT count(*) FROM {database}.pending_compactions").fetchone()[0]
+
+
+def compaction_owed(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when a forget's compaction is still owed (see ``compact_database``)."""
+    return bool(con.execute("SELECT count(*) FROM pending_compactions").fetchone()[0])
+
+
+# Test hook: a process whose environment names one of these points in MEMORY_LAKE_CRASH_AT kills
+# itself there with SIGKILL, so a test can show the next command finishing an interrupted forget.
+CRASH_AT_ENV = "MEMORY_LAKE_CRASH_AT"
+
+
+def _crash_point(name: str) -> None:
+    if os.environ.get(CRASH_AT_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ============================================================================ the entry point
@@ -670,14 +751,16 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
 
     Targets: the given `ids` (narrowed to `tenant` / `agent` / `user` when given: an id outside
     them counts as unknown), or, without ids, every memory of the scope that is not deleted yet
-    (`tenant` required; `agent` and `user` narrow it). An important memory is forgotten only by
-    operator ``user``; otherwise it is refused, and the rest proceed. The tombstones, their history
-    rows (id, content hash, operator, time, reason; no text) and the table scrubbers commit in one
-    transaction; then the files are scrubbed (``scrub_files``, also for ids that were already
-    deleted, so a second forget finishes an interrupted one) and the database file compacted.
+    (`tenant` required; `agent` and `user` narrow it), and with them every memory dedup merged into
+    one (a near-copy of its text). An important memory is forgotten only by operator ``user``;
+    otherwise it is refused, and the rest proceed. The tombstones, their history rows (id, content
+    hash, operator, time, reason; no text), the table scrubbers and a ``pending_compactions`` row
+    commit in one transaction; then the files are scrubbed (``scrub_files``, also for ids that were
+    already deleted, so a second forget finishes an interrupted one) and the database file
+    compacted, as is any compaction an interrupted forget still owes.
 
     Returns ``{"run_id", "forgotten", "refused": [{"id", "reason"}], "already_deleted", "unknown",
-    "files"}``, plus ``"compaction": "done" | "pending"`` when something was forgotten (pending
+    "files"}``, plus ``"compaction": "done" | "pending"`` when a compaction was owed (pending
     inside a run of this process, which compacts after its hold; see ``compact_database``). When
     another process holds the lake, the request is queued instead and the result is
     ``{"queued": path}`` (applied first by the next run, see ``decisions.apply_decisions``).
@@ -710,19 +793,24 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
             }
             with transaction(con):
                 if todo.height:
-                    forget_memories(con, todo.select("id", operator=pl.lit(operator), reason=pl.lit(reason)),
-                                    as_of=as_of, run_id=run_id, source=source)
+                    requests = todo.select("id", operator=pl.lit(operator), reason=pl.when(
+                        pl.col("canonical").is_null()).then(pl.lit(reason)).otherwise(
+                        pl.format(_MERGED_REASON, pl.col("canonical"), pl.lit(reason))))
+                    forget_memories(con, requests, as_of=as_of, run_id=run_id, source=source)
                 if record:
                     # ids and counts only: the reason is the requester's text and stays in history
                     report = {k: result[k] for k in ("forgotten", "already_deleted", "unknown")}
                     report["refused"] = [r["id"] for r in result["refused"]]
                     con.execute("INSERT INTO runs VALUES (?, 'forget', ?, 'ok', ?, ?)",
                                 [run_id, as_of, time.monotonic() - started, json.dumps(report)])
+            _crash_point("forget:committed")
             scrubbed = result["forgotten"] + result["already_deleted"]
             result["files"] = (scrub_files(lake, scrubbed, as_of=as_of, run_id=run_id, con=con)
                                if scrub and scrubbed else {})
-    # after the hold: its shared connection is closed only when the hold ends
-    if compact and result["forgotten"]:
+            owed = compaction_owed(con)
+    # after the hold: its shared connection is closed only when the hold ends; a compaction an
+    # earlier, interrupted forget still owes is done here too
+    if compact and owed:
         done = compact_database(lake, wait_s=wait_s)
         result["files"]["database"] = [lake.db_path.name] if done else []
         result["compaction"] = "done" if done else "pending"
@@ -755,19 +843,31 @@ def _queue(lake, ids, tenant, agent, user, operator, reason, as_of: datetime) ->
 
 def _resolve_targets(con: duckdb.DuckDBPyConnection, ids: list[str] | None, tenant, agent, user,
                      operator: str) -> pl.DataFrame:
-    """(id, outcome) per target, ordered by id: forget | refused | already_deleted | unknown."""
+    """(id, outcome, canonical) per target, ordered by id: outcome forget | refused | already_deleted |
+    unknown; `canonical` names the forgotten memory a target was merged into (it goes with it), or
+    is null for a memory asked for."""
     params = {"tenant": tenant, "agent": agent, "user": user, "operator": operator}
     scope = ("($tenant::VARCHAR IS NULL OR m.tenant = $tenant) AND ($agent::VARCHAR IS NULL OR m.agent_id = $agent) "
              "AND ($user::VARCHAR IS NULL OR m.user_id = $user)")
     outcome = """CASE WHEN m.id IS NULL THEN 'unknown' WHEN m.status = 'deleted' THEN 'already_deleted'
                       WHEN m.tier = 'important' AND $operator <> 'user' THEN 'refused' ELSE 'forget' END"""
     if ids is not None:
-        query = f"""
-            SELECT r.id, {outcome} AS outcome
-            FROM (SELECT DISTINCT unnest($ids::VARCHAR[]) AS id) r LEFT JOIN memories m ON m.id = r.id AND {scope}
-            ORDER BY r.id
-        """
         params["ids"] = ids
+        asked = "SELECT DISTINCT unnest($ids::VARCHAR[]) AS id, NULL::VARCHAR AS canonical"
     else:
-        query = f"SELECT m.id, {outcome} AS outcome FROM memories m WHERE {scope} AND m.status <> 'deleted' ORDER BY m.id"
+        asked = f"SELECT m.id, NULL::VARCHAR AS canonical FROM memories m WHERE {scope} AND m.status <> 'deleted'"
+    # members of a refused memory stay with it
+    seeds = (f"SELECT m.id FROM ({asked}) a JOIN memories m ON m.id = a.id AND {scope} "
+             "WHERE m.tier <> 'important' OR $operator = 'user'")
+    query = f"""
+        WITH asked AS ({asked}),
+        targets AS (
+            SELECT id, canonical FROM asked
+            UNION ALL
+            SELECT id, canonical FROM ({MERGED_MEMBERS_SQL.format(seed=seeds)}) WHERE id NOT IN (SELECT id FROM asked)
+        )
+        SELECT t.id, {outcome} AS outcome, t.canonical
+        FROM targets t LEFT JOIN memories m ON m.id = t.id AND {scope}
+        ORDER BY t.id
+    """
     return con.execute(query, params).pl()

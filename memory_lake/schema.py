@@ -320,6 +320,17 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        9,
+        "forget: compactions owed, written in the forget's own transaction",
+        """
+        CREATE TABLE pending_compactions (
+            run_id VARCHAR NOT NULL,          -- the forget that left freed blocks holding its text
+            as_of TIMESTAMP NOT NULL,
+            memories BIGINT NOT NULL          -- how many memories it forgot
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

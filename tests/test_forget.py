@@ -13,7 +13,7 @@ import pytest
 
 from memory_lake.errors import InputError
 from memory_lake.events import apply_events
-from memory_lake.forget import COMPACT_PENDING, compact_database, file_scrubbers, forget, forget_memories, scrubbers
+from memory_lake.forget import compact_database, file_scrubbers, forget, forget_memories, scrubbers
 from memory_lake.publish import publish
 from memory_lake.runs import write_report
 
@@ -101,7 +101,8 @@ def build_lake(lake, tmp_path) -> Path:
 
 
 def test_every_store_holding_text_is_registered():
-    assert scrubbers() == ["memory_history", "quarantine", "embeddings", "postings", "keyword_docs", "retrieval_log"]
+    assert scrubbers() == ["memory_history", "quarantine", "embeddings", "postings", "keyword_docs", "retrieval_log",
+                           "conflicts"]
     assert file_scrubbers() == ["raw", "events", "exports"]
 
 
@@ -307,10 +308,11 @@ def test_inside_a_run_the_forget_applies_at_once_and_the_run_compacts_after(lake
         # the run's shared connection is open: the file cannot be swapped yet
         assert compact_database(lake, only_if_pending=True) is False
     assert not list(lake.decisions.glob("*.json"))
-    assert (lake.root / COMPACT_PENDING).exists()
+    assert rows(lake, "SELECT run_id, as_of, memories FROM pending_compactions") == [
+        {"run_id": result["run_id"], "as_of": LATER, "memories": 1}]
     assert leaks(lake, lake.root) == ["lake.duckdb"]  # freed blocks still hold the old row
     assert compact_database(lake, only_if_pending=True) is True
-    assert not (lake.root / COMPACT_PENDING).exists()
+    assert rows(lake, "SELECT * FROM pending_compactions") == []
     assert leaks(lake, lake.root) == []
     assert rows(lake, "SELECT id, status FROM memories") == [{"id": "m1", "status": "deleted"}]
 
