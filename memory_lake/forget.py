@@ -11,7 +11,7 @@ missed by the forget:
   only that table, because it is replayed on the table's exported copy
   (``exports/v<N>/tables/<name>.parquet``) in every kept version;
 - **file scrubbers** (``register_file_scrubber``) run after the commit (``scrub_files``): raw
-  copies, the search log and every kept export version. They run after the commit so that a
+  copies, the search log, every kept export version and HTML reports. They run after the commit so that a
   rolled-back forget never destroys a file, and they are idempotent, so forgetting an
   already-forgotten id again finishes an interrupted scrub;
 - ``compact_database`` rewrites ``lake.duckdb`` from its live rows last: DuckDB frees the blocks
@@ -31,8 +31,10 @@ another process holds the lake (``decisions.apply_decisions`` applies it first i
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -658,6 +660,64 @@ def _recount_scope(folder: Path, scope: dict[str, Any]) -> dict[str, Any]:
     for record in records:
         by_tier[record["tier"]] = by_tier.get(record["tier"], 0) + 1
     return {**scope, "by_tier": by_tier}
+
+
+# ---------------------------------------------------------------------------- reports
+# Folders HTML reports were written to (reports live outside the lake, wherever --reports says),
+# one per line; `record_report` keeps it so a forget can find them.
+REPORT_FOLDERS = "report-folders"
+# A conflict row of reports written before reports left memory text out: id, kind, memory, field,
+# two values (escaped text: no "<"), operator, time.
+_VALUE_ROW = re.compile(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>"
+                        r"<td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td></tr>")
+
+
+def record_report(lake, path: Path) -> None:
+    """Remember the folder of a report just written (idempotent), so a later forget reaches it."""
+    registry = lake.root / REPORT_FOLDERS
+    folder = str(Path(path).resolve().parent)
+    known = registry.read_text(encoding="utf-8").splitlines() if registry.is_file() else []
+    if folder not in known:
+        _atomic_write(registry, "".join(f"{line}\n" for line in [*known, folder]).encode("utf-8"))
+
+
+@register_file_scrubber("reports")
+def _scrub_reports(job: FileScrub) -> list[str]:
+    """Take a forgotten memory's text out of HTML reports already written.
+
+    A report shows conflicts by id, kind and field, never their values; reports written before
+    that showed the two values of each conflict. In those, the row of every conflict on a
+    forgotten memory (either side of a contradiction) keeps its ids and loses its values
+    (``[forgotten]``). The folders are those reports were written to (``record_report``) and those
+    nightly runs recorded; paths are returned as they are (reports live outside the lake).
+    """
+    lake, con = job.lake, job.con
+    conflicts = {c for (c,) in con.execute(
+        "SELECT conflict_id FROM conflicts WHERE memory_id IN (SELECT unnest($ids::VARCHAR[])) "
+        "OR other_memory_id IN (SELECT unnest($ids::VARCHAR[]))", {"ids": job.ids}).fetchall()}
+    if not conflicts:
+        return []
+    registry = lake.root / REPORT_FOLDERS
+    folders = set(registry.read_text(encoding="utf-8").splitlines()) if registry.is_file() else set()
+    folders |= {str(Path(p).parent) for (p,) in con.execute(
+        "SELECT DISTINCT json_extract_string(report, '$.report') FROM runs WHERE kind = 'nightly'").fetchall() if p}
+    rewritten = []
+    for folder in sorted(folders):
+        for path in sorted(Path(folder).glob("health-*.html")) if Path(folder).is_dir() else []:
+            page = path.read_text(encoding="utf-8")
+            start = page.find('<section id="conflicts">')
+            end = page.find("</section>", start)
+            if start < 0 or end < 0:
+                continue
+            section = _VALUE_ROW.sub(lambda m: (
+                m.group(0) if html.unescape(m.group(1)) not in conflicts else
+                "<tr>" + "".join(f"<td>{m.group(k)}</td>" for k in (1, 2, 3, 4))
+                + f"<td>{FORGOTTEN}</td><td>{FORGOTTEN}</td>"
+                + "".join(f"<td>{m.group(k)}</td>" for k in (5, 6)) + "</tr>"), page[start:end])
+            if section != page[start:end]:
+                _atomic_write(path, (page[:start] + section + page[end:]).encode("utf-8"))
+                rewritten.append(str(path))
+    return rewritten
 
 
 # ============================================================================ the database file
