@@ -229,9 +229,9 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
     (count,) = con.execute("SELECT count(*) FROM forget_ids").fetchone()
     if count == 0:
         return 0
-    # Owed until compact_database rewrites the file: committed with the tombstones, so a process
-    # killed before its compaction leaves the debt for the next forget or the nightly run.
-    con.execute("INSERT INTO pending_compactions VALUES (?, ?, ?)", [run_id, as_of, count])
+    # Owed until the files are scrubbed and compact_database rewrites the file: committed with the
+    # tombstones, so a process killed before either leaves the debt for the next forget or nightly run.
+    con.execute("INSERT INTO pending_compactions (run_id, as_of, memories) VALUES (?, ?, ?)", [run_id, as_of, count])
     tombstone = {**_NO_TEXT, "status": "'deleted'", "version": "m.version + 1", "operator": "f.operator",
                  "content": "''", "tags": "[]"}
     con.execute(
@@ -316,7 +316,9 @@ def scrub_files(lake, ids: Iterable[str], *, as_of: datetime, run_id: str,
         return {name: [] for name, _ in _FILE_SCRUBBERS}
     with contextlib.nullcontext(con) if con is not None else lake.writer(purpose="forget files") as live:
         job = FileScrub(lake=lake, con=live, ids=ids, as_of=as_of, run_id=run_id)
-        return {name: sorted(fn(job)) for name, fn in _FILE_SCRUBBERS}
+        rewritten = {name: sorted(fn(job)) for name, fn in _FILE_SCRUBBERS}
+        live.execute("UPDATE pending_compactions SET files_scrubbed = true WHERE run_id = ?", [run_id])
+        return rewritten
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -731,8 +733,9 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
     lake, which is why a batch of forgets compacts once.
 
     What is owed is recorded in ``pending_compactions``, by the forget's own transaction
-    (``forget_memories``); the copy leaves that table empty, so the debt is cleared exactly when
-    the new file is in place. When this process holds the lake for a run, the run's shared
+    (``forget_memories``). A forget whose process stopped before it scrubbed its files has them
+    scrubbed first (``_finish_scrubs``); the copy leaves the table empty, so the debt is cleared
+    exactly when the new file is in place. When this process holds the lake for a run, the run's shared
     connection is open and the file cannot be swapped: the compaction is deferred (False) and the
     run calls ``compact_database(lake, only_if_pending=True)`` after its hold ends. A busy lake
     (False) or a crash leaves the debt for the next forget or nightly run.
@@ -745,15 +748,16 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
         except LakeBusy:
             return False
         # No lake.writer() in here: inside a hold it opens the hold's shared connection, which
-        # would stay open until the hold ends. A private connection attaches the file instead.
+        # would stay open until the hold ends. Private connections open the file instead.
+        owed = _finish_scrubs(lake)
+        if only_if_pending and not owed:
+            return False
         db = lake.db_path
         tmp = db.with_name(db.name + ".compact")
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(":memory:")
         try:
-            con.execute(f"ATTACH '{_sql_path(db)}' AS src")  # read-write: a leftover WAL is replayed
-            if only_if_pending and not _owed(con, "src"):
-                return False
+            con.execute(f"ATTACH '{_sql_path(db)}' AS src")
             con.execute(f"ATTACH '{_sql_path(tmp)}' AS dst")
             con.execute("COPY FROM DATABASE src TO dst")
             if _owed(con, "dst") is not None:
@@ -777,13 +781,32 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
     return True
 
 
-def _owed(con: duckdb.DuckDBPyConnection, database: str) -> int | None:
-    """Forgets whose compaction is owed in an attached database (None before the table exists)."""
+def _finish_scrubs(lake) -> int:
+    """Scrub the files of owed forgets whose process stopped before it did (their ids from their
+    history rows); return how many forgets still owe a compaction. The caller holds the lake."""
+    from .lake import connect
+
+    con = connect(lake.db_path)  # read-write: a WAL a killed process left is replayed here
+    try:
+        if not _owed(con):
+            return 0
+        for run_id, as_of in con.execute("SELECT run_id, max(as_of) FROM pending_compactions WHERE NOT files_scrubbed "
+                                         "GROUP BY run_id ORDER BY 2, 1").fetchall():
+            scrub_files(lake, forgotten_ids(con, run_id=run_id), as_of=as_of, run_id=run_id, con=con)
+        return _owed(con)
+    finally:
+        con.close()
+
+
+def _owed(con: duckdb.DuckDBPyConnection, database: str | None = None) -> int | None:
+    """Forgets whose compaction is owed, in the connection's database or an attached one (None
+    before the table exists)."""
+    name = database or con.execute("SELECT current_database()").fetchone()[0]
     (exists,) = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
-                            "AND table_name = 'pending_compactions'", [database]).fetchone()
+                            "AND table_name = 'pending_compactions'", [name]).fetchone()
     if not exists:
         return None
-    return con.execute(f"SELECT count(*) FROM {database}.pending_compactions").fetchone()[0]
+    return con.execute(f"SELECT count(*) FROM {name}.pending_compactions").fetchone()[0]
 
 
 def compaction_owed(con: duckdb.DuckDBPyConnection) -> bool:

@@ -322,13 +322,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         9,
-        "forget: compactions owed, written in the forget's own transaction",
+        "forget: the work a forget owes after its commit (file scrub, compaction), written in its transaction",
         """
         CREATE TABLE pending_compactions (
-            run_id VARCHAR NOT NULL,          -- the forget that left freed blocks holding its text
+            run_id VARCHAR NOT NULL,          -- the forget (its history rows name the ids)
             as_of TIMESTAMP NOT NULL,
-            memories BIGINT NOT NULL          -- how many memories it forgot
-        );
+            memories BIGINT NOT NULL,         -- how many memories it forgot
+            files_scrubbed BOOLEAN NOT NULL DEFAULT false   -- set by forget.scrub_files for the run
+        );                                    -- a row leaves when lake.duckdb is compacted
         """,
     ),
 ]

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -13,7 +17,7 @@ import pytest
 
 from memory_lake.errors import InputError
 from memory_lake.events import apply_events
-from memory_lake.forget import compact_database, file_scrubbers, forget, forget_memories, scrubbers
+from memory_lake.forget import CRASH_AT_ENV, compact_database, file_scrubbers, forget, forget_memories, scrubbers
 from memory_lake.publish import publish
 from memory_lake.runs import write_report
 
@@ -467,3 +471,52 @@ def test_forgetting_the_other_side_closes_the_contradiction_and_keeps_the_first(
     # a2's own write conflict is not b1's: it stays open with its values
     assert lake.conflicts().to_dicts() == [{**conflicts["write"], "memory_status": "conflicted"}]
     assert leaks(lake, lake.root, secret="light mode") == []
+
+
+# ---------------------------------------------------------------------------- a forget killed before compaction
+def cli(lake, *args: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    """`memory-lake --lake LAKE --json ARGS` in its own process (this checkout's code)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop(CRASH_AT_ENV, None)
+    if crash_at:
+        env[CRASH_AT_ENV] = crash_at
+    return subprocess.run([sys.executable, "-m", "memory_lake.cli", "--lake", str(lake.root), "--json", *args],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def database_bytes(lake) -> bytes:
+    """lake.duckdb and, when one is left, its write-ahead log."""
+    return b"".join(p.read_bytes() for p in (lake.db_path, lake.db_path.with_name("lake.duckdb.wal")) if p.exists())
+
+
+@pytest.mark.parametrize("next_command", ["forget again", "another forget", "nightly"])
+def test_a_forget_killed_after_its_commit_is_compacted_by_the_next_command(lake, tmp_path, next_command):
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "diary", "tenant": "acme", "content": "my secret diary ZEBRA-42"},
+        {"id": "milk", "tenant": "acme", "content": "buy milk on friday"}])], as_of=AS_OF)
+    assert b"ZEBRA-42" in database_bytes(lake)
+
+    killed = cli(lake, "forget", "diary", "--reason", "user asked", "--as-of", "2026-12-01T00:00:00Z",
+                 crash_at="forget:committed")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    # committed: the tombstone and the debt; not compacted: the text is still in the file's bytes
+    assert rows(lake, "SELECT id, status FROM memories ORDER BY id") == [
+        {"id": "diary", "status": "deleted"}, {"id": "milk", "status": "active"}]
+    (owed,) = rows(lake, "SELECT run_id, as_of, memories FROM pending_compactions")
+    assert (owed["as_of"], owed["memories"]) == (LATER, 1)
+    assert b"ZEBRA-42" in database_bytes(lake)
+
+    if next_command == "nightly":
+        # the nightly flow's last task (flows/nightly.py compact_database_task) is this library call
+        assert compact_database(lake, only_if_pending=True) is True
+    else:
+        target = "diary" if next_command == "forget again" else "milk"
+        done = cli(lake, "forget", target, "--reason", "retry", "--as-of", "2026-12-01T00:00:00Z")
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert (result["forgotten"], result["already_deleted"], result["compaction"], result["files"]["database"]) == (
+            ([], ["diary"]) if target == "diary" else (["milk"], [])) + ("done", ["lake.duckdb"])
+    assert b"zebra-42" not in database_bytes(lake).lower()
+    assert leaks(lake, lake.root) == []
+    assert rows(lake, "SELECT * FROM pending_compactions") == []
+    assert compact_database(lake, only_if_pending=True) is False  # nothing owed any more
