@@ -134,7 +134,8 @@ def _check_tenants(con: duckdb.DuckDBPyConnection) -> None:
         UPDATE event_parsed SET reason = CASE WHEN EXISTS (SELECT 1 FROM memories m WHERE m.id = event_parsed.memory_id)
                                               THEN '{FOREIGN_ID}' ELSE 'unknown id' END
         WHERE reason IS NULL AND NOT is_search AND event IN ('access', 'reference')
-          AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = event_parsed.memory_id AND m.tenant = event_parsed.tenant)
+          AND NOT EXISTS (SELECT 1 FROM memories m
+                          WHERE m.id = event_parsed.memory_id AND m.tenant = event_parsed.tenant)
         """
     )
     con.execute(

@@ -7,18 +7,18 @@ text registers a scrubber here (DESIGN "Forget reaches everything"), so a new st
 missed by the forget:
 
 - **table scrubbers** (``register_scrubber``) run inside the forget's transaction, on the ids in
-  the temp table ``forget_ids`` (id, operator, reason, line, as_of). A table scrubber is named after the table it cleans and touches
-  only that table, because it is replayed on the table's exported copy
-  (``exports/v<N>/tables/<name>.parquet``) in every kept version;
+  the temp table ``forget_ids`` (id, operator, reason, line, as_of). A table scrubber is named
+  after the table it cleans and touches only that table, because it is replayed on the table's
+  exported copy (``exports/v<N>/tables/<name>.parquet``) in every kept version;
 - **file scrubbers** (``register_file_scrubber``) run after the commit (``scrub_files``): raw
-  copies, the search log, every kept export version and HTML reports. They run after the commit so that a
-  rolled-back forget never destroys a file, and they are idempotent, so forgetting an
+  copies, the search log, every kept export version and HTML reports. They run after the commit
+  so that a rolled-back forget never destroys a file, and they are idempotent, so forgetting an
   already-forgotten id again finishes an interrupted scrub;
 - ``compact_database`` rewrites ``lake.duckdb`` from its live rows last: DuckDB frees the blocks
   of updated rows but does not wipe them, so the old text would otherwise stay in the file. The
-  forget's transaction records the debt in ``pending_compactions``; whichever comes next (a later
-  forget, or the nightly run after its hold) pays it, so a process killed before its compaction
-  leaves no text behind for good.
+  forget's transaction records what it owes after its commit in ``pending_compactions``; whichever
+  comes next (a later forget, or the nightly run after its hold) scrubs any files left and
+  compacts, so a process killed before its compaction leaves no text behind for good.
 
 Memories dedup merged into a forgotten memory hold a near-copy of its text and are forgotten with
 it; a forgotten memory's conflicts lose their values and are closed as ``forgotten``.

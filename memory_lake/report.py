@@ -103,9 +103,10 @@ def render_report(
     ``health`` is the ``health --json`` document, ``publish`` the publish result (``None`` when the
     publish step did not run), ``quarantine`` the quarantined-record count per reason and ``run``
     the run record (id, status, duration, steps), ``conflicts`` the oldest open conflicts (ids, kind,
-    field, operator and time; never their values; the queue's counts by age come from ``health``). The date in the file name is the date of
-    ``health["as_of"]``; a second render on the same day replaces the file. The write is atomic:
-    readers see the old page or the new one, never half of one.
+    field, operator and time; never their values; the queue's counts by age come from ``health``).
+    The date in the file name is the date of ``health["as_of"]``; a second render on the same day
+    replaces the file. The write is atomic: readers see the old page or the new one, never half of
+    one.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
