@@ -659,6 +659,10 @@ def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime 
 
 
 def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any]:
+    if con.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'deleted'", [canonical_id]).fetchone():
+        # its members were forgotten with it, and history keeps no text to restore
+        raise InputError(f"{canonical_id} was forgotten (with the memories merged into it); a forgotten memory "
+                         "cannot be unmerged")
     found = con.execute("SELECT cluster_id FROM dedup_merges WHERE canonical_id = ? AND unmerged_at IS NULL "
                         "ORDER BY as_of DESC, cluster_id LIMIT 1", [canonical_id]).fetchone()
     if not found:
@@ -673,6 +677,7 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
         CREATE OR REPLACE TEMP TABLE unmerge_images AS
         SELECT memory_id AS id, arg_max(before, seq) AS image FROM memory_history
         WHERE change = 'merge' AND memory_id IN (SELECT unnest(?::VARCHAR[])) AND reason LIKE '%cluster ' || ? || ' into %'
+          AND memory_id NOT IN (SELECT id FROM memories WHERE status = 'deleted')  -- a forgotten member stays so
         GROUP BY memory_id
         """, [ids, cluster])
     con.execute("CREATE OR REPLACE TEMP TABLE unmerge_before AS SELECT m.* FROM memories m "
@@ -689,5 +694,7 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
         [next_history_seq(con), operator, run_id, f"unmerge cluster {cluster} of {canonical_id}", as_of, label])
     con.execute("UPDATE dedup_merges SET unmerged_at = ?, unmerged_by = ? WHERE cluster_id = ? AND canonical_id = ? "
                 "AND unmerged_at IS NULL", [as_of, operator, cluster, canonical_id])
+    restored = {i for (i,) in con.execute("SELECT id FROM unmerge_images").fetchall()}
     con.execute("DROP TABLE unmerge_images; DROP TABLE unmerge_before")
-    return {"cluster": cluster, "canonical_id": canonical_id, "restored": ids, "run_id": run_id}
+    return {"cluster": cluster, "canonical_id": canonical_id, "restored": [i for i in ids if i in restored],
+            "run_id": run_id}

@@ -11,7 +11,9 @@ Lines: ``{"ts", "tenant", "event": "access" | "reference", "memory_id"}`` counts
 a search log line (``search_id``, ``query``, ``result_ids`` ...) goes to ``retrieval_log`` and
 counts every returned memory as accessed (DESIGN "Search"). Usage moves counters and
 ``last_accessed_at`` forward, never the version (history operator ``system``). Bad lines go to
-quarantine with file, line and reason.
+quarantine with file, line and reason. An event only touches its own tenant: one that names another
+tenant's memory or search (or a search line returning another tenant's memory) is quarantined as
+``id belongs to another tenant`` and changes nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from .steps import StepReport
 from .tiers import append_cleanup_log, apply_moves
 
 EVENT_KINDS = ("access", "reference", "hit")
+# An event may only touch its own tenant: one naming another tenant's memory or search is
+# quarantined with this reason (ingest's own reason for the same offence) and changes nothing.
+FOREIGN_ID = "id belongs to another tenant"
 
 
 def apply_events(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
@@ -119,8 +124,35 @@ FROM fields
 """
 
 
+def _check_tenants(con: duckdb.DuckDBPyConnection) -> None:
+    """Quarantine reasons for events that reach outside their tenant: an access or reference to
+    another tenant's memory (or to no memory: ``unknown id``), and a search log line whose results
+    include another tenant's memory (it would count as an access there). Hits are checked once
+    this batch's searches are in ``retrieval_log``."""
+    con.execute(
+        f"""
+        UPDATE event_parsed SET reason = CASE WHEN EXISTS (SELECT 1 FROM memories m WHERE m.id = event_parsed.memory_id)
+                                              THEN '{FOREIGN_ID}' ELSE 'unknown id' END
+        WHERE reason IS NULL AND NOT is_search AND event IN ('access', 'reference')
+          AND NOT EXISTS (SELECT 1 FROM memories m
+                          WHERE m.id = event_parsed.memory_id AND m.tenant = event_parsed.tenant)
+        """
+    )
+    con.execute(
+        f"""
+        UPDATE event_parsed SET reason = '{FOREIGN_ID}'
+        FROM (SELECT DISTINCT r.file, r.line
+              FROM (SELECT file, line, tenant, unnest(json_extract_string(raw, '$.result_ids[*]')) AS id
+                    FROM event_parsed WHERE reason IS NULL AND is_search) r
+              JOIN memories m ON m.id = r.id AND m.tenant <> r.tenant) f
+        WHERE event_parsed.file = f.file AND event_parsed.line = f.line
+        """
+    )
+
+
 def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lines: list[str]) -> dict[str, int]:
     params = {"as_of": as_of, "run_id": run_id}
+    _check_tenants(con)
     # searches -> retrieval_log (idempotent on search_id)
     con.execute(
         """
@@ -138,10 +170,22 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lin
         {"run_id": run_id},
     )
     searches = con.execute("SELECT count(*) FROM event_parsed WHERE reason IS NULL AND is_search").fetchone()[0]
+    # A hit on a search of another tenant (searches of this batch included, now in retrieval_log)
+    # is quarantined; the tenant is matched again here so that no path confirms a foreign search.
+    con.execute(
+        f"""
+        UPDATE event_parsed SET reason = '{FOREIGN_ID}'
+        WHERE reason IS NULL AND event = 'hit'
+          AND EXISTS (SELECT 1 FROM retrieval_log r WHERE r.search_id = event_parsed.search_id)
+          AND NOT EXISTS (SELECT 1 FROM retrieval_log r WHERE r.search_id = event_parsed.search_id
+                                                          AND r.tenant = event_parsed.tenant)
+        """
+    )
     hits = con.execute(
         """
         UPDATE retrieval_log SET confirmed_hit = true
-        WHERE search_id IN (SELECT search_id FROM event_parsed WHERE reason IS NULL AND event = 'hit')
+        FROM (SELECT DISTINCT search_id, tenant FROM event_parsed WHERE reason IS NULL AND event = 'hit') h
+        WHERE retrieval_log.search_id = h.search_id AND retrieval_log.tenant = h.tenant
         """
     ).fetchone()[0]
     # uses: explicit events plus every memory a search returned (searches count as accesses)
@@ -153,13 +197,6 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lin
         UNION ALL
         SELECT file, line, tenant, unnest(json_extract_string(raw, '$.result_ids[*]')), ts, 'access'
         FROM event_parsed WHERE reason IS NULL AND is_search
-        """
-    )
-    con.execute(
-        """
-        UPDATE event_parsed SET reason = 'unknown id'
-        FROM event_uses u WHERE event_parsed.file = u.file AND event_parsed.line = u.line AND NOT event_parsed.is_search
-          AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = u.memory_id AND m.tenant = u.tenant)
         """
     )
     con.execute(

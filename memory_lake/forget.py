@@ -7,15 +7,21 @@ text registers a scrubber here (DESIGN "Forget reaches everything"), so a new st
 missed by the forget:
 
 - **table scrubbers** (``register_scrubber``) run inside the forget's transaction, on the ids in
-  the temp table ``forget_ids``. A table scrubber is named after the table it cleans and touches
-  only that table, because it is replayed on the table's exported copy
-  (``exports/v<N>/tables/<name>.parquet``) in every kept version;
+  the temp table ``forget_ids`` (id, operator, reason, line, as_of). A table scrubber is named
+  after the table it cleans and touches only that table, because it is replayed on the table's
+  exported copy (``exports/v<N>/tables/<name>.parquet``) in every kept version;
 - **file scrubbers** (``register_file_scrubber``) run after the commit (``scrub_files``): raw
-  copies, the search log and every kept export version. They run after the commit so that a
-  rolled-back forget never destroys a file, and they are idempotent, so forgetting an
+  copies, the search log, every kept export version and HTML reports. They run after the commit
+  so that a rolled-back forget never destroys a file, and they are idempotent, so forgetting an
   already-forgotten id again finishes an interrupted scrub;
 - ``compact_database`` rewrites ``lake.duckdb`` from its live rows last: DuckDB frees the blocks
-  of updated rows but does not wipe them, so the old text would otherwise stay in the file.
+  of updated rows but does not wipe them, so the old text would otherwise stay in the file. The
+  forget's transaction records what it owes after its commit in ``pending_compactions``; whichever
+  comes next (a later forget, or the nightly run after its hold) scrubs any files left and
+  compacts, so a process killed before its compaction leaves no text behind for good.
+
+Memories dedup merged into a forgotten memory hold a near-copy of its text and are forgotten with
+it; a forgotten memory's conflicts lose their values and are closed as ``forgotten``.
 
 ``forget`` is the entry point (API and CLI): it resolves ids or a scope, refuses important
 memories unless the operator is ``user``, and queues the request in ``inbox/decisions/`` when
@@ -25,9 +31,12 @@ another process holds the lake (``decisions.apply_decisions`` applies it first i
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
+import re
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -137,6 +146,26 @@ def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@register_scrubber("conflicts")
+def _scrub_conflicts(con: duckdb.DuckDBPyConnection) -> None:
+    # Every value of a conflict on a forgotten memory is its text (or, for a contradiction, the
+    # other side's, which stays in that memory): all go. An open one is closed as ``forgotten``:
+    # nothing is left to decide, and the other side of a contradiction stays as it is.
+    con.execute(
+        """
+        UPDATE conflicts SET base_value = NULL, lake_value = NULL, incoming_value = NULL, resolved_value = NULL,
+               status = 'resolved',
+               resolution = CASE WHEN conflicts.status = 'open' THEN 'forgotten' ELSE conflicts.resolution END,
+               resolved_at = CASE WHEN conflicts.status = 'open' THEN f.as_of ELSE conflicts.resolved_at END,
+               resolved_by = CASE WHEN conflicts.status = 'open' THEN f.operator ELSE conflicts.resolved_by END
+        FROM (SELECT c.conflict_id, max(f.as_of) AS as_of, min(f.operator) AS operator
+              FROM conflicts c JOIN forget_ids f ON f.id = c.memory_id OR f.id = c.other_memory_id
+              GROUP BY c.conflict_id) f
+        WHERE conflicts.conflict_id = f.conflict_id
+        """
+    )
+
+
 # Tables checked and found to hold no memory text, so they need no scrubber (the forget test scans
 # every text column of every table to keep this list honest):
 #   runs.report          counts, file labels and step summaries only;
@@ -144,6 +173,21 @@ def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
 #                        tiers, statuses or empty strings, never content);
 #   cleanup_log, memory_flags, event_offsets, ingested_files   ids, rules, file names, offsets;
 #   health_snapshots     numbers and alert messages built from counts.
+
+
+# The history reason of a memory forgotten because it was merged into a forgotten one (canonical,
+# requester's reason), for SQL's format() and Polars' pl.format.
+_MERGED_REASON = "merged into {}, forgotten with it: {}"
+# (id, canonical) of every memory merged into one of `seed` (a query of ids), directly or through a
+# memory merged in turn; a template for str.format.
+MERGED_MEMBERS_SQL = """
+    WITH RECURSIVE merged(id, canonical) AS (
+        SELECT m.id, s.id FROM memories m JOIN ({seed}) s ON m.merged_into = s.id
+        UNION
+        SELECT m.id, p.canonical FROM memories m JOIN merged p ON m.merged_into = p.id
+    )
+    SELECT id, min(canonical) AS canonical FROM merged GROUP BY id
+"""
 
 
 def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, as_of: datetime, run_id: str,
@@ -161,16 +205,33 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
         con.execute(
             """
             CREATE OR REPLACE TEMP TABLE forget_ids AS
-            SELECT r.id, any_value(r.operator) AS operator, any_value(r.reason) AS reason, min(r.line) AS line
+            SELECT r.id, any_value(r.operator) AS operator, any_value(r.reason) AS reason, min(r.line) AS line,
+                   $as_of::TIMESTAMP AS as_of
             FROM forget_requests r JOIN memories m ON m.id = r.id AND m.status <> 'deleted'
             GROUP BY r.id
-            """
+            """,
+            {"as_of": as_of},
         )
     finally:
         con.unregister("forget_requests")
+    # Memories merged into a forgotten one hold a near-copy of its text: they go with it (an
+    # important one only when a user asks, as for any forget).
+    con.execute(
+        f"""
+        INSERT INTO forget_ids
+        SELECT m.id, f.operator, format('{_MERGED_REASON}', x.canonical, f.reason), NULL, f.as_of
+        FROM ({MERGED_MEMBERS_SQL.format(seed="SELECT id FROM forget_ids")}) x
+        JOIN memories m ON m.id = x.id JOIN forget_ids f ON f.id = x.canonical
+        WHERE m.status <> 'deleted' AND m.id NOT IN (SELECT id FROM forget_ids)
+          AND (m.tier <> 'important' OR f.operator = 'user')
+        """
+    )
     (count,) = con.execute("SELECT count(*) FROM forget_ids").fetchone()
     if count == 0:
         return 0
+    # Owed until the files are scrubbed and compact_database rewrites the file: committed with the
+    # tombstones, so a process killed before either leaves the debt for the next forget or nightly run.
+    con.execute("INSERT INTO pending_compactions (run_id, as_of, memories) VALUES (?, ?, ?)", [run_id, as_of, count])
     tombstone = {**_NO_TEXT, "status": "'deleted'", "version": "m.version + 1", "operator": "f.operator",
                  "content": "''", "tags": "[]"}
     con.execute(
@@ -255,7 +316,9 @@ def scrub_files(lake, ids: Iterable[str], *, as_of: datetime, run_id: str,
         return {name: [] for name, _ in _FILE_SCRUBBERS}
     with contextlib.nullcontext(con) if con is not None else lake.writer(purpose="forget files") as live:
         job = FileScrub(lake=lake, con=live, ids=ids, as_of=as_of, run_id=run_id)
-        return {name: sorted(fn(job)) for name, fn in _FILE_SCRUBBERS}
+        rewritten = {name: sorted(fn(job)) for name, fn in _FILE_SCRUBBERS}
+        live.execute("UPDATE pending_compactions SET files_scrubbed = true WHERE run_id = ?", [run_id])
+        return rewritten
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -461,8 +524,9 @@ def _scrub_exports(job: FileScrub) -> list[str]:
     rewritten: list[str] = []
     con = _private_connection()
     try:
-        con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT)")
-        con.executemany("INSERT INTO forget_ids (id) VALUES (?)", [[i] for i in job.ids])
+        con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT, "
+                    "as_of TIMESTAMP)")
+        con.executemany("INSERT INTO forget_ids (id, as_of) VALUES (?, ?)", [[i, job.as_of] for i in job.ids])
         for folder in sorted(p for p in exports.iterdir() if p.is_dir() and not p.is_symlink()):
             changed = _scrub_version(con, folder, job)
             rewritten += [str((folder / name).relative_to(job.lake.root)) for name in changed]
@@ -600,11 +664,65 @@ def _recount_scope(folder: Path, scope: dict[str, Any]) -> dict[str, Any]:
     return {**scope, "by_tier": by_tier}
 
 
+# ---------------------------------------------------------------------------- reports
+# Folders HTML reports were written to (reports live outside the lake, wherever --reports says),
+# one per line; `record_report` keeps it so a forget can find them.
+REPORT_FOLDERS = "report-folders"
+# A conflict row of reports written before reports left memory text out: id, kind, memory, field,
+# two values (escaped text: no "<"), operator, time.
+_VALUE_ROW = re.compile(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>"
+                        r"<td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td></tr>")
+
+
+def record_report(lake, path: Path) -> None:
+    """Remember the folder of a report just written (idempotent), so a later forget reaches it."""
+    registry = lake.root / REPORT_FOLDERS
+    folder = str(Path(path).resolve().parent)
+    known = registry.read_text(encoding="utf-8").splitlines() if registry.is_file() else []
+    if folder not in known:
+        _atomic_write(registry, "".join(f"{line}\n" for line in [*known, folder]).encode("utf-8"))
+
+
+@register_file_scrubber("reports")
+def _scrub_reports(job: FileScrub) -> list[str]:
+    """Take a forgotten memory's text out of HTML reports already written.
+
+    A report shows conflicts by id, kind and field, never their values; reports written before
+    that showed the two values of each conflict. In those, the row of every conflict on a
+    forgotten memory (either side of a contradiction) keeps its ids and loses its values
+    (``[forgotten]``). The folders are those reports were written to (``record_report``) and those
+    nightly runs recorded; paths are returned as they are (reports live outside the lake).
+    """
+    lake, con = job.lake, job.con
+    conflicts = {c for (c,) in con.execute(
+        "SELECT conflict_id FROM conflicts WHERE memory_id IN (SELECT unnest($ids::VARCHAR[])) "
+        "OR other_memory_id IN (SELECT unnest($ids::VARCHAR[]))", {"ids": job.ids}).fetchall()}
+    if not conflicts:
+        return []
+    registry = lake.root / REPORT_FOLDERS
+    folders = set(registry.read_text(encoding="utf-8").splitlines()) if registry.is_file() else set()
+    folders |= {str(Path(p).parent) for (p,) in con.execute(
+        "SELECT DISTINCT json_extract_string(report, '$.report') FROM runs WHERE kind = 'nightly'").fetchall() if p}
+    rewritten = []
+    for folder in sorted(folders):
+        for path in sorted(Path(folder).glob("health-*.html")) if Path(folder).is_dir() else []:
+            page = path.read_text(encoding="utf-8")
+            start = page.find('<section id="conflicts">')
+            end = page.find("</section>", start)
+            if start < 0 or end < 0:
+                continue
+            section = _VALUE_ROW.sub(lambda m: (
+                m.group(0) if html.unescape(m.group(1)) not in conflicts else
+                "<tr>" + "".join(f"<td>{m.group(k)}</td>" for k in (1, 2, 3, 4))
+                + f"<td>{FORGOTTEN}</td><td>{FORGOTTEN}</td>"
+                + "".join(f"<td>{m.group(k)}</td>" for k in (5, 6)) + "</tr>"), page[start:end])
+            if section != page[start:end]:
+                _atomic_write(path, (page[:start] + section + page[end:]).encode("utf-8"))
+                rewritten.append(str(path))
+    return rewritten
+
+
 # ============================================================================ the database file
-# Left in the lake while a compaction is owed (deferred inside a run, or interrupted).
-COMPACT_PENDING = ".compact-pending"
-
-
 def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FORGET_WAIT_S) -> bool:
     """Rewrite ``lake.duckdb`` from its live rows; True when done now.
 
@@ -614,15 +732,14 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
     replaces the file under the write lock with no connection open. Its cost is one pass over the
     lake, which is why a batch of forgets compacts once.
 
-    The request is first recorded in ``<lake>/.compact-pending``. When this process holds the lake
-    for a run, the run's shared connection is open and the file cannot be swapped: the compaction
-    is deferred (False) and the run calls ``compact_database(lake, only_if_pending=True)`` after
-    its hold ends. The marker also survives a crash or a busy lake (False), so the next call does it.
+    What is owed is recorded in ``pending_compactions``, by the forget's own transaction
+    (``forget_memories``). A forget whose process stopped before it scrubbed its files has them
+    scrubbed first (``_finish_scrubs``); the copy leaves the table empty, so the debt is cleared
+    exactly when the new file is in place. When this process holds the lake for a run, the run's shared
+    connection is open and the file cannot be swapped: the compaction is deferred (False) and the
+    run calls ``compact_database(lake, only_if_pending=True)`` after its hold ends. A busy lake
+    (False) or a crash leaves the debt for the next forget or nightly run.
     """
-    marker = lake.root / COMPACT_PENDING
-    if only_if_pending and not marker.exists():
-        return False
-    marker.touch()
     if lake.held_here():
         return False
     with contextlib.ExitStack() as stack:
@@ -631,15 +748,20 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
         except LakeBusy:
             return False
         # No lake.writer() in here: inside a hold it opens the hold's shared connection, which
-        # would stay open until the hold ends. A private connection attaches the file instead.
+        # would stay open until the hold ends. Private connections open the file instead.
+        owed = _finish_scrubs(lake)
+        if only_if_pending and not owed:
+            return False
         db = lake.db_path
         tmp = db.with_name(db.name + ".compact")
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(":memory:")
         try:
-            con.execute(f"ATTACH '{_sql_path(db)}' AS src")  # read-write: a leftover WAL is replayed
+            con.execute(f"ATTACH '{_sql_path(db)}' AS src")
             con.execute(f"ATTACH '{_sql_path(tmp)}' AS dst")
             con.execute("COPY FROM DATABASE src TO dst")
+            if _owed(con, "dst") is not None:
+                con.execute("DELETE FROM dst.pending_compactions")
             con.execute("DETACH dst")
             con.execute("DETACH src")  # checkpoints: no write-ahead log is left beside the old file
         except BaseException:
@@ -656,8 +778,50 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
         finally:
             os.close(fd)
         os.replace(tmp, db)
-    marker.unlink(missing_ok=True)
     return True
+
+
+def _finish_scrubs(lake) -> int:
+    """Scrub the files of owed forgets whose process stopped before it did (their ids from their
+    history rows); return how many forgets still owe a compaction. The caller holds the lake."""
+    from .lake import connect
+
+    con = connect(lake.db_path)  # read-write: a WAL a killed process left is replayed here
+    try:
+        if not _owed(con):
+            return 0
+        for run_id, as_of in con.execute("SELECT run_id, max(as_of) FROM pending_compactions WHERE NOT files_scrubbed "
+                                         "GROUP BY run_id ORDER BY 2, 1").fetchall():
+            scrub_files(lake, forgotten_ids(con, run_id=run_id), as_of=as_of, run_id=run_id, con=con)
+        return _owed(con)
+    finally:
+        con.close()
+
+
+def _owed(con: duckdb.DuckDBPyConnection, database: str | None = None) -> int | None:
+    """Forgets whose compaction is owed, in the connection's database or an attached one (None
+    before the table exists)."""
+    name = database or con.execute("SELECT current_database()").fetchone()[0]
+    (exists,) = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
+                            "AND table_name = 'pending_compactions'", [name]).fetchone()
+    if not exists:
+        return None
+    return con.execute(f"SELECT count(*) FROM {name}.pending_compactions").fetchone()[0]
+
+
+def compaction_owed(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when a forget's compaction is still owed (see ``compact_database``)."""
+    return bool(con.execute("SELECT count(*) FROM pending_compactions").fetchone()[0])
+
+
+# Test hook: a process whose environment names one of these points in MEMORY_LAKE_CRASH_AT kills
+# itself there with SIGKILL, so a test can show the next command finishing an interrupted forget.
+CRASH_AT_ENV = "MEMORY_LAKE_CRASH_AT"
+
+
+def _crash_point(name: str) -> None:
+    if os.environ.get(CRASH_AT_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ============================================================================ the entry point
@@ -670,14 +834,16 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
 
     Targets: the given `ids` (narrowed to `tenant` / `agent` / `user` when given: an id outside
     them counts as unknown), or, without ids, every memory of the scope that is not deleted yet
-    (`tenant` required; `agent` and `user` narrow it). An important memory is forgotten only by
-    operator ``user``; otherwise it is refused, and the rest proceed. The tombstones, their history
-    rows (id, content hash, operator, time, reason; no text) and the table scrubbers commit in one
-    transaction; then the files are scrubbed (``scrub_files``, also for ids that were already
-    deleted, so a second forget finishes an interrupted one) and the database file compacted.
+    (`tenant` required; `agent` and `user` narrow it), and with them every memory dedup merged into
+    one (a near-copy of its text). An important memory is forgotten only by operator ``user``;
+    otherwise it is refused, and the rest proceed. The tombstones, their history rows (id, content
+    hash, operator, time, reason; no text), the table scrubbers and a ``pending_compactions`` row
+    commit in one transaction; then the files are scrubbed (``scrub_files``, also for ids that were
+    already deleted, so a second forget finishes an interrupted one) and the database file
+    compacted, as is any compaction an interrupted forget still owes.
 
     Returns ``{"run_id", "forgotten", "refused": [{"id", "reason"}], "already_deleted", "unknown",
-    "files"}``, plus ``"compaction": "done" | "pending"`` when something was forgotten (pending
+    "files"}``, plus ``"compaction": "done" | "pending"`` when a compaction was owed (pending
     inside a run of this process, which compacts after its hold; see ``compact_database``). When
     another process holds the lake, the request is queued instead and the result is
     ``{"queued": path}`` (applied first by the next run, see ``decisions.apply_decisions``).
@@ -710,19 +876,24 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
             }
             with transaction(con):
                 if todo.height:
-                    forget_memories(con, todo.select("id", operator=pl.lit(operator), reason=pl.lit(reason)),
-                                    as_of=as_of, run_id=run_id, source=source)
+                    requests = todo.select("id", operator=pl.lit(operator), reason=pl.when(
+                        pl.col("canonical").is_null()).then(pl.lit(reason)).otherwise(
+                        pl.format(_MERGED_REASON, pl.col("canonical"), pl.lit(reason))))
+                    forget_memories(con, requests, as_of=as_of, run_id=run_id, source=source)
                 if record:
                     # ids and counts only: the reason is the requester's text and stays in history
                     report = {k: result[k] for k in ("forgotten", "already_deleted", "unknown")}
                     report["refused"] = [r["id"] for r in result["refused"]]
                     con.execute("INSERT INTO runs VALUES (?, 'forget', ?, 'ok', ?, ?)",
                                 [run_id, as_of, time.monotonic() - started, json.dumps(report)])
+            _crash_point("forget:committed")
             scrubbed = result["forgotten"] + result["already_deleted"]
             result["files"] = (scrub_files(lake, scrubbed, as_of=as_of, run_id=run_id, con=con)
                                if scrub and scrubbed else {})
-    # after the hold: its shared connection is closed only when the hold ends
-    if compact and result["forgotten"]:
+            owed = compaction_owed(con)
+    # after the hold: its shared connection is closed only when the hold ends; a compaction an
+    # earlier, interrupted forget still owes is done here too
+    if compact and owed:
         done = compact_database(lake, wait_s=wait_s)
         result["files"]["database"] = [lake.db_path.name] if done else []
         result["compaction"] = "done" if done else "pending"
@@ -755,19 +926,31 @@ def _queue(lake, ids, tenant, agent, user, operator, reason, as_of: datetime) ->
 
 def _resolve_targets(con: duckdb.DuckDBPyConnection, ids: list[str] | None, tenant, agent, user,
                      operator: str) -> pl.DataFrame:
-    """(id, outcome) per target, ordered by id: forget | refused | already_deleted | unknown."""
+    """(id, outcome, canonical) per target, ordered by id: outcome forget | refused | already_deleted |
+    unknown; `canonical` names the forgotten memory a target was merged into (it goes with it), or
+    is null for a memory asked for."""
     params = {"tenant": tenant, "agent": agent, "user": user, "operator": operator}
     scope = ("($tenant::VARCHAR IS NULL OR m.tenant = $tenant) AND ($agent::VARCHAR IS NULL OR m.agent_id = $agent) "
              "AND ($user::VARCHAR IS NULL OR m.user_id = $user)")
     outcome = """CASE WHEN m.id IS NULL THEN 'unknown' WHEN m.status = 'deleted' THEN 'already_deleted'
                       WHEN m.tier = 'important' AND $operator <> 'user' THEN 'refused' ELSE 'forget' END"""
     if ids is not None:
-        query = f"""
-            SELECT r.id, {outcome} AS outcome
-            FROM (SELECT DISTINCT unnest($ids::VARCHAR[]) AS id) r LEFT JOIN memories m ON m.id = r.id AND {scope}
-            ORDER BY r.id
-        """
         params["ids"] = ids
+        asked = "SELECT DISTINCT unnest($ids::VARCHAR[]) AS id, NULL::VARCHAR AS canonical"
     else:
-        query = f"SELECT m.id, {outcome} AS outcome FROM memories m WHERE {scope} AND m.status <> 'deleted' ORDER BY m.id"
+        asked = f"SELECT m.id, NULL::VARCHAR AS canonical FROM memories m WHERE {scope} AND m.status <> 'deleted'"
+    # members of a refused memory stay with it
+    seeds = (f"SELECT m.id FROM ({asked}) a JOIN memories m ON m.id = a.id AND {scope} "
+             "WHERE m.tier <> 'important' OR $operator = 'user'")
+    query = f"""
+        WITH asked AS ({asked}),
+        targets AS (
+            SELECT id, canonical FROM asked
+            UNION ALL
+            SELECT id, canonical FROM ({MERGED_MEMBERS_SQL.format(seed=seeds)}) WHERE id NOT IN (SELECT id FROM asked)
+        )
+        SELECT t.id, {outcome} AS outcome, t.canonical
+        FROM targets t LEFT JOIN memories m ON m.id = t.id AND {scope}
+        ORDER BY t.id
+    """
     return con.execute(query, params).pl()

@@ -102,10 +102,11 @@ def render_report(
 
     ``health`` is the ``health --json`` document, ``publish`` the publish result (``None`` when the
     publish step did not run), ``quarantine`` the quarantined-record count per reason and ``run``
-    the run record (id, status, duration, steps), ``conflicts`` the oldest open conflicts (the queue's
-    counts by age come from ``health``). The date in the file name is the date of
-    ``health["as_of"]``; a second render on the same day replaces the file. The write is atomic:
-    readers see the old page or the new one, never half of one.
+    the run record (id, status, duration, steps), ``conflicts`` the oldest open conflicts (ids, kind,
+    field, operator and time; never their values; the queue's counts by age come from ``health``).
+    The date in the file name is the date of ``health["as_of"]``; a second render on the same day
+    replaces the file. The write is atomic: readers see the old page or the new one, never half of
+    one.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -344,11 +345,14 @@ def _conflicts_section(health: Mapping[str, Any], oldest: list[Mapping[str, Any]
     facts = _facts([("open", _int(queue.get("open"))), ("under 1 day", _int(ages.get("under_1d"))),
                     ("1 to 7 days", _int(ages.get("1_to_7d"))), ("over 7 days", _int(ages.get("over_7d"))),
                     ("on important memories", _int(queue.get("important")))])
-    rows = [[_e(c["conflict_id"]), _e(c["kind"]), _e(c["memory_id"]), _e(c["field"]), _e(c["lake_value"]),
-             _e(c["incoming_value"]), _e(c["incoming_operator"]), _e(str(c["created_at"])[:16])] for c in oldest]
-    table = _table(["conflict", "kind", "memory", "field", "lake keeps", "disputed value", "from", "since"], rows)
-    hint = ('<p class="muted">Resolve: <code>memory-lake conflicts resolve ID --take lake|incoming|both|value=TEXT '
-            "--operator user</code>; the oldest are listed first.</p>")
+    # Ids, kinds and fields only: the disputed values are memory text, which never enters a report
+    # (a report outlives a forget); `conflicts list` shows them.
+    rows = [[_e(c["conflict_id"]), _e(c["kind"]), _e(c["memory_id"]), _e(c.get("other_memory_id") or "-"),
+             _e(c["field"]), _e(c["incoming_operator"]), _e(str(c["created_at"])[:16])] for c in oldest]
+    table = _table(["conflict", "kind", "memory", "other memory", "field", "from", "since"], rows)
+    hint = ('<p class="muted">See the values: <code>memory-lake conflicts list</code>; resolve: '
+            "<code>memory-lake conflicts resolve ID --take lake|incoming|both|value=TEXT --operator user</code>; "
+            "the oldest are listed first.</p>")
     return _section("conflicts", "Conflict queue", f"{facts}{table}{hint}")
 
 

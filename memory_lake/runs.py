@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .clock import iso
+from .forget import record_report
 from .health import compute_health, latest_health
 from .steps import StepReport
 
@@ -50,7 +51,7 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     quarantine = dict(lake.sql("SELECT reason, count(*) FROM quarantine WHERE status = 'open' "
                                "GROUP BY reason ORDER BY 2 DESC, 1").rows())
     conflicts = lake.sql(
-        "SELECT conflict_id, kind, memory_id, field, lake_value, incoming_value, incoming_operator, created_at "
+        "SELECT conflict_id, kind, memory_id, other_memory_id, field, incoming_operator, created_at "
         "FROM conflicts WHERE status = 'open' ORDER BY created_at, source_file, source_line, field LIMIT 20").to_dicts()
     publish = next((s["details"] for s in steps if s["name"] in ("publish_export", "publish")), None)
     if publish is None and not steps:
@@ -60,6 +61,7 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
            "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir),
                          conflicts=conflicts)
+    record_report(lake, path)  # a later forget reaches the reports folder (forget.REPORT_FOLDERS)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
 

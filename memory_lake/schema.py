@@ -320,6 +320,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        9,
+        "forget: the work a forget owes after its commit (file scrub, compaction), written in its transaction",
+        """
+        CREATE TABLE pending_compactions (
+            run_id VARCHAR NOT NULL,          -- the forget (its history rows name the ids)
+            as_of TIMESTAMP NOT NULL,
+            memories BIGINT NOT NULL,         -- how many memories it forgot
+            files_scrubbed BOOLEAN NOT NULL DEFAULT false   -- set by forget.scrub_files for the run
+        );                                    -- a row leaves when lake.duckdb is compacted
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

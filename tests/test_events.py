@@ -35,7 +35,7 @@ def test_events_move_counters_and_last_access_without_a_version_bump(lake, tmp_p
         {"id": "m1", "access_count": 2, "reference_count": 0, "last_accessed_at": datetime(2026, 11, 21), "version": 1},
         {"id": "m2", "access_count": 0, "reference_count": 1, "last_accessed_at": datetime(2026, 11, 22), "version": 1}]
     assert rows(lake, "SELECT line, reason FROM quarantine ORDER BY line") == [
-        {"line": 4, "reason": "unknown id"}, {"line": 5, "reason": "unknown event"}, {"line": 6, "reason": "bad JSON"}]
+        {"line": 4, "reason": "id belongs to another tenant"}, {"line": 5, "reason": "unknown event"}, {"line": 6, "reason": "bad JSON"}]
     assert rows(lake, "SELECT memory_id, change, operator, reason FROM memory_history WHERE change = 'usage' ORDER BY 1") == [
         {"memory_id": "m1", "change": "usage", "operator": "system", "reason": "usage events"},
         {"memory_id": "m2", "change": "usage", "operator": "system", "reason": "usage events"}]
@@ -68,3 +68,56 @@ def test_search_log_is_loaded_once_and_counts_returned_memories_as_accessed(lake
     assert rows(lake, "SELECT search_id, confirmed_hit FROM retrieval_log ORDER BY 1") == [
         {"search_id": "s1", "confirmed_hit": True}, {"search_id": "s2", "confirmed_hit": False}]
     assert rows(lake, "SELECT sum(access_count) AS n FROM memories") == [{"n": 2}]
+
+
+def test_events_touch_only_their_own_tenant(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "a1", "tenant": "A", "content": "tenant A plans the launch", "created_at": "2026-11-01T00:00:00Z"},
+        {"id": "b1", "tenant": "B", "content": "tenant B plans the party", "created_at": "2026-11-01T00:00:00Z"},
+    ])], as_of=AS_OF)
+    found = lake.search("launch", tenant="A", as_of=AS_OF)  # tenant A searches
+    assert [r.id for r in found] == ["a1"]
+    before = rows(lake, "SELECT * FROM memories ORDER BY id")
+    write_jsonl(lake.inbox / "b.events.jsonl", [
+        {"ts": "2026-11-29T12:00:00Z", "tenant": "B", "event": "hit", "search_id": found.search_id},
+        {"ts": "2026-11-29T12:00:00Z", "tenant": "B", "event": "access", "memory_id": "a1"},
+        {"ts": "2026-11-29T12:00:00Z", "tenant": "B", "event": "reference", "memory_id": "a1"},
+        {"ts": "2026-11-29T12:00:00Z", "tenant": "B", "event": "access", "memory_id": "nope"},
+    ])
+    # a forged search line of B that returns A's memory would count as an access of it
+    (log_path,) = lake.events.glob("searches-*.jsonl")  # the log A's search wrote
+    with open(log_path, "a") as log:
+        log.write(json.dumps({"search_id": "forged", "ts": "2026-11-29T12:00:00Z", "tenant": "B", "query": "x",
+                              "result_ids": ["a1"], "raw_scores": [1.0]}) + "\n")
+    report = apply_events(lake, AS_OF, run_id="r1")
+    assert report.counts == {"searches": 1, "access_events": 0, "reference_events": 0, "hit_events": 0,
+                             "memories_used": 1, "woken": 0, "quarantined": 5}
+    # A's search is logged (and counted as A's own access of a1), never confirmed by B
+    assert rows(lake, "SELECT search_id, tenant, confirmed_hit FROM retrieval_log") == [
+        {"search_id": found.search_id, "tenant": "A", "confirmed_hit": False}]
+    assert rows(lake, "SELECT id, access_count, reference_count FROM memories ORDER BY id") == [
+        {"id": "a1", "access_count": 1, "reference_count": 0}, {"id": "b1", "access_count": 0, "reference_count": 0}]
+    assert rows(lake, "SELECT id, access_count, reference_count, last_accessed_at FROM memories WHERE id = 'b1'") == [
+        {k: before[1][k] for k in ("id", "access_count", "reference_count", "last_accessed_at")}]
+    assert rows(lake, "SELECT file, line, reason, tenant, memory_id FROM quarantine ORDER BY file, line") == [
+        {"file": "events/inbox-" + _digest(lake, "b.events.jsonl"), "line": 1,
+         "reason": "id belongs to another tenant", "tenant": "B", "memory_id": None},
+        {"file": "events/inbox-" + _digest(lake, "b.events.jsonl"), "line": 2,
+         "reason": "id belongs to another tenant", "tenant": "B", "memory_id": "a1"},
+        {"file": "events/inbox-" + _digest(lake, "b.events.jsonl"), "line": 3,
+         "reason": "id belongs to another tenant", "tenant": "B", "memory_id": "a1"},
+        {"file": "events/inbox-" + _digest(lake, "b.events.jsonl"), "line": 4, "reason": "unknown id", "tenant": "B",
+         "memory_id": "nope"},
+        {"file": f"events/{log_path.name}", "line": 2, "reason": "id belongs to another tenant",
+         "tenant": "B", "memory_id": None}]
+    # A's own hit still confirms A's search
+    write_jsonl(lake.inbox / "a.events.jsonl", [
+        {"ts": "2026-11-29T13:00:00Z", "tenant": "A", "event": "hit", "search_id": found.search_id}])
+    assert apply_events(lake, AS_OF, run_id="r2").counts["hit_events"] == 1
+    assert rows(lake, "SELECT search_id, confirmed_hit FROM retrieval_log") == [
+        {"search_id": found.search_id, "confirmed_hit": True}]
+
+
+def _digest(lake, name: str) -> str:
+    (path,) = [p for p in lake.events.glob(f"inbox-*-{name}")]
+    return path.name[len("inbox-"):]

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -13,7 +17,7 @@ import pytest
 
 from memory_lake.errors import InputError
 from memory_lake.events import apply_events
-from memory_lake.forget import COMPACT_PENDING, compact_database, file_scrubbers, forget, forget_memories, scrubbers
+from memory_lake.forget import CRASH_AT_ENV, compact_database, file_scrubbers, forget, forget_memories, scrubbers
 from memory_lake.publish import publish
 from memory_lake.runs import write_report
 
@@ -101,8 +105,9 @@ def build_lake(lake, tmp_path) -> Path:
 
 
 def test_every_store_holding_text_is_registered():
-    assert scrubbers() == ["memory_history", "quarantine", "embeddings", "postings", "keyword_docs", "retrieval_log"]
-    assert file_scrubbers() == ["raw", "events", "exports"]
+    assert scrubbers() == ["memory_history", "quarantine", "embeddings", "postings", "keyword_docs", "retrieval_log",
+                           "conflicts"]
+    assert file_scrubbers() == ["raw", "events", "exports", "reports"]
 
 
 def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
@@ -132,7 +137,7 @@ def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
         "files": {"raw": sorted(str(p.relative_to(lake.root)) for p in raws.values()),
                   "events": ["events/searches-2026-11-30.jsonl"],
                   "exports": sorted(f"exports/{v}/{f}" for v in ("v1", "v2") for f in export_files),
-                  "database": ["lake.duckdb"]},
+                  "reports": [], "database": ["lake.duckdb"]},
         "compaction": "done"}
     assert result["run_id"].startswith("forget-20261201T000000-")
     assert leaks(lake, lake.root, reports) == []
@@ -205,7 +210,7 @@ def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
     files_before = version_files(lake.root / "exports")
     again = forget(lake, ids=["diary"], reason="again", as_of=LATER)
     assert (again["forgotten"], again["already_deleted"]) == ([], ["diary"])
-    assert again["files"] == {"raw": [], "events": [], "exports": []}
+    assert again["files"] == {"raw": [], "events": [], "exports": [], "reports": []}
     assert version_files(lake.root / "exports") == files_before
 
 
@@ -307,10 +312,11 @@ def test_inside_a_run_the_forget_applies_at_once_and_the_run_compacts_after(lake
         # the run's shared connection is open: the file cannot be swapped yet
         assert compact_database(lake, only_if_pending=True) is False
     assert not list(lake.decisions.glob("*.json"))
-    assert (lake.root / COMPACT_PENDING).exists()
+    assert rows(lake, "SELECT run_id, as_of, memories FROM pending_compactions") == [
+        {"run_id": result["run_id"], "as_of": LATER, "memories": 1}]
     assert leaks(lake, lake.root) == ["lake.duckdb"]  # freed blocks still hold the old row
     assert compact_database(lake, only_if_pending=True) is True
-    assert not (lake.root / COMPACT_PENDING).exists()
+    assert rows(lake, "SELECT * FROM pending_compactions") == []
     assert leaks(lake, lake.root) == []
     assert rows(lake, "SELECT id, status FROM memories") == [{"id": "m1", "status": "deleted"}]
 
@@ -354,3 +360,163 @@ def test_a_forget_line_in_a_snapshot_reaches_the_files_too(lake, tmp_path):
         {"id": "diary", "tenant": "acme", "deleted": True, "operator": "user", "reason": "user asked"}])
     assert lake.ingest(as_of=LATER).as_dict()["forgotten"] == 1
     assert leaks(lake, lake.root, reports) == []
+
+
+# ---------------------------------------------------------------------------- conflicts, merges, reports
+DARK = "dark mode"  # the text of the memory forgotten below and of its near-copies
+
+
+def build_disputes(lake, tmp_path) -> Path:
+    """The issue's lake: a2's text is in a write conflict (base, lake and incoming values, open), a
+    contradiction with b1, two near-duplicates merged into it, and a report written before reports
+    left conflict values out. Returns the reports folder."""
+    from memory_lake.dedup import dedup
+
+    base = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "type": "preference"}
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [
+        {**base, "id": "a1", "content": "User prefers dark mode in the editor", "created_at": "2026-11-01T00:00:00Z"},
+        {**base, "id": "a2", "content": "user prefers DARK mode in the editor!", "importance": 0.6,
+         "created_at": "2026-11-05T00:00:00Z"},
+        {**base, "id": "a3", "content": "Note: user prefers dark mode in the editor", "created_at": "2026-10-20T00:00:00Z"},
+        {**base, "id": "b1", "content": "User prefers light mode in the editor", "created_at": "2026-11-02T00:00:00Z"},
+    ])], as_of=AS_OF)
+    report = dedup(lake, AS_OF)
+    assert (report.counts["merged"], report.counts["contradictions_filed"]) == (2, 1)
+    assert rows(lake, "SELECT id, merged_into FROM memories WHERE merged_into IS NOT NULL ORDER BY id") == [
+        {"id": "a1", "merged_into": "a2"}, {"id": "a3", "merged_into": "a2"}]
+    # two writers edit a2 from version 1: the second one's value waits in the queue
+    lake.ingest([write_jsonl(tmp_path / "w1.jsonl", [
+        {**base, "id": "a2", "version": 1, "content": "user prefers DARK mode in the editor, always"}])], as_of=AS_OF)
+    lake.ingest([write_jsonl(tmp_path / "w2.jsonl", [
+        {**base, "id": "a2", "version": 1, "content": "user prefers dark mode in every editor"}])], as_of=AS_OF)
+    assert sorted(lake.conflicts()["kind"].to_list()) == ["contradiction", "write"]
+    reports = tmp_path / "reports"
+    page = Path(write_report(lake, AS_OF, "r1", None, reports).details["path"]).read_text()
+    assert "conflict" in page and DARK not in page.lower() and "light mode" not in page
+    # a report an earlier version wrote into the same folder, values and all, plus a row of another conflict
+    legacy_rows = "".join(
+        f"<tr><td>{c['conflict_id']}</td><td>{c['kind']}</td><td>{c['memory_id']}</td><td>{c['field']}</td>"
+        f"<td>{c['lake_value'].replace(chr(34), '&quot;')}</td><td>{c['incoming_value'].replace(chr(34), '&quot;')}</td>"
+        f"<td>{c['incoming_operator']}</td><td>2026-11-30 00:00</td></tr>" for c in lake.conflicts().to_dicts())
+    (reports / "health-2026-11-29.html").write_text(
+        '<html><body><section id="conflicts"><h2>Conflict queue</h2><table><thead><tr><th>conflict</th><th>kind</th>'
+        "<th>memory</th><th>field</th><th>lake keeps</th><th>disputed value</th><th>from</th><th>since</th></tr>"
+        f"</thead><tbody>{legacy_rows}{OTHER_ROW}</tbody></table></section></body></html>")
+    return reports
+
+
+OTHER_ROW = ("<tr><td>c0ffee</td><td>write</td><td>tea</td><td>content</td><td>&quot;green tea&quot;</td>"
+             "<td>&quot;black tea&quot;</td><td>agent</td><td>2026-11-29 00:00</td></tr>")
+
+
+def test_forget_closes_its_conflicts_takes_its_merged_copies_and_reaches_reports(lake, tmp_path, capsys):
+    from memory_lake.cli import main
+    from memory_lake.conflicts import CONTRADICTION_PARTNERS_SQL
+
+    reports = build_disputes(lake, tmp_path)
+    assert set(leaks(lake, lake.root, reports, secret=DARK)) >= {"health-2026-11-29.html", "table conflicts"}
+    conflicts = {c["kind"]: c["conflict_id"] for c in lake.conflicts().to_dicts()}
+    b1_before = rows(lake, "SELECT * FROM memories WHERE id = 'b1'")
+
+    result = forget(lake, ids=["a2"], reason="user asked", as_of=LATER)
+
+    # the near-copies merged into a2 go with it
+    assert {k: result[k] for k in ("forgotten", "refused", "already_deleted", "unknown", "compaction")} == {
+        "forgotten": ["a1", "a2", "a3"], "refused": [], "already_deleted": [], "unknown": [], "compaction": "done"}
+    assert rows(lake, "SELECT memory_id, operator, reason FROM memory_history WHERE change = 'forget' ORDER BY 1") == [
+        {"memory_id": "a1", "operator": "user", "reason": "merged into a2, forgotten with it: user asked"},
+        {"memory_id": "a2", "operator": "user", "reason": "user asked"},
+        {"memory_id": "a3", "operator": "user", "reason": "merged into a2, forgotten with it: user asked"}]
+    # every value of both conflicts is gone and both are closed as forgotten; b1 stays as it was
+    assert rows(lake, "SELECT kind, status, memory_id, other_memory_id, base_value, lake_value, incoming_value, "
+                      "resolution, resolved_by, resolved_at, resolved_value FROM conflicts ORDER BY kind") == [
+        {"kind": "contradiction", "status": "resolved", "memory_id": "a2", "other_memory_id": "b1", "base_value": None,
+         "lake_value": None, "incoming_value": None, "resolution": "forgotten", "resolved_by": "user",
+         "resolved_at": LATER, "resolved_value": None},
+        {"kind": "write", "status": "resolved", "memory_id": "a2", "other_memory_id": None, "base_value": None,
+         "lake_value": None, "incoming_value": None, "resolution": "forgotten", "resolved_by": "user",
+         "resolved_at": LATER, "resolved_value": None}]
+    assert lake.conflicts().height == 0 and rows(lake, CONTRADICTION_PARTNERS_SQL) == []
+    assert rows(lake, "SELECT * FROM memories WHERE id = 'b1'") == b1_before
+    # the old report keeps its rows' ids and loses their values; another conflict's row is untouched
+    legacy = reports / "health-2026-11-29.html"
+    assert result["files"]["reports"] == [str(legacy)]
+    body = legacy.read_text()
+    assert (f"<tr><td>{conflicts['write']}</td><td>write</td><td>a2</td><td>content</td>"
+            "<td>[forgotten]</td><td>[forgotten]</td><td>agent</td><td>2026-11-30 00:00</td></tr>") in body
+    assert f"<tr><td>{conflicts['contradiction']}</td><td>contradiction</td><td>a2</td>" in body
+    assert OTHER_ROW in body and "light mode" not in body
+    assert leaks(lake, lake.root, reports, secret=DARK) == []
+
+    # unmerge of the forgotten memory: one clear line, exit 2, nothing changed
+    before = rows(lake, "SELECT * FROM memories ORDER BY id")
+    with pytest.raises(InputError, match="^a2 was forgotten"):
+        lake.unmerge("a2", as_of=LATER)
+    assert main(["--lake", str(lake.root), "unmerge", "a2"]) == 2
+    error = capsys.readouterr().err
+    assert error == ("error: a2 was forgotten (with the memories merged into it); a forgotten memory cannot be "
+                     "unmerged\n")
+    assert rows(lake, "SELECT * FROM memories ORDER BY id") == before
+
+
+def test_forgetting_the_other_side_closes_the_contradiction_and_keeps_the_first(lake, tmp_path):
+    build_disputes(lake, tmp_path)
+    conflicts = {c["kind"]: c for c in lake.conflicts().to_dicts()}
+    kept = rows(lake, "SELECT * FROM memories WHERE id IN ('a1', 'a2', 'a3') ORDER BY id")
+    result = forget(lake, ids=["b1"], reason="user asked", as_of=LATER)
+    assert result["forgotten"] == ["b1"]
+    assert rows(lake, "SELECT * FROM memories WHERE id IN ('a1', 'a2', 'a3') ORDER BY id") == kept
+    assert rows(lake, "SELECT status, lake_value, incoming_value, resolution FROM conflicts WHERE kind = 'contradiction'"
+                ) == [{"status": "resolved", "lake_value": None, "incoming_value": None, "resolution": "forgotten"}]
+    # a2's own write conflict is not b1's: it stays open with its values
+    assert lake.conflicts().to_dicts() == [{**conflicts["write"], "memory_status": "conflicted"}]
+    assert leaks(lake, lake.root, secret="light mode") == []
+
+
+# ---------------------------------------------------------------------------- a forget killed before compaction
+def cli(lake, *args: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    """`memory-lake --lake LAKE --json ARGS` in its own process (this checkout's code)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop(CRASH_AT_ENV, None)
+    if crash_at:
+        env[CRASH_AT_ENV] = crash_at
+    return subprocess.run([sys.executable, "-m", "memory_lake.cli", "--lake", str(lake.root), "--json", *args],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def database_bytes(lake) -> bytes:
+    """lake.duckdb and, when one is left, its write-ahead log."""
+    return b"".join(p.read_bytes() for p in (lake.db_path, lake.db_path.with_name("lake.duckdb.wal")) if p.exists())
+
+
+@pytest.mark.parametrize("next_command", ["forget again", "another forget", "nightly"])
+def test_a_forget_killed_after_its_commit_is_compacted_by_the_next_command(lake, tmp_path, next_command):
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "diary", "tenant": "acme", "content": "my secret diary ZEBRA-42"},
+        {"id": "milk", "tenant": "acme", "content": "buy milk on friday"}])], as_of=AS_OF)
+    assert b"ZEBRA-42" in database_bytes(lake)
+
+    killed = cli(lake, "forget", "diary", "--reason", "user asked", "--as-of", "2026-12-01T00:00:00Z",
+                 crash_at="forget:committed")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    # committed: the tombstone and the debt; not compacted: the text is still in the file's bytes
+    assert rows(lake, "SELECT id, status FROM memories ORDER BY id") == [
+        {"id": "diary", "status": "deleted"}, {"id": "milk", "status": "active"}]
+    (owed,) = rows(lake, "SELECT run_id, as_of, memories FROM pending_compactions")
+    assert (owed["as_of"], owed["memories"]) == (LATER, 1)
+    assert b"ZEBRA-42" in database_bytes(lake)
+
+    if next_command == "nightly":
+        # the nightly flow's last task (flows/nightly.py compact_database_task) is this library call
+        assert compact_database(lake, only_if_pending=True) is True
+    else:
+        target = "diary" if next_command == "forget again" else "milk"
+        done = cli(lake, "forget", target, "--reason", "retry", "--as-of", "2026-12-01T00:00:00Z")
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert (result["forgotten"], result["already_deleted"], result["compaction"], result["files"]["database"]) == (
+            ([], ["diary"]) if target == "diary" else (["milk"], [])) + ("done", ["lake.duckdb"])
+    assert b"zebra-42" not in database_bytes(lake).lower()
+    assert leaks(lake, lake.root) == []
+    assert rows(lake, "SELECT * FROM pending_compactions") == []
+    assert compact_database(lake, only_if_pending=True) is False  # nothing owed any more

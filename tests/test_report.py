@@ -296,8 +296,26 @@ def test_the_conflict_queue_from_a_real_lake(lake, tmp_path):
     section = page[page.index('<section id="conflicts">'):]
     section = section[:section.index("</section>")]
     assert "<dt>open</dt><dd>1</dd>" in section.replace("\n", "")
-    assert conflict_id in section and "用户偏好深色模式" in section
-    assert "&lt;b&gt;auto&lt;/b&gt;" in section and "<b>auto</b>" not in section
+    # ids, kind and field: never the values, which are memory text (a report outlives a forget)
+    assert (f"<tr><td>{conflict_id}</td><td>write</td><td>p</td><td>-</td><td>content</td><td>agent</td>"
+            "<td>2026-11-30 00:00</td></tr>") in section
+    assert "偏好" not in page and "&lt;b&gt;auto" not in page and "<b>auto" not in page
     lake.resolve_conflict(conflict_id, "lake", as_of=AS_OF)
     page = Path(write_report(lake, AS_OF, "r2", out_dir=tmp_path / "reports").details["path"]).read_text()
     assert "no open conflicts" in page
+
+
+def test_conflict_values_never_reach_the_page(tmp_path, health, run, publish):
+    health = copy.deepcopy(health)
+    health["overall"]["conflicts"] = {"open": 1, "by_age": {"under_1d": 1}, "important": 0}
+    conflict = {"conflict_id": "c1", "kind": "contradiction", "memory_id": "a2", "other_memory_id": "b1",
+                "field": "content", "incoming_operator": "agent", "created_at": "2026-11-30T00:00:00",
+                # a caller that still passes the values (as reports before this one showed them)
+                "lake_value": '"user prefers dark mode"', "incoming_value": '"user prefers light mode"',
+                "base_value": '"user prefers a mode"'}
+    path = render_report(health, publish=publish, quarantine=QUARANTINE, run=run, out_dir=tmp_path / "reports",
+                         conflicts=[conflict])
+    text = path.read_text(encoding="utf-8")
+    assert ("<tr><td>c1</td><td>contradiction</td><td>a2</td><td>b1</td><td>content</td><td>agent</td>"
+            "<td>2026-11-30T00:00</td></tr>") in text
+    assert "prefers" not in text
