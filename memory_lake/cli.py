@@ -143,6 +143,13 @@ def _show(opts: Options, data: dict[str, Any], human: Callable[[], None]) -> Non
         human()
 
 
+def _note_source(the_lake) -> None:
+    """On stderr: the read was answered from the published version (a run holds the lake)."""
+    last = the_lake.last_read
+    if last is not None and last.note:
+        err.print(f"note: {last.note}", markup=False, highlight=False)
+
+
 # ------------------------------------------------------------------ commands
 @app.command()
 def init(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
@@ -427,7 +434,9 @@ def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(hel
     """The health dashboard (capacity, distribution, hit rate, staleness, alerts): the latest
     snapshot of a nightly run, or computed now before the first run."""
     opts = _options(ctx, lake, json_out)
-    data = _open(opts).health(tenant=tenant, as_of=as_of)
+    the_lake = _open(opts)
+    data = the_lake.health(tenant=tenant, as_of=as_of)
+    _note_source(the_lake)
 
     def human() -> None:
         overall = data["overall"]
@@ -497,7 +506,9 @@ def quarantine_list(
 ) -> None:
     """Quarantined lines with file, line, reason and the (redacted) raw text."""
     opts = _options(ctx, lake, json_out)
-    frame = _open(opts).quarantine(status=None if all_rows else "open", reason=reason)
+    the_lake = _open(opts)
+    frame = the_lake.quarantine(status=None if all_rows else "open", reason=reason)
+    _note_source(the_lake)
     if opts.json:
         emit_json(frame_records(frame))
     else:
@@ -606,7 +617,9 @@ def conflicts_list(
     """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text),
     both operators and trace ids, and the base version the incoming write read."""
     opts = _options(ctx, lake, json_out)
-    frame = _open(opts).conflicts(tenant=tenant, status=None if all_rows else "open")
+    the_lake = _open(opts)
+    frame = the_lake.conflicts(tenant=tenant, status=None if all_rows else "open")
+    _note_source(the_lake)
     if opts.json:
         emit_json(frame_records(frame))
     else:
