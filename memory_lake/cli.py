@@ -290,6 +290,8 @@ def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Opt
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_HOME", str(the_lake.root / ".prefect"))
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # Prefect's temporary API gives up after 20 s, which a busy machine can exceed on its first start.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     from flows.nightly import nightly
 
     with contextlib.redirect_stdout(sys.stderr):
@@ -303,6 +305,14 @@ def _print_run(summary: dict[str, Any]) -> None:
     publish = summary.get("publish") or {}
     if publish.get("status") == "blocked":
         err.print(f"publish blocked by: {', '.join(publish.get('failed') or [])}; CURRENT left at {publish.get('current')}")
+    elif publish.get("status") == "published":
+        out.print(f"published {publish['version']}: {publish['path']} (exports/CURRENT points at it)", markup=False)
+    elif publish.get("status") == "unchanged":
+        out.print(f"nothing changed since {publish.get('current')}: no new version", markup=False)
+    ingest = (summary["steps"].get("ingest_inbox") or {}).get("counts") or {}
+    if ingest.get("files") == 0:
+        out.print("no snapshot files were waiting in the lake's inbox/ (see README, \"The snapshot contract\")",
+                  markup=False)
 
 
 @run_app.command("nightly")
