@@ -301,3 +301,18 @@ def test_the_conflict_queue_from_a_real_lake(lake, tmp_path):
     lake.resolve_conflict(conflict_id, "lake", as_of=AS_OF)
     page = Path(write_report(lake, AS_OF, "r2", out_dir=tmp_path / "reports").details["path"]).read_text()
     assert "no open conflicts" in page
+
+
+def test_an_empty_lake_gets_a_report(lake, tmp_path):
+    """Issue 11.4: the first night of a new install (no memories) ends with a report too."""
+    from memory_lake.publish import publish
+    from memory_lake.runs import write_report, timed
+
+    from .conftest import AS_OF as LAKE_AS_OF
+
+    steps = [timed(publish, lake, LAKE_AS_OF, run_id="first-night")]
+    result = write_report(lake, LAKE_AS_OF, "first-night", steps, out_dir=tmp_path / "reports")
+    page = Path(result.details["path"]).read_text()
+    assert result.details["path"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert "No scopes." in page and "nothing quarantined" in page and "no open conflicts" in page
+    assert "<dt>new version</dt><dd>v1</dd><dt>CURRENT</dt><dd>v1</dd>" in page
