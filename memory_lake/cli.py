@@ -289,7 +289,9 @@ def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Opt
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_HOME", str(the_lake.root / ".prefect"))
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # A failed step would otherwise print Prefect's tracebacks before the one error line (the runs
+    # row keeps the step and the error); MEMORY_LAKE_DEBUG=1 shows Prefect's warnings and errors.
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING" if os.environ.get("MEMORY_LAKE_DEBUG") else "CRITICAL")
     # Prefect's temporary API gives up after 20 s, which a busy machine can exceed on its first start.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     from flows.nightly import nightly
