@@ -19,7 +19,7 @@ from memory_lake.events import apply_events
 from memory_lake.forget import compact_database
 from memory_lake.health import snapshot_health
 from memory_lake.publish import check_export, publish_export, stage_export
-from memory_lake.runs import record_run, timed, write_report
+from memory_lake.runs import record_failed_run, record_run, timed, write_report
 from memory_lake.tiers import enforce_tiers
 
 
@@ -104,17 +104,24 @@ def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str |
     lake = _lake(lake_dir, policy)
     run_id = lake.new_run_id("nightly", resolve_as_of(as_of))
     with lake.hold("nightly run"):
-        steps = [apply_decisions_task(lake_dir, policy, as_of, run_id)]
-        steps.append(ingest_inbox_task(lake_dir, policy, as_of, run_id))
-        steps.append(apply_events_task(lake_dir, policy, as_of, run_id))
-        steps.append(enforce_tiers_task(lake_dir, policy, as_of, run_id))
-        steps.append(index_task(lake_dir, policy, as_of, run_id))
-        steps.append(dedup_task(lake_dir, policy, as_of, run_id))
-        steps.append(snapshot_health_task(lake_dir, policy, as_of, run_id))
-        staged = stage_export_task(lake_dir, policy, as_of, run_id)
-        checks = check_export_task(lake_dir, policy, staged, as_of, run_id)
-        steps += [staged, checks, publish_export_task(lake_dir, policy, as_of, staged, checks, run_id)]
-        steps.append(write_report_task(lake_dir, policy, as_of, run_id, steps, reports_dir))
+        steps: list[dict] = []
+        try:
+            steps.append(apply_decisions_task(lake_dir, policy, as_of, run_id))
+            steps.append(ingest_inbox_task(lake_dir, policy, as_of, run_id))
+            steps.append(apply_events_task(lake_dir, policy, as_of, run_id))
+            steps.append(enforce_tiers_task(lake_dir, policy, as_of, run_id))
+            steps.append(index_task(lake_dir, policy, as_of, run_id))
+            steps.append(dedup_task(lake_dir, policy, as_of, run_id))
+            steps.append(snapshot_health_task(lake_dir, policy, as_of, run_id))
+            staged = stage_export_task(lake_dir, policy, as_of, run_id)
+            steps.append(staged)
+            checks = check_export_task(lake_dir, policy, staged, as_of, run_id)
+            steps.append(checks)
+            steps.append(publish_export_task(lake_dir, policy, as_of, staged, checks, run_id))
+            steps.append(write_report_task(lake_dir, policy, as_of, run_id, steps, reports_dir))
+        except Exception as exc:
+            # a failed run is recorded too (status failed, the step and the error), CURRENT untouched
+            raise record_failed_run(lake, run_id, "nightly", resolve_as_of(as_of), steps, exc) from exc
         summary = record_run_task(lake_dir, policy, as_of, run_id, steps)
     compact_database_task(lake_dir, policy)  # after the hold: a forget's freed blocks are rewritten
     print(f"nightly {summary['status']}: publish {summary['publish']['status']}, report {summary['report']}")

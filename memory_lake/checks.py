@@ -58,6 +58,8 @@ def validate(frames: dict[str, pl.DataFrame]) -> CheckReport:
     logging.getLogger("great_expectations").setLevel(logging.WARNING)
     import great_expectations as gx
 
+    for name in [n for n in logging.root.manager.loggerDict if n.startswith("great_expectations")]:
+        logging.getLogger(name).setLevel(logging.WARNING)  # GX sets its own levels on import
     context = gx.get_context(mode="ephemeral")
     _quiet(context)
     source = context.data_sources.add_pandas("publish")

@@ -143,6 +143,13 @@ def _show(opts: Options, data: dict[str, Any], human: Callable[[], None]) -> Non
         human()
 
 
+def _note_source(the_lake) -> None:
+    """On stderr: the read was answered from the published version (a run holds the lake)."""
+    last = the_lake.last_read
+    if last is not None and last.note:
+        err.print(f"note: {last.note}", markup=False, highlight=False)
+
+
 # ------------------------------------------------------------------ commands
 @app.command()
 def init(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
@@ -282,7 +289,11 @@ def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Opt
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_HOME", str(the_lake.root / ".prefect"))
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # A failed step would otherwise print Prefect's tracebacks before the one error line (the runs
+    # row keeps the step and the error); MEMORY_LAKE_DEBUG=1 shows Prefect's warnings and errors.
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING" if os.environ.get("MEMORY_LAKE_DEBUG") else "CRITICAL")
+    # Prefect's temporary API gives up after 20 s, which a busy machine can exceed on its first start.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     from flows.nightly import nightly
 
     with contextlib.redirect_stdout(sys.stderr):
@@ -296,6 +307,14 @@ def _print_run(summary: dict[str, Any]) -> None:
     publish = summary.get("publish") or {}
     if publish.get("status") == "blocked":
         err.print(f"publish blocked by: {', '.join(publish.get('failed') or [])}; CURRENT left at {publish.get('current')}")
+    elif publish.get("status") == "published":
+        out.print(f"published {publish['version']}: {publish['path']} (exports/CURRENT points at it)", markup=False)
+    elif publish.get("status") == "unchanged":
+        out.print(f"nothing changed since {publish.get('current')}: no new version", markup=False)
+    ingest = (summary["steps"].get("ingest_inbox") or {}).get("counts") or {}
+    if ingest.get("files") == 0:
+        out.print("no snapshot files were waiting in the lake's inbox/ (see README, \"The snapshot contract\")",
+                  markup=False)
 
 
 @run_app.command("nightly")
@@ -427,7 +446,9 @@ def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(hel
     """The health dashboard (capacity, distribution, hit rate, staleness, alerts): the latest
     snapshot of a nightly run, or computed now before the first run."""
     opts = _options(ctx, lake, json_out)
-    data = _open(opts).health(tenant=tenant, as_of=as_of)
+    the_lake = _open(opts)
+    data = the_lake.health(tenant=tenant, as_of=as_of)
+    _note_source(the_lake)
 
     def human() -> None:
         overall = data["overall"]
@@ -497,7 +518,9 @@ def quarantine_list(
 ) -> None:
     """Quarantined lines with file, line, reason and the (redacted) raw text."""
     opts = _options(ctx, lake, json_out)
-    frame = _open(opts).quarantine(status=None if all_rows else "open", reason=reason)
+    the_lake = _open(opts)
+    frame = the_lake.quarantine(status=None if all_rows else "open", reason=reason)
+    _note_source(the_lake)
     if opts.json:
         emit_json(frame_records(frame))
     else:
@@ -606,7 +629,9 @@ def conflicts_list(
     """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text),
     both operators and trace ids, and the base version the incoming write read."""
     opts = _options(ctx, lake, json_out)
-    frame = _open(opts).conflicts(tenant=tenant, status=None if all_rows else "open")
+    the_lake = _open(opts)
+    frame = the_lake.conflicts(tenant=tenant, status=None if all_rows else "open")
+    _note_source(the_lake)
     if opts.json:
         emit_json(frame_records(frame))
     else:

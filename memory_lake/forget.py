@@ -619,8 +619,8 @@ def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str]) -> list[st
             continue
         header = {k: v for k, v in document.items() if k != "memories"}
         _atomic_write(memory_json, json.dumps({**header, "memories": records}, ensure_ascii=False).encode("utf-8"))
-        lines = [{"tier": r["tier"], "type": r["type"], "content": r["content"]} for r in records]
-        _atomic_write(scope_dir / "context.md", _context_pack(header, lines).encode("utf-8"))
+        # the records carry what context.md shows (tier, type, content and the dispute marks)
+        _atomic_write(scope_dir / "context.md", _context_pack(header, records).encode("utf-8"))
         changed += [f"{rel}/memory.json", f"{rel}/context.md"]
     return changed
 

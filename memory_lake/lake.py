@@ -54,6 +54,19 @@ class ReadResult:
     note: str | None = None
 
 
+@dataclass(frozen=True)
+class ReadSource:
+    """Where a read came from: ``live`` (the DuckDB file), or ``published v<N>`` while a run holds
+    the lake, with a note that says so."""
+
+    source: str
+    note: str | None = None
+
+    @property
+    def published(self) -> bool:
+        return self.source != "live"
+
+
 def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the lake's session settings (UTC, no progress bar noise)."""
     con = duckdb.connect(str(path), read_only=read_only)
@@ -90,6 +103,7 @@ class Lake:
     def __init__(self, root: Path, policy: Policy):
         self.root = root
         self.policy = policy
+        self._reads = threading.local()
 
     # ---------------------------------------------------------------- layout
     @property
@@ -312,7 +326,10 @@ class Lake:
     def reading(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, str, str | None]]:
         """``(connection, source, note)`` for several read-only queries: the live file, or while a run
         holds the lake, an in-memory connection whose views are the latest published version's files
-        (``memories`` and every ``tables/<name>.parquet``). `note` says when it is the latter."""
+        (``memories`` and every ``tables/<name>.parquet``: publish exports every table a read command
+        needs). `note` says when it is the latter; `last_read` keeps it for callers that get only rows
+        (``lake.conflicts()``, ``lake.quarantine()``, ``lake.health()``). Before anything is
+        published, a busy lake raises LakeBusy."""
         live = contextlib.ExitStack()
         try:
             con = live.enter_context(self.reader())
@@ -322,6 +339,7 @@ class Lake:
                 raise
         else:
             with live:  # only the opening falls back; an error of the caller's queries propagates
+                self._reads.last = ReadSource("live")
                 yield con, "live", None
             return
         version_dir = current.resolve()
@@ -332,11 +350,20 @@ class Lake:
             tables |= {p.stem: p for p in sorted((version_dir / "tables").glob("*.parquet"))}
             for name, file in tables.items():
                 if file.exists():
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{file}')")
+                    path = str(file).replace("'", "''")
+                    con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet(\'{path}\')')
             note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
-            yield con, f"published {version_dir.name}", note
+            source = ReadSource(f"published {version_dir.name}", note)
+            self._reads.last = source
+            yield con, source.source, note
         finally:
             con.close()
+
+    @property
+    def last_read(self) -> ReadSource | None:
+        """Where this thread's latest read through this Lake came from (None before the first):
+        a command that prints rows says "answered from published v<N>" when it was not live."""
+        return getattr(self._reads, "last", None)
 
     def data_identity(self) -> tuple | None:
         """What a read would see now, as a cache key: ``(root, "live", None, stats)`` from the database
@@ -408,7 +435,7 @@ class Lake:
         stored = latest_health(self, tenant=tenant) if as_of is None else None
         if stored is not None:
             return stored
-        with self.reader() as con:
+        with self.reading() as (con, _source, _note):  # the published version while a run holds the lake
             health = compute_health(con, resolve_as_of(as_of), self.policy)
         if tenant is not None:
             health["overall"] = health["tenants"].get(tenant)

@@ -1,16 +1,24 @@
 """Publish (write-audit-publish, DESIGN "Publish"): stage an export, check it, switch CURRENT.
 
 1. stage  - ``exports/.staging-<run>/``: ``memories.parquet`` (every published row: not deleted,
-            not merged), ``tables/<table>.parquet`` (what analysts and busy-time reads use), and per
-            scope ``scopes/<tenant>/<agent>/<user>/memory.json`` (the save-file shape, re-ingestable)
-            and ``context.md`` (a Markdown context pack), ``_`` for a missing agent or user;
+            not merged), ``tables/<table>.parquet`` (every other table of the lake but the tenant
+            salts: what analysts and busy-time reads use), and per scope
+            ``scopes/<tenant>/<agent>/<user>/memory.json`` (the save-file shape, re-ingestable) and
+            ``context.md`` (a Markdown context pack) in the folder ``scope_folder`` names;
+            a staging folder a crashed run left behind is removed first;
 2. audit  - the Great Expectations suite (``checks.py``); a failure removes the staging folder,
             leaves CURRENT untouched and names every failed expectation;
 3. publish - rename to ``exports/v<N>/`` with ``manifest.json`` (version, as_of, run id, counts,
-            checksums, check results), then point ``exports/CURRENT`` at it atomically (a new
-            symlink renamed over the old one) and keep the last N versions.
+            every scope with its folder, checksums, check results), then point ``exports/CURRENT``
+            at it atomically (a new symlink renamed over the old one) and keep the last N versions.
 
-A publish whose content equals CURRENT's makes no new version.
+Every exported memory carries ``conflict`` (its value is disputed: status ``conflicted``, or a
+side of an open contradiction) and ``conflict_with`` (the ids of the other side(s)), in
+``memories.parquet``, ``memory.json`` and as a visible mark in ``context.md``, so a known
+contradiction never reaches an agent unmarked.
+
+A publish whose content equals CURRENT's makes no new version. An empty lake publishes an empty
+version (no scopes), so agents and busy-time reads find a CURRENT from the first night on.
 """
 
 from __future__ import annotations
@@ -20,23 +28,32 @@ import json
 import os
 import re
 import shutil
+import unicodedata
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import duckdb
 import polars as pl
 
 from . import schema
 from .checks import batches, validate
+from .conflicts import CONTRADICTION_PARTNERS_SQL
 from .clock import iso
 from .policy import Policy
 from .steps import StepReport
 
 CURRENT = "CURRENT"
-# Tables exported with every version (those that exist; later features add theirs).
-EXPORTED_TABLES = ("memory_history", "cleanup_log", "health_snapshots", "retrieval_log", "quarantine", "runs",
-                   "ingested_files", "publishes", "embeddings", "keyword_docs", "postings", "memory_flags")
+STAGING_PREFIX = ".staging-"
+# Every table of the lake goes to ``tables/<name>.parquet`` (so every read command works while a
+# run holds the lake, and a table added later is exported without a change here), except these:
+NOT_EXPORTED = {
+    "memories": "exported as memories.parquet (published rows only)",
+    "tenant_salts": "the HMAC salts of the PII pseudonyms: a secret that never leaves lake.duckdb",
+}
+# Per memory, beside the memory columns: is its value disputed, and by which other memories.
+CONFLICT_COLUMNS = ("conflict", "conflict_with")
 # Columns of a record in a scope's memory.json: the snapshot contract, so the file re-ingests.
 SCOPE_RECORD_COLUMNS = ("id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id",
                         "session_id", "created_at", "updated_at", "last_accessed_at", "access_count",
@@ -60,6 +77,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
     """Write the candidate version to ``exports/.staging-<run>/``; nothing when it equals CURRENT."""
     run_id = run_id or lake.new_run_id("publish", as_of)
     with lake.writer(purpose="stage export") as con:
+        remove_staging(lake)
         content_hash = _stage_rows(con)
         (rows,) = con.execute("SELECT count(*) FROM publish_rows").fetchone()
         current = current_version(lake)
@@ -68,8 +86,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
         if current and _manifest(lake.exports / current).get("content_hash") == content_hash:
             details["status"] = "unchanged"
             return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 0}, details)
-        staging = lake.exports / f".staging-{run_id}"
-        shutil.rmtree(staging, ignore_errors=True)
+        staging = lake.exports / f"{STAGING_PREFIX}{run_id}"
         try:
             details["scope_list"] = _write_staging(con, staging, as_of)
         except BaseException:
@@ -130,6 +147,17 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
     return StepReport("publish_export", as_of, run_id, {"new_versions": 1, "rows": manifest["counts"]["rows"]}, result)
 
 
+def remove_staging(lake) -> list[str]:
+    """Remove every ``exports/.staging-*`` folder (one a crashed or failed run left behind); the
+    caller holds the write lock, so no other publish is staging. Returns the names removed."""
+    removed = []
+    if lake.exports.is_dir():
+        for folder in sorted(lake.exports.glob(f"{STAGING_PREFIX}*")):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+    return removed
+
+
 def current_version(lake) -> str | None:
     """The version CURRENT points at (e.g. "v3"), or None before the first publish."""
     link = lake.exports / CURRENT
@@ -146,51 +174,68 @@ def switch_current(exports: Path, version: str) -> None:
 
 # ---------------------------------------------------------------------------- staging
 def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
-    """Temp table ``publish_rows`` (ordered by id) and the hash of its content."""
+    """Temp table ``publish_rows`` (ordered by id: the memory columns and CONFLICT_COLUMNS) and the
+    hash of its content (a contradiction opened or resolved changes it, so the marks get published)."""
     columns = [c for c in schema.MEMORY_COLUMNS if c not in ("published_at", "publish_meta")]
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE publish_rows AS
-        SELECT {', '.join(columns)} FROM memories WHERE status <> 'deleted' AND merged_into IS NULL ORDER BY id
+        WITH partners AS ({CONTRADICTION_PARTNERS_SQL})
+        SELECT {', '.join(f'm.{c}' for c in columns)},
+               m.status = 'conflicted' OR p.id IS NOT NULL AS conflict,
+               coalesce(p.conflict_with, []::VARCHAR[]) AS conflict_with
+        FROM memories m LEFT JOIN partners p ON p.id = m.id
+        WHERE m.status <> 'deleted' AND m.merged_into IS NULL ORDER BY m.id
         """
     )
     # Row digests joined in id order: the content identity of an export, independent of run and time.
-    row = f"to_json(struct_pack({', '.join(f'{c} := {c}' for c in columns)}))::VARCHAR"
+    row = f"to_json(struct_pack({', '.join(f'{c} := {c}' for c in [*columns, *CONFLICT_COLUMNS])}))::VARCHAR"
     (value,) = con.execute(
         f"SELECT sha256(coalesce(string_agg(md5({row}), '' ORDER BY id), '')) FROM publish_rows").fetchone()
     return value
 
 
+def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The lake's tables a version carries in ``tables/`` (all but NOT_EXPORTED)."""
+    names = con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+        "AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()
+    return [name for (name,) in names if name not in NOT_EXPORTED]
+
+
 def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime) -> list[dict[str, Any]]:
     (staging / "tables").mkdir(parents=True)
-    con.execute(f"COPY publish_rows TO '{staging / 'memories.parquet'}' (FORMAT parquet)")
-    existing = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
-                                          "WHERE table_schema = 'main'").fetchall()}
-    for table in EXPORTED_TABLES:
-        if table in existing:
-            con.execute(f"COPY {table} TO '{staging / 'tables' / (table + '.parquet')}' (FORMAT parquet)")
+    con.execute(f"COPY publish_rows TO '{_sql_path(staging / 'memories.parquet')}' (FORMAT parquet)")
+    for table in exported_tables(con):
+        con.execute(f'COPY "{table}" TO \'{_sql_path(staging / "tables" / (table + ".parquet"))}\' (FORMAT parquet)')
     return _write_scopes(con, staging / "scopes", as_of)
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
 
 
 def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime) -> list[dict[str, Any]]:
     """One memory.json and context.md per scope (active and disputed memories; loop per scope)."""
-    record = ", ".join(f"{c} := {c}" for c in SCOPE_RECORD_COLUMNS)
+    record = ", ".join(f"{c} := {c}" for c in (*SCOPE_RECORD_COLUMNS, *CONFLICT_COLUMNS))
+    order = f"{TIER_ORDER}, importance DESC, last_accessed_at DESC, id"
     frame = con.execute(
         f"""
         SELECT tenant, agent_id, user_id,
-               to_json(list(struct_pack({record}, conflict := status = 'conflicted')
-                            ORDER BY {TIER_ORDER}, importance DESC, last_accessed_at DESC, id))::VARCHAR AS records,
-               list(struct_pack(tier := tier, type := type, content := content, conflict := status = 'conflicted')
-                    ORDER BY {TIER_ORDER}, importance DESC, last_accessed_at DESC, id) AS lines,
+               to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
+               list(struct_pack(id := id, tier := tier, type := type, content := content, status := status,
+                                conflict := conflict, conflict_with := conflict_with) ORDER BY {order}) AS lines,
                histogram(tier) AS by_tier
         FROM publish_rows WHERE status IN ('active', 'conflicted')
         GROUP BY tenant, agent_id, user_id ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST
         """
     ).pl()
+    root.mkdir(parents=True, exist_ok=True)  # also when there is no scope yet: one layout for agents
     scopes = []
     stamp = iso(as_of)
     for row in frame.iter_rows(named=True):
-        folder = root / _segment(row["tenant"]) / _segment(row["agent_id"]) / _segment(row["user_id"])
+        path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
+        folder = root / path
         folder.mkdir(parents=True, exist_ok=True)
         header = {"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], "as_of": stamp}
         document = json.dumps(header, ensure_ascii=False)[:-1] + ', "memories": ' + row["records"] + "}"
@@ -198,23 +243,90 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime) -
         (folder / "context.md").write_text(_context_pack(header, row["lines"]), encoding="utf-8")
         by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
         scopes.append({**{k: header[k] for k in ("tenant", "agent_id", "user_id")}, "by_tier": by_tier,
-                       "path": str(folder.relative_to(root.parent))})
+                       "path": f"{root.name}/{path}"})
     return scopes
 
 
-def _segment(name: str | None) -> str:
-    """A folder name for a scope part: `_` when missing; anything path-like is percent-encoded."""
-    if name is None or name == "":
-        return "_"
-    if re.fullmatch(r"[\w@+\-][\w.@+\-]*", name) and name != "_":
+# ---------------------------------------------------------------------------- scope folders
+MISSING = "_"  # the folder of a missing (null) agent or user
+ESCAPED = "="  # first character of an encoded folder name; never in a plain one
+# Filesystems allow 255 bytes per name; a folder name stays well below, so three of them and the
+# lake's own path fit in any path limit.
+MAX_FOLDER_BYTES = 120
+HASHED_PREFIX_BYTES = 60
+_PLAIN = re.compile(r"[\w@+][\w.@+\-]*")
+
+
+def scope_folder(tenant: str, agent_id: str | None, user_id: str | None) -> str:
+    """The folder of a scope below ``scopes/``: ``<tenant>/<agent>/<user>``, one name per part.
+
+    The mapping is injective (two different scopes never share a folder) and every name is a
+    safe single path component of at most MAX_FOLDER_BYTES bytes:
+
+    * a missing (null) agent or user is ``_``;
+    * a plain name - word characters (any script), digits, ``@ + . -``, not starting with ``.`` or
+      ``-``, not ``_`` itself, at most MAX_FOLDER_BYTES bytes in UTF-8 - is itself (``alice``,
+      ``bot-7``, ``张三``);
+    * anything else is ``=`` followed by its percent-encoded UTF-8 (``%XX`` for every byte but
+      letters, digits and ``_ -``): ``""`` is ``=``, ``"_"`` is ``=_``, ``".."`` is ``=%2E%2E``,
+      ``"a/b"`` is ``=a%2Fb``, a newline is ``%0A``;
+    * when that is longer than MAX_FOLDER_BYTES: ``=`` + the first HASHED_PREFIX_BYTES bytes of the
+      encoding + ``=`` + the first 32 hex digits of the name's SHA-256.
+
+    A plain name has no ``=`` and ``%``, an encoded one no second ``=``, so the three forms never
+    meet. The manifest lists every scope with its folder (``counts.scopes[].path``).
+    """
+    return "/".join(folder_name(part) for part in (tenant, agent_id, user_id))
+
+
+def folder_name(name: str | None) -> str:
+    """One part of ``scope_folder`` (see there)."""
+    if name is None:
+        return MISSING
+    if name != MISSING and _PLAIN.fullmatch(name) and len(name.encode("utf-8")) <= MAX_FOLDER_BYTES:
         return name
-    from urllib.parse import quote
+    encoded = quote(name, safe="").replace(".", "%2E").replace("~", "%7E")
+    if len(encoded) + 1 <= MAX_FOLDER_BYTES:
+        return ESCAPED + encoded
+    prefix = encoded[:HASHED_PREFIX_BYTES]
+    prefix = prefix[: prefix.rfind("%")] if "%" in prefix[-2:] else prefix  # never cut a %XX in half
+    return f"{ESCAPED}{prefix}{ESCAPED}{hashlib.sha256(name.encode('utf-8')).hexdigest()[:32]}"
 
-    return quote(name, safe="").replace(".", "%2E")
+
+def _segment(name: str | None) -> str:
+    """A folder name for one scope part (kept for callers of the earlier name; see `folder_name`)."""
+    return folder_name(name)
 
 
-def _context_pack(header: dict[str, Any], lines: list[dict[str, str]]) -> str:
-    scope = " / ".join(str(header[k] or "_") for k in ("tenant", "agent_id", "user_id"))
+# ---------------------------------------------------------------------------- context.md
+_MD_SPECIAL = set("\\`*_[]<>#|~!&\"/")
+_LINE_BREAKS = {"\u0085", "\u2028", "\u2029"}
+
+
+def markdown_text(value: str | None) -> str:
+    """A scope field or id as inert Markdown on one line: ``_`` for a missing value, ``""`` for
+    an empty one, Markdown punctuation backslash-escaped and control or line-break characters
+    written as ``\\uXXXX`` - so a name can neither start a line nor a section, and two different
+    values never print alike."""
+    if value is None:
+        return MISSING
+    if value == "":
+        return '""'
+    out = []
+    for char in value:
+        if char in _MD_SPECIAL:
+            out.append("\\" + char)
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") or char in _LINE_BREAKS:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _context_pack(header: dict[str, Any], lines: list[dict[str, Any]]) -> str:
+    """context.md: the scope's active memories by tier, one line each; a disputed one is marked
+    with its id and the other side's ids, so an agent knows which statements a user must settle."""
+    scope = " / ".join(markdown_text(header[k]) for k in ("tenant", "agent_id", "user_id"))
     out = [f"# Memory context: {scope}", "", f"As of {header['as_of']}.", ""]
     current = None
     for line in lines:
@@ -222,25 +334,41 @@ def _context_pack(header: dict[str, Any], lines: list[dict[str, str]]) -> str:
             current = line["tier"]
             out += ["", f"## {TIER_TITLES[current]}", ""]
         text = " ".join(line["content"].split())
-        # a conflicted memory carries the lake's value; agents should know it is disputed
-        disputed = " [disputed: another value waits for a user's decision]" if line.get("conflict") else ""
-        out.append(f"- ({line['type']}) {text}{disputed}")
+        out.append(f"- ({line['type']}) {text}{_dispute_mark(line)}")
     return "\n".join(out).replace("\n\n\n", "\n\n") + "\n"
 
 
+def _dispute_mark(line: dict[str, Any]) -> str:
+    if not line.get("conflict"):
+        return ""
+    others = line.get("conflict_with") or []
+    own = f"id {markdown_text(line['id'])}: " if line.get("id") is not None else ""
+    parts = []
+    if others:
+        parts.append("contradicts " + ", ".join(markdown_text(other) for other in others))
+    if line.get("status") == "conflicted" or not others:
+        parts.append("another value")
+    return f" [disputed, {own}{' and '.join(parts)}; waits for a user's decision]"
+
+
 def scope_counts(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
-    """Per scope: active working / short_term counts and how far each is over its capacity."""
+    """Per scope: active working / short_term counts and how far each is over its capacity
+    (its tenant's capacity; no rows for an empty lake)."""
     active = memories.filter(pl.col("status").is_in(["active", "conflicted"]))
     counts = active.group_by("tenant", "agent_id", "user_id").agg(
         working=(pl.col("tier") == "working").sum().cast(pl.Int64),
         short_term=(pl.col("tier") == "short_term").sum().cast(pl.Int64),
     )
-    tenants = counts["tenant"].unique().to_list()
-    working = {t: policy.for_tenant(t).tiers.working_capacity for t in tenants}
-    short_term = {t: policy.for_tenant(t).tiers.short_term_capacity for t in tenants}
-    return counts.with_columns(
-        working_over=pl.col("working") - pl.col("tenant").replace_strict(working, return_dtype=pl.Int64),
-        short_term_over=pl.col("short_term") - pl.col("tenant").replace_strict(short_term, return_dtype=pl.Int64),
+    tenants = counts["tenant"].unique().sort().to_list()
+    limits = pl.DataFrame(
+        {"tenant": tenants,
+         "working_limit": [policy.for_tenant(t).tiers.working_capacity for t in tenants],
+         "short_term_limit": [policy.for_tenant(t).tiers.short_term_capacity for t in tenants]},
+        schema={"tenant": counts.schema["tenant"], "working_limit": pl.Int64, "short_term_limit": pl.Int64})
+    return counts.join(limits, on="tenant", how="left").select(
+        "tenant", "agent_id", "user_id", "working", "short_term",
+        working_over=pl.col("working") - pl.col("working_limit"),
+        short_term_over=pl.col("short_term") - pl.col("short_term_limit"),
     ).sort("tenant", "agent_id", "user_id", nulls_last=False)
 
 

@@ -1,5 +1,5 @@
 """Run bookkeeping shared by the nightly flow and the CLI: timing a step, the HTML report step,
-and the `runs` row that records what a run did."""
+and the `runs` row that records what a run did - also when it failed."""
 
 from __future__ import annotations
 
@@ -12,10 +12,15 @@ from typing import Any, Callable
 
 from .clock import iso
 from .forget import record_report
+from .errors import MemoryLakeError
 from .health import compute_health, latest_health
 from .steps import StepReport
 
 REPORTS_ENV = "MEMORY_LAKE_REPORTS"
+
+
+class RunFailed(MemoryLakeError):
+    """A run stopped on an error; its `runs` row (status failed) records the step and the error."""
 
 
 def reports_dir(path: str | os.PathLike | None = None) -> Path:
@@ -27,7 +32,16 @@ def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
     """Run a step and return its report as a dict with its wall duration (operational metadata,
     never an input to a rule)."""
     started = time.monotonic()
-    report = step(*args, **kwargs)
+    try:
+        report = step(*args, **kwargs)
+    except Exception as exc:
+        # the run's failure record names the step (Prefect hands the same exception to the flow)
+        if not hasattr(exc, "failed_step"):
+            try:
+                exc.failed_step = getattr(step, "__name__", str(step))
+            except AttributeError:
+                pass
+        raise
     return {**report.as_dict(), "duration_s": round(time.monotonic() - started, 3)}
 
 
@@ -46,7 +60,7 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     steps = steps or []
     health = latest_health(lake)
     if health is None or health["as_of"] != iso(as_of):
-        with lake.reader() as con:
+        with lake.reading() as (con, _source, _note):  # the published version while a run holds the lake
             health = compute_health(con, as_of, lake.policy)
     quarantine = dict(lake.sql("SELECT reason, count(*) FROM quarantine WHERE status = 'open' "
                                "GROUP BY reason ORDER BY 2 DESC, 1").rows())
@@ -81,11 +95,18 @@ def last_publish(lake) -> dict[str, Any] | None:
             "checks": manifest.get("checks", [])}
 
 
-def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """One `runs` row for the whole run; returns the run summary."""
-    summary = {"run_id": run_id, "kind": kind, "as_of": iso(as_of), "status": run_status(steps),
+def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[str, Any]],
+               error: BaseException | None = None) -> dict[str, Any]:
+    """One `runs` row for the whole run; returns the run summary. With `error` the run failed:
+    status ``failed``, and the summary names the step that failed and the error."""
+    summary = {"run_id": run_id, "kind": kind, "as_of": iso(as_of),
+               "status": "failed" if error is not None else run_status(steps),
                "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
                "steps": {s["name"]: {"counts": s["counts"], "summary": s["summary"]} for s in steps}}
+    if error is not None:
+        summary["failed_step"] = getattr(error, "failed_step", None)
+        message = (str(error).strip().splitlines() or [""])[0]
+        summary["error"] = f"{type(error).__name__}: {message}" if message else type(error).__name__
     for step in steps:
         if step["name"] in ("publish_export", "publish"):
             summary["publish"] = {k: step["details"].get(k) for k in ("status", "version", "current", "path", "failed")}
@@ -96,3 +117,18 @@ def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[s
                     [run_id, kind, as_of, summary["status"], summary["duration_s"],
                      json.dumps(summary, ensure_ascii=False, default=str)])
     return summary
+
+
+def record_failed_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[str, Any]],
+                      error: BaseException) -> RunFailed:
+    """After a step raised: remove the half-written staging folder, record the `runs` row with
+    status failed, and return the one-line error to raise (CURRENT is left as it was)."""
+    from .publish import current_version, remove_staging
+
+    remove_staging(lake)
+    summary = record_run(lake, run_id, kind, as_of, steps, error)
+    current = current_version(lake)
+    published = f"CURRENT still points at {current}" if current else "nothing is published yet"
+    where = f" in step {summary['failed_step']}" if summary.get("failed_step") else ""
+    return RunFailed(f"{kind} run {run_id} failed{where}: {summary['error']}; {published}; the runs table "
+                     f"records it (MEMORY_LAKE_DEBUG=1 shows the traceback)")

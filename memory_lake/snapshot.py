@@ -67,6 +67,10 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
     "trace_id": ("trace_id", "traceId"),
     "reason": ("reason",),  # why a forget was asked for
     "quarantine_id": ("_quarantine_id",),  # set by `quarantine export`, read by `quarantine replay`
+    # Marks an export adds (publish.py): derived from the conflict queue, so ignored on ingest
+    # rather than kept in `extra` (a re-ingested memory.json then changes nothing).
+    "conflict": ("conflict",),
+    "conflict_with": ("conflict_with", "conflictWith"),
 }
 KNOWN_KEYS = sorted({key for keys in FIELD_KEYS.values() for key in keys})
 

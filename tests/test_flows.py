@@ -78,3 +78,51 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     assert again["steps"]["index"]["counts"] == {"tokenized": 0, "embedded": 0, "missing": 0}
     assert rows(lake, "SELECT * EXCLUDE (published_at, publish_meta) FROM memories ORDER BY id") == before
     assert sorted(p.name for p in lake.exports.iterdir()) == ["CURRENT", "v1"]
+
+
+@pytest.mark.slow
+def test_nightly_on_an_empty_lake_and_then_on_one_memory(prefect_harness, lake, tmp_path):
+    """Issue 11.4: the first night of a new install crashed in check_export, leaving
+    exports/.staging-…, no report and no runs row."""
+    import json
+    import os
+
+    from flows.nightly import nightly
+
+    summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
+    assert (summary["status"], summary["publish"]) == ("ok", {
+        "status": "published", "version": "v1", "current": "v1", "path": str(lake.exports / "v1"), "failed": []})
+    assert summary["report"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert os.path.exists(summary["report"])
+    assert sorted(p.name for p in lake.exports.iterdir()) == ["CURRENT", "v1"]
+    assert rows(lake, "SELECT kind, status FROM runs") == [{"kind": "nightly", "status": "ok"}]
+
+    write_jsonl(lake.inbox / "0001.jsonl", [{"id": "tea", "tenant": "acme", "content": "likes tea"}])
+    summary = nightly(str(lake.root), as_of="2026-12-01T00:00:00Z", reports_dir=str(tmp_path / "reports"))
+    assert (summary["status"], summary["publish"]["version"]) == ("ok", "v2")
+    scope = json.loads((lake.exports / "v2" / "scopes" / "acme" / "_" / "_" / "memory.json").read_text())
+    assert [(m["id"], m["content"], m["conflict"]) for m in scope["memories"]] == [("tea", "likes tea", False)]
+    assert rows(lake, "SELECT status FROM runs ORDER BY as_of") == [{"status": "ok"}, {"status": "ok"}]
+
+
+@pytest.mark.slow
+def test_a_failed_nightly_records_a_failed_run_and_leaves_no_staging(prefect_harness, lake, tmp_path):
+    import json
+    import os
+
+    from flows.nightly import nightly
+    from memory_lake.runs import RunFailed
+
+    write_jsonl(lake.inbox / "0001.jsonl", [{"id": "tea", "tenant": "acme", "content": "likes tea"}])
+    (lake.exports / ".staging-nightly-20261129T000000-deadbeef").mkdir()  # a crashed run's leftover
+    (lake.exports / "v1").write_text("in the way")  # the publish cannot rename its version there
+    with pytest.raises(RunFailed, match=r"^nightly run nightly-20261130T000000-\w+ failed in step publish_export: "
+                                        r"NotADirectoryError: .*; nothing is published yet; the runs table records it"):
+        nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
+    ((status, report),) = lake.sql("SELECT status, report FROM runs").rows()
+    report = json.loads(report)
+    assert (status, report["status"], report["failed_step"]) == ("failed", "failed", "publish_export")
+    assert report["error"].startswith("NotADirectoryError: ")
+    assert list(report["steps"])[-2:] == ["stage_export", "check_export"]
+    assert sorted(p.name for p in lake.exports.iterdir()) == ["v1"]  # no staging left, no CURRENT
+    assert not os.path.lexists(lake.exports / "CURRENT")

@@ -159,3 +159,16 @@ def test_the_conflict_queue_by_age_and_the_important_alert(lake, tmp_path):
          "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"},
         {"level": "info", "message": "1 open conflict(s) wait for a user (oldest 9 days)",
          "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"}]
+
+
+def test_an_empty_lake_has_a_health_snapshot(lake):
+    """Issue 11.4: every nightly step works on the first night of a new install (no memories)."""
+    report = snapshot_health(lake, AS_OF)
+    assert report.counts == {"scopes": 0, "tenants": 0, "alerts": 0}
+    health = latest_health(lake)
+    assert (health["as_of"], health["tenants"], health["scopes"]) == ("2026-11-30T00:00:00Z", {}, [])
+    overall = health["overall"]
+    assert overall["total"] == 0 and overall["alerts"] == []
+    assert {tier: cap["used"] for tier, cap in overall["capacity"].items()} == {
+        "working": 0, "short_term": 0, "long_term": 0, "important": 0}
+    assert overall["hit_rate"] == {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE}

@@ -319,3 +319,18 @@ def test_conflict_values_never_reach_the_page(tmp_path, health, run, publish):
     assert ("<tr><td>c1</td><td>contradiction</td><td>a2</td><td>b1</td><td>content</td><td>agent</td>"
             "<td>2026-11-30T00:00</td></tr>") in text
     assert "prefers" not in text
+
+
+def test_an_empty_lake_gets_a_report(lake, tmp_path):
+    """Issue 11.4: the first night of a new install (no memories) ends with a report too."""
+    from memory_lake.publish import publish
+    from memory_lake.runs import write_report, timed
+
+    from .conftest import AS_OF as LAKE_AS_OF
+
+    steps = [timed(publish, lake, LAKE_AS_OF, run_id="first-night")]
+    result = write_report(lake, LAKE_AS_OF, "first-night", steps, out_dir=tmp_path / "reports")
+    page = Path(result.details["path"]).read_text()
+    assert result.details["path"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert "No scopes." in page and "nothing quarantined" in page and "no open conflicts" in page
+    assert "<dt>new version</dt><dd>v1</dd><dt>CURRENT</dt><dd>v1</dd>" in page
