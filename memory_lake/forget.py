@@ -43,6 +43,7 @@ from .clock import iso, resolve_as_of
 from .errors import InputError, LakeBusy
 from .db import transaction
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
+from .redact import redact_text
 
 # Columns that can hold a memory's text; emptied in every history image of a forgotten memory.
 TEXT_COLUMNS = ("content", "summary", "tags", "extra")
@@ -710,6 +711,8 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
             }
             with transaction(con):
                 if todo.height:
+                    # the reason is free text: kept in history, redacted like everything on disk
+                    reason = redact_text(reason, lake.tenant_salts(con, [])[""])
                     forget_memories(con, todo.select("id", operator=pl.lit(operator), reason=pl.lit(reason)),
                                     as_of=as_of, run_id=run_id, source=source)
                 if record:

@@ -83,7 +83,7 @@ _MAY_HOLD_PII = re.compile(r"[0-9０-９@＠:]|dot|" + _SECRET_TRIGGER[4:], re.I
 
 # PEM private keys go whole, markers included; in JSON text their line breaks are "\n" escapes.
 # A key cut off before its END line goes up to the end of the text or string.
-_PEM_BODY = r"(?:[A-Za-z0-9+/=:,. \t\r\n-]|\\[nrt])"
+_PEM_BODY = r"(?:[A-Za-z0-9+/=:,. \t\r\n-]|\\[nrt]|\\u000[9aAdD])"
 _PEM_BEGIN = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----"
 _PEM_KEY = _PEM_BEGIN + _PEM_BODY + r"*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
 _PEM_TRUNCATED = _PEM_BEGIN + _PEM_BODY + "*"

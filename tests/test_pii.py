@@ -146,7 +146,7 @@ CATEGORIES = {
     "api_key field": lambda i: (f"api_key={i:04d}kvPLANTvalue", [f"{i:04d}kvPLANT"]),
     "token field": lambda i: (f"token: {i:04d}tkPLANTvalue", [f"{i:04d}tkPLANT"]),
     "secret field": lambda i: (f"client_secret={i:04d}csPLANTvalue", [f"{i:04d}csPLANT"]),
-    "ipv4": lambda i: (f"203.0.{100 + i}.77", [f"203.0.{100 + i}.77"]),
+    "ipv4": lambda i: (f"198.{18 + i // 200}.{20 + i % 200}.77", [f"198.{18 + i // 200}.{20 + i % 200}.77"]),
     "ipv6": lambda i: (f"2001:db8:{i:x}a::8a2e:370:7334", [f"2001:db8:{i:x}a::"]),
 }
 # File names cannot hold "/" or line breaks; every other category is planted in them too.
