@@ -6,14 +6,14 @@ Two scans:
 * the PII scan (issue 12): every detected category (``CATEGORIES``) planted in every input
   path (``PATHS``: records, unknown fields, file names, quarantined and escaped lines, event
   files and their names, search arguments, forget reasons, queued decisions, a tenant that is an
-  e-mail address), then ingest, the nightly run's library steps in the flow's order (queued
-  decisions, ingest, events, tiers, index, dedup, health, stage/check/publish, report, run
-  record; Prefect itself is left to tests/test_flows.py, the steps are the same functions),
-  search and forget. Then every file under the lake and the reports folder is read: text files
-  as bytes and with ``\\uXXXX`` escapes decoded, Parquet files column by column, and the DuckDB
-  file both as bytes and through every column of every table (DuckDB compresses strings, so the
-  bytes alone could hide a value; redaction happens before anything is written, so no freed
-  page can hold a value that never reached the file).
+  e-mail address), then ingest, search, forget, two decisions queued while another process
+  holds the lake, and the nightly run: its library steps in the flow's order (queued decisions,
+  ingest, events, tiers, index, dedup, health, stage/check/publish, report, run record), and in
+  the slow variant the real Prefect flow (``flows/nightly.py``). Then every file under the lake
+  and the reports folder is read: text files as bytes and with ``\\uXXXX`` escapes decoded,
+  Parquet files column by column, and the DuckDB file both as bytes and through every column of
+  every table (DuckDB compresses strings, so the bytes alone could hide a value; redaction happens
+  before anything is written, so no freed page can hold a value that never reached the file).
 """
 
 from __future__ import annotations
@@ -191,18 +191,11 @@ def _jsonl(path: Path, lines: list) -> None:
                             for line in lines), encoding="utf-8")
 
 
-def _run_scenario(root: Path, reports: Path, plants: list[Plant]) -> Lake:
-    from memory_lake.decisions import apply_decisions
-    from memory_lake.dedup import dedup
-    from memory_lake.events import apply_events
-    from memory_lake.forget import compact_database, forget
-    from memory_lake.health import snapshot_health
-    from memory_lake.indexing import index
-    from memory_lake.ingest import ingest_step
-    from memory_lake.publish import check_export, publish_export, stage_export
-    from memory_lake.runs import record_run, timed, write_report
-    from memory_lake.tiers import enforce_tiers
+def _run_scenario(root: Path, reports: Path, plants: list[Plant], nightly) -> Lake:
+    """Plant, ingest, search, forget, queue two decisions while another process holds the lake,
+    then `nightly(lake, reports)`."""
     from memory_lake.conflicts import resolve_conflict
+    from memory_lake.forget import forget
 
     lake = Lake.open(root, create=True)
     ts = "2026-11-29T10:00:00Z"
@@ -252,6 +245,23 @@ def _run_scenario(root: Path, reports: Path, plants: list[Plant]) -> Lake:
         os.close(fd)
     assert "queued" in queued and "queued" in resolved
 
+    nightly(lake, reports)
+    return lake
+
+
+def _library_nightly(lake: Lake, reports: Path) -> None:
+    """The nightly flow's steps, in its order, without Prefect (flows/nightly.py only wires them)."""
+    from memory_lake.decisions import apply_decisions
+    from memory_lake.dedup import dedup
+    from memory_lake.events import apply_events
+    from memory_lake.forget import compact_database
+    from memory_lake.health import snapshot_health
+    from memory_lake.indexing import index
+    from memory_lake.ingest import ingest_step
+    from memory_lake.publish import check_export, publish_export, stage_export
+    from memory_lake.runs import record_run, timed, write_report
+    from memory_lake.tiers import enforce_tiers
+
     run_id = lake.new_run_id("nightly", AS_OF)
     with lake.hold("nightly run"):
         steps = [timed(step, lake, AS_OF, run_id=run_id)
@@ -262,7 +272,13 @@ def _run_scenario(root: Path, reports: Path, plants: list[Plant]) -> Lake:
         steps.append(timed(write_report, lake, AS_OF, run_id, steps, reports))
         record_run(lake, run_id, "nightly", AS_OF, steps)
     compact_database(lake, only_if_pending=True)
-    return lake
+
+
+def _prefect_nightly(lake: Lake, reports: Path) -> None:
+    from flows.nightly import nightly
+
+    summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(reports))
+    assert summary["status"] == "ok" and summary["publish"]["status"] == "published"
 
 
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
@@ -304,7 +320,7 @@ def _leaks(lake: Lake, reports: Path, plants: list[Plant]) -> dict[tuple[str, st
 def scanned(tmp_path_factory):
     root = tmp_path_factory.mktemp("scan")
     plants = _plants()
-    lake = _run_scenario(root / "lake", root / "reports", plants)
+    lake = _run_scenario(root / "lake", root / "reports", plants, _library_nightly)
     return lake, root / "reports", plants
 
 
@@ -328,3 +344,70 @@ def test_no_planted_value_anywhere_under_the_lake(scanned):
         by_category[category] = by_category.get(category, 0) + 1
     summary = f"{len(leaks)} of {len(plants)} planted values leaked: {sorted(by_category.items())}"
     assert leaks == {}, summary + "\n" + "\n".join(f"{k}: {v}" for k, v in sorted(leaks.items()))
+
+
+@pytest.mark.slow
+def test_no_planted_value_anywhere_after_a_real_nightly_run(prefect_harness, tmp_path):
+    """The same scan with the nightly run under Prefect (flows/nightly.py) instead of its steps."""
+    plants = _plants()
+    lake = _run_scenario(tmp_path / "lake", tmp_path / "reports", plants, _prefect_nightly)
+    assert list((lake.decisions / "applied").glob("*.json"))
+    assert _leaks(lake, tmp_path / "reports", plants) == {}
+
+
+# ================================================================ one regression per path (issue 12 items 6, 7)
+
+
+def test_search_scope_values_are_stored_values_and_the_log_holds_no_raw_pii(lake_with_mail_scope):
+    lake = lake_with_mail_scope
+    found = lake.search("dark mode 13812345678", tenant="owner@example.com", user="bob@example.com",
+                        tag="10.0.0.7", mode="keyword", as_of=AS_OF)
+    assert [r.id for r in found] == ["pref-1"]  # --tenant / --user find what ingest stored under placeholders
+    [log] = lake.events.glob("searches-*.jsonl")
+    line = json.loads(log.read_text())
+    tenant, user = lake.sql("SELECT tenant, user_id FROM memories").row(0)
+    assert (line["tenant"], line["user_id"], line["agent_id"]) == (tenant, user, None)
+    assert line["query"].startswith("dark mode [PHONE:") and line["filters"]["tag"].startswith("[IP:")
+    for raw in ("owner@example.com", "bob@example.com", "13812345678", "10.0.0.7"):
+        assert raw not in log.read_text()
+
+
+def test_tenant_salts_and_file_names_hold_no_raw_pii(lake_with_mail_scope):
+    lake = lake_with_mail_scope
+    assert lake.sql("SELECT count(*) FROM tenant_salts WHERE tenant LIKE '%@%'").item() == 0
+    assert lake.sql("SELECT tenant FROM tenant_salts WHERE tenant <> '' ORDER BY 1")["tenant"].to_list() == [
+        lake.sql("SELECT tenant FROM memories").item()]
+    label = lake.sql("SELECT file_name FROM ingested_files").item()
+    assert re.fullmatch(r"snapshot of \[EMAIL:[0-9a-f]{8}\] \(1\)\.jsonl", label)
+    assert lake.sql("SELECT DISTINCT source_file FROM memory_history")["source_file"].to_list() == [label]
+
+
+def test_a_queued_decision_holds_no_raw_pii_and_refuses_a_raw_scope(lake_with_mail_scope):
+    from memory_lake.forget import forget
+    from memory_lake.errors import InputError
+
+    lake = lake_with_mail_scope
+    fd = os.open(lake.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another process holds the lake: decisions are queued
+    try:
+        queued = forget(lake, ids=["pref-1"], reason="asked by bob@example.com, password: correct horse battery staple",
+                        as_of=AS_OF)
+        with pytest.raises(InputError, match="user holds personal data"):
+            forget(lake, tenant="acme", user="bob@example.com", reason="gdpr", as_of=AS_OF)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    decision = json.loads(Path(queued["queued"]).read_text())
+    assert decision["ids"] == ["pref-1"]
+    assert re.fullmatch(r"asked by \[EMAIL:[0-9a-f]{8}\], password: \[SECRET\]", decision["reason"])
+    assert list(lake.decisions.glob("*.json")) == [Path(queued["queued"])]
+
+
+@pytest.fixture
+def lake_with_mail_scope(tmp_path):
+    lake = Lake.open(tmp_path / "lake", create=True)
+    _jsonl(lake.inbox / "snapshot of owner@example.com (1).jsonl", [
+        {"id": "pref-1", "tenant": "owner@example.com", "user_id": "bob@example.com", "tags": ["10.0.0.7"],
+         "content": "Bob prefers dark mode, call 13812345678", "created_at": "2026-11-29T10:00:00Z"}])
+    lake.ingest(as_of=AS_OF)
+    return lake
