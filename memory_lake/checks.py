@@ -46,8 +46,14 @@ class CheckReport:
 
 
 def batches(memories: pl.DataFrame, scope_counts: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The frames the suite validates: rows to publish with `raw_pii`, and per-scope overflow."""
-    text = pl.concat_str([pl.col("content").fill_null(""), pl.col("summary").fill_null("")], separator="\n")
+    """The frames the suite validates: rows to publish with `raw_pii`, and per-scope overflow.
+
+    `raw_pii` looks at every text a published row carries (content, summary, tags, extra, scope
+    names, source ...) with the same detectors that redact at ingest (``redact.pii_mask``)."""
+    texts = [pl.col(name).fill_null("") for name, dtype in memories.schema.items() if dtype == pl.String]
+    texts += [pl.col(name).list.join("\n").fill_null("") for name, dtype in memories.schema.items()
+              if dtype == pl.List(pl.String)]
+    text = pl.concat_str(texts, separator="\n")
     with_pii = memories.with_columns(raw_pii=redact.pii_mask(memories.select(text).to_series()))
     return {"memories": with_pii, "scopes": scope_counts}
 

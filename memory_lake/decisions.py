@@ -13,12 +13,20 @@ Kinds known so far: ``forget`` (``{"kind": "forget", "ids", "tenant", "agent", "
 "requested_at"}``). A manual edit needs no decision file: it is a snapshot, and waits in
 the inbox itself. A file of an unknown kind, or one that cannot be applied (bad JSON,
 missing reason ...), stays where it is and is reported on every run until someone deals with it.
+
+No raw PII goes into a decision file (they are kept for good, in ``applied/``). Free text (a
+forget's reason, a resolution's value) is redacted by the ingest's rules when the file is
+written; the lake is busy then, so its salts cannot be read and a one-off salt is used (the
+placeholder reveals nothing and links to nothing). Values that name what to change (ids,
+tenant, agent, user, conflict or canonical id) must match the lake's values, which hold
+placeholders, so one holding raw PII is refused with a message to pass the stored value.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -26,15 +34,24 @@ from typing import Any
 
 from .errors import InputError
 from .policy import Policy
+from .redact import redact_text
 from .steps import StepReport
 
 APPLIED_DIR = "applied"
 UNKNOWN_KIND = "unknown kind"
 BAD_DECISION = "bad decision"
+# Decision fields that only say what kind of change it is; they are written as given.
+STRUCTURE_FIELDS = ("kind", "take", "operator", "requested_at")
+# Decision fields that name what to change: they must match stored (already redacted) values.
+NAMING_FIELDS = ("ids", "tenant", "agent", "user", "conflict_id", "canonical_id")
 
 
 def queue_decision(lake, decision: dict[str, Any], as_of: datetime) -> Path:
-    """Write `decision` to ``inbox/decisions/<as_of>-<kind>-<uuid8>.json`` atomically; return the path."""
+    """Write `decision` to ``inbox/decisions/<as_of>-<kind>-<uuid8>.json`` atomically; return the path.
+
+    Free-text values are redacted first; a naming value that holds PII raises InputError (see the
+    module docstring)."""
+    decision = _redacted(decision)
     kind = str(decision.get("kind") or "decision")
     folder = lake.decisions
     folder.mkdir(parents=True, exist_ok=True)
@@ -151,6 +168,29 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
         scrubbed["database"] = [lake.db_path.name] if done else []
         report.details["compaction"] = "done" if done else "pending"
     return report
+
+
+def _redacted(decision: dict[str, Any]) -> dict[str, Any]:
+    salt = secrets.token_bytes(32)  # the lake's salts cannot be read while it is busy
+
+    def redact(value):
+        if isinstance(value, str):
+            return redact_text(value, salt)
+        if isinstance(value, list):
+            return [redact(v) for v in value]
+        if isinstance(value, dict):
+            return {k: redact(v) for k, v in value.items()}
+        return value
+
+    out = {}
+    for key, value in decision.items():
+        out[key] = value if key in STRUCTURE_FIELDS else redact(value)
+        if key in NAMING_FIELDS and out[key] != value:
+            raise InputError(
+                f"the lake is busy, and {key} holds personal data that cannot be written to the queue: "
+                "give the value as the lake stores it (its [EMAIL:...] or [PHONE:...] placeholder, "
+                "see `memory-lake sql`) or try again when the run ends")
+    return out
 
 
 def _read(path: Path) -> tuple[dict[str, Any], str | None]:

@@ -14,6 +14,12 @@ counts every returned memory as accessed (DESIGN "Search"). Usage moves counters
 quarantine with file, line and reason. An event only touches its own tenant: one that names another
 tenant's memory or search (or a search line returning another tenant's memory) is quarantined as
 ``id belongs to another tenant`` and changes nothing.
+
+No raw PII reaches disk (DESIGN): an inbox event file is redacted line by line, tenant names
+included, by the ingest's rules (``redact.redact_records``) before its copy is written to
+``events/`` under a redacted name, and only then does the original leave the inbox. Lines read
+from ``events/`` are redacted again before they are parsed (a no-op for what this lake wrote), so
+nothing an agent appended there raw reaches ``retrieval_log`` or ``quarantine``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from . import redact
 from .db import transaction
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .policy import Policy
@@ -41,16 +48,16 @@ FOREIGN_ID = "id belongs to another tenant"
 def apply_events(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
     """Load new event lines and apply them; returns counts per kind."""
     run_id = run_id or lake.new_run_id("events", as_of)
-    _collect_inbox_events(lake)
     report = StepReport("apply_events", as_of, run_id)
     with lake.writer(purpose="apply events") as con:
+        _collect_inbox_events(lake, con)
         offsets = dict(con.execute("SELECT file, bytes_read FROM event_offsets").fetchall())
         chunks, new_offsets = _read_new_lines(lake, offsets)
         if not chunks:
             return report
         log_lines: list[str] = []
         with transaction(con):
-            con.register("event_lines", pl.concat(chunks))
+            con.register("event_lines", _redact_lines(lake, con, pl.concat(chunks)))
             con.execute(_PARSE)
             con.unregister("event_lines")
             report.counts = _apply(con, as_of, run_id, log_lines)
@@ -60,15 +67,31 @@ def apply_events(lake, as_of: datetime, policy: Policy | None = None, run_id: st
     return report
 
 
-def _collect_inbox_events(lake) -> None:
-    """Complete event files leave the inbox for events/ (named by their hash: no double counting)."""
+def _collect_inbox_events(lake, con: duckdb.DuckDBPyConnection) -> None:
+    """Complete event files leave the inbox for events/, redacted (named by the original's hash:
+    no double counting; the name is redacted too). The copy is written under a temporary name and
+    renamed, and the original removed only after that: a crash in between re-runs cleanly."""
+    lake_salt = lake.tenant_salts(con, [])[""]
     for path in sorted(lake.inbox.glob("*.events.jsonl")):
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        target = lake.events / f"inbox-{digest}-{path.name}"
-        if target.exists():
-            path.unlink()
-        else:
-            os.replace(path, target)
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        target = lake.events / f"inbox-{digest}-{redact.redact_text(path.name, lake_salt)}"
+        if not target.exists():
+            lines = pl.DataFrame({"raw": data.decode("utf-8", "replace").split("\n")})
+            body = "\n".join(_redact_lines(lake, con, lines)["raw"].to_list())
+            tmp = target.with_name(f".{target.name}.tmp")
+            tmp.write_text(body, encoding="utf-8")
+            os.replace(tmp, target)
+        path.unlink()
+
+
+def _redact_lines(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.DataFrame:
+    """`lines` with column ``raw`` redacted by the ingest's rules, each line with its tenant's salt."""
+    tenants = lines.select(
+        pl.col("raw").str.json_path_match("$.tenant").alias("tenant")
+    ).to_series()
+    return lines.with_columns(raw=redact.redact_records(lines["raw"], tenants,
+                                                        lambda names: lake.tenant_salts(con, names)))
 
 
 def _read_new_lines(lake, offsets: dict[str, int]) -> tuple[list[pl.DataFrame], dict[str, int]]:

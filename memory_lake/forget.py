@@ -52,6 +52,7 @@ from .clock import iso, resolve_as_of
 from .errors import InputError, LakeBusy
 from .db import transaction
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
+from .redact import redact_text
 
 # Columns that can hold a memory's text; emptied in every history image of a forgotten memory.
 TEXT_COLUMNS = ("content", "summary", "tags", "extra")
@@ -876,6 +877,8 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
             }
             with transaction(con):
                 if todo.height:
+                    # the reason is free text: kept in history, redacted like everything on disk
+                    reason = redact_text(reason, lake.tenant_salts(con, [])[""])
                     requests = todo.select("id", operator=pl.lit(operator), reason=pl.when(
                         pl.col("canonical").is_null()).then(pl.lit(reason)).otherwise(
                         pl.format(_MERGED_REASON, pl.col("canonical"), pl.lit(reason))))

@@ -204,7 +204,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     data = path.read_bytes()
     file_hash = hashlib.sha256(data).hexdigest()
     fmt = _format_of(path)
-    label = _label(lake, path)
+    label = redact.redact_text(_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
     if con.execute("SELECT 1 FROM ingested_files WHERE file_hash = ?", [file_hash]).fetchone():
         if not dry_run:
             _retire_from_inbox(lake, path, file_hash)
@@ -339,10 +339,8 @@ def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.Dat
         ).pl()
     finally:
         con.unregister("redact_raw")
-    tenants = canon["tenant"].drop_nulls().unique().to_list()
-    salts = lake.tenant_salts(con, tenants)
     return canon.with_columns(
-        text=redact.redact_series(canon["text"], canon["tenant"], salts, salts[""])
+        text=redact.redact_records(canon["text"], canon["tenant"], lambda names: lake.tenant_salts(con, names))
     ).drop("tenant")
 
 

@@ -12,9 +12,11 @@ published export, and the result's ``notes`` say so. The only thing a search wri
 line appended to ``<lake>/events/searches-<YYYY-MM-DD>.jsonl``, which the next run loads into
 ``retrieval_log`` (hit rate, accesses).
 
-No raw PII reaches that log: the query is redacted by the ingest's rules first, with the
-tenant's salt when the lake can give it, so a phone number in a query becomes the same
-``[PHONE:...]`` placeholder the memories hold and is found by it.
+No raw PII reaches that log: the query, the scope (tenant, agent, user) and the filter values
+are redacted by the ingest's rules first, with the tenant's salt when the lake can give it, so a
+phone number in a query becomes the same ``[PHONE:...]`` placeholder the memories hold and is
+found by it. While a run holds the lake the salts cannot be read: a one-off salt then keeps the
+value off disk, and the placeholder matches nothing, as the raw value would have matched nothing.
 """
 
 from __future__ import annotations
@@ -153,6 +155,7 @@ def search(
 
     notes: list[str] = []
     query = "" if query is None else str(query)
+    tenant, agent, user, query, chosen = _redact_request(lake, tenant, agent, user, query, chosen)
     results: list[SearchResult] = []
     raw_scores: list[float] = []
     semantic_match = False
@@ -161,7 +164,6 @@ def search(
     if not query.strip():
         notes.append(NOTE_EMPTY_QUERY)
     else:
-        query = _redact_query(lake, tenant, query)
         query_tokens = tokenize(query)
         # The query's embedding is computed while the scope is loaded (or looked up).
         pending = _QUERY_VECTORS.submit(_query_vector, lake.policy, query) if mode_key != "keyword" else None
@@ -354,11 +356,25 @@ def _scope_where(tenant, agent, user, chosen, include_inactive) -> tuple[str, di
 
 
 # ------------------------------------------------------------------ PII and the log
-def _redact_query(lake, tenant: str, query: str) -> str:
-    """The query with PII replaced as ingest would; the tenant's salt is read only when needed."""
-    if redact_text(query, b"probe") == query:
-        return query  # nothing to redact (the common case): no second read
-    return redact_text(query, _tenant_salt(lake, tenant))
+def _redact_request(lake, tenant: str, agent, user, query: str, chosen: dict[str, Any]):
+    """(tenant, agent, user, query, filters) as the lake stores such values: PII replaced by the
+    ingest's rules, a tenant name with the lake-wide salt and the rest with the tenant's own salt
+    (``redact.redact_records``). So ``--user bob@example.com`` finds the memories ingest stored
+    under ``[EMAIL:...]``, and the search log never holds the raw value. Salts are read only when
+    something needs redacting."""
+    texts = [tenant, agent, user, query, *(v for v in chosen.values() if isinstance(v, str))]
+    texts += [t for v in chosen.values() if isinstance(v, list) for t in v]
+    if all(t is None or not isinstance(t, str) or redact_text(t, b"probe") == t for t in texts):
+        return tenant, agent, user, query, chosen  # nothing to redact (the common case): no read
+    tenant = redact_text(tenant, _tenant_salt(lake, ""))
+    salt = _tenant_salt(lake, tenant)
+
+    def redacted(value):
+        if isinstance(value, list):
+            return [redacted(v) for v in value]
+        return redact_text(value, salt) if isinstance(value, str) else value
+
+    return tenant, redacted(agent), redacted(user), redacted(query), {k: redacted(v) for k, v in chosen.items()}
 
 
 def _tenant_salt(lake, tenant: str) -> bytes:

@@ -40,3 +40,14 @@ def test_each_broken_rule_is_named():
     assert observed["ids unique"] == "2 unexpected of 2 (e.g. a, a)"
     assert observed["no raw PII"] == "1 unexpected of 2 (e.g. True)"
     assert observed["working within capacity per scope"] == "1 unexpected of 1 (e.g. 5)"
+
+
+def test_raw_pii_in_any_published_text_column_blocks_the_publish():
+    # issue 12: the check uses the ingest's detectors on every text a published row carries
+    for column, values in (("summary", [None, "mail bob＠example.com"]), ("tags", [["ok"], ["10.0.0.1"]]),
+                           ("extra", [None, '{"api_key":"abc123"}']), ("user_id", [None, "bob at example dot com"])):
+        report = validate(frames(**{column: values}))
+        assert report.failed == ["no raw PII"], column
+    clean = frames(summary=[None, "version 1.2.3.4, due 2026-11-30, Ticket 5512, id m_3f2a9c1d"],
+                   tags=[["ok"], ["[IP:3f2a9c1d]"]], extra=[None, '{"api_key":"[SECRET]","max_tokens":500}'])
+    assert validate(clean).success

@@ -121,3 +121,29 @@ def test_events_touch_only_their_own_tenant(lake, tmp_path):
 def _digest(lake, name: str) -> str:
     (path,) = [p for p in lake.events.glob(f"inbox-*-{name}")]
     return path.name[len("inbox-"):]
+
+
+def test_event_files_are_redacted_before_they_reach_events_or_quarantine(lake, tmp_path):
+    # issue 12 item 6: *.events.jsonl landed raw in events/, bad lines raw in quarantine
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "m1", "tenant": "bob@example.com", "content": "first", "created_at": "2026-11-01T00:00:00Z"}])],
+        as_of=AS_OF)
+    write_jsonl(lake.inbox / "13812345678.events.jsonl", [
+        {"ts": "2026-11-20T00:00:00Z", "tenant": "bob@example.com", "event": "access", "memory_id": "m1",
+         "note": "from 10.0.0.7 by password: correct horse battery staple"},
+        {"ts": "2026-11-20T00:00:00Z", "tenant": "bob@example.com", "event": "poke", "note": "call (415) 555-0132"},
+        '{"ts": "2026-11-20T00:00:00Z", "note": "\\u0031\\u0033\\u0038\\u0031\\u0032\\u0033\\u0034\\u0035\\u0036\\u0037\\u0038',
+    ])
+    report = apply_events(lake, AS_OF, run_id="r1")
+    assert (report.counts["access_events"], report.counts["memories_used"], report.counts["quarantined"]) == (1, 1, 2)
+    tenant = lake.sql("SELECT tenant FROM memories").item()
+    assert tenant.startswith("[EMAIL:")  # the tenant is known by its placeholder, in events too
+    [copy] = lake.events.glob("*.jsonl")
+    assert "13812345678" not in copy.name and "[PHONE:" in copy.name
+    body = copy.read_text()
+    for raw in ("bob@example.com", "10.0.0.7", "horse", "555-0132", "\\u0031\\u0033"):
+        assert raw not in body
+    assert rows(lake, "SELECT reason, tenant, raw LIKE '%[PHONE:%' AS redacted FROM quarantine ORDER BY line") == [
+        {"reason": "unknown event", "tenant": tenant, "redacted": True},
+        {"reason": "bad JSON", "tenant": None, "redacted": True}]
+    assert lake.sql("SELECT access_count FROM memories").item() == 1

@@ -15,6 +15,7 @@ from memory_lake.redact import (
     PLACEHOLDER_KINDS,
     find_pii,
     pii_mask,
+    redact_records,
     redact_series,
     redact_text,
 )
@@ -46,7 +47,7 @@ def test_json_line_with_every_kind_is_redacted_exactly_and_stays_json():
     line = (
         '{"tenant":"acme","content":"call 13812345678 or mail Alice.Chen@Example.com, id 11010519491231002X, '
         "card 4111 1111 1111 1111, key sk-proj-abcdefghijklmnop1234, aws AKIAIOSFODNN7EXAMPLE, "
-        'header Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc-123, password: hunter2 ok",'
+        'header Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc-123, password: hunter2, ok",'
         '"password":"hunter 2","contact":{"phone":"+44 20 7946 0958"},"tags":["x"]}'
     )
     expected = (
@@ -54,7 +55,7 @@ def test_json_line_with_every_kind_is_redacted_exactly_and_stays_json():
         + " or mail " + tag("EMAIL", "alice.chen@example.com")
         + ", id " + tag("ID_CN", ID_X)
         + ", card " + tag("CARD", CARD)
-        + ", key [SECRET], aws [SECRET], header Authorization: Bearer [SECRET], password: [SECRET] ok"
+        + ", key [SECRET], aws [SECRET], header Authorization: Bearer [SECRET], password: [SECRET], ok"
         + '","password":"[SECRET]","contact":{"phone":"' + tag("PHONE", "+442079460958")
         + '"},"tags":["x"]}'
     )
@@ -64,7 +65,7 @@ def test_json_line_with_every_kind_is_redacted_exactly_and_stays_json():
 
 
 def test_placeholder_kinds_are_the_documented_ones():
-    assert PLACEHOLDER_KINDS == ("PHONE", "EMAIL", "ID_CN", "CARD")
+    assert PLACEHOLDER_KINDS == ("PHONE", "EMAIL", "ID_CN", "CARD", "IP")
 
 
 # ---------------------------------------------------------------- phones
@@ -149,7 +150,7 @@ def test_dates_times_amounts_versions_and_order_numbers_are_untouched():
     text = (
         '{"created_at":"2026-03-01T12:30:45Z","ts":1767225600000,"content":"On 2026-03-01 at 12:30:45 '
         "paid ¥1,234.56 (USD 12345678.90) for order 20260301123456, build v1.2.3, call 9-5, "
-        'ip 192.168.1.1, uuid 123e4567-e89b-12d3-a456-426614174000, score 0.4111111111111111",'
+        'version 1.2.3.4, uuid 123e4567-e89b-12d3-a456-426614174000, score 0.4111111111111111",'
         '"embedding":[0.4111111111111111,-0.5500000000000004]}'
     )
     assert redact_one(text) == text
@@ -174,14 +175,16 @@ def test_email_holding_a_phone_is_one_email():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("password: hunter2 then", "password: [SECRET] then"),
+        ("password: hunter2, then", "password: [SECRET], then"),
+        ("password: correct horse battery staple", "password: [SECRET]"),  # issue 12: the whole passphrase
+        ("password: hunter2. Then the user left", "password: [SECRET]. Then the user left"),
         ("Password=hunter2", "Password=[SECRET]"),
         ("passwd = s3cr3t!", "passwd = [SECRET]"),
         ("pwd=abc;user=x", "pwd=[SECRET]"),
         ("login pass: 0FEH#EZ2Yysd (rotate)", "login pass: [SECRET] (rotate)"),
         ("密码：Zk12345678，下周轮换。", "密码：[SECRET]，下周轮换。"),
         ("密码:Zk12345678 下周", "密码:[SECRET] 下周"),
-        ("DB_PASSWORD='p@ss w'", "DB_PASSWORD='[SECRET] w'"),
+        ("DB_PASSWORD='p@ss w'", "DB_PASSWORD='[SECRET]'"),
         ("key sk-abcdefghijklmnop1234567890", "key [SECRET]"),
         ("key sk-proj-Ab_cd-EFghijklmnopQRST", "key [SECRET]"),
         ("aws ASIAABCDEFGHIJKLMNOP done", "aws [SECRET] done"),
@@ -340,11 +343,13 @@ def test_redacting_redacted_text_changes_nothing():
 
 
 def test_find_pii_reports_kind_and_raw_value():
-    text = "sk-abcdefghijklmnop1234 password: hunter2 mail A@B.cn tel +86 138 1234 5678 id 11010519491231002X"
+    text = ("sk-abcdefghijklmnop1234 mail A@B.cn tel +86 138 1234 5678 id 11010519491231002X from 10.1.2.3, "
+            "password: hunter2")
     assert find_pii(text) == [
         ("SECRET", "sk-abcdefghijklmnop1234"),
         ("SECRET", "hunter2"),
         ("EMAIL", "A@B.cn"),
+        ("IP", "10.1.2.3"),
         ("PHONE", "+86 138 1234 5678"),
         ("ID_CN", ID_X),
     ]
@@ -371,3 +376,148 @@ def test_large_series():
     )
     assert out[5] == texts[5]
     assert not pii_mask(out).any()
+
+
+# ---------------------------------------------------------------- issue 12, item 8: wider detectors
+# Negatives first: what agents write that looks like PII and is not.
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "upgraded to version 1.2.3.4 then v10.0.0.1 and build 4.2.0.1 (semver 1.20.3)",
+        "release 2026.01.02.03 and 1.2.3.4.5",
+        "due 2026-11-30, at 2026-11-30T10:00:00Z, or 30/11/2026, 2026.11.30",
+        "Ticket 5512 and order 5512-3301, room 415, ext 0132",
+        "id m_3f2a9c1d3f2a9c1d3f2a9c1d3f2a9c1d and sha 3f2a9c1d3f2a9c1d3f2a9c1d3f2a9c1d3f2a9c1d",
+        "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "uuid 123e4567-e89b-12d3-a456-426614174000",
+        "at 10:30:00, 12:30, mac 00:1a:2b:3c:4d:5e, std::vector, a::b, ::1",
+        "look at this dot matrix; meet at noon; the dot com bubble",
+        '{"max_tokens":500,"tokenizer":"jieba","token_count":12,"secret_santa":"bob","tokens":3}',
+        "max_tokens: 500, tokens: 3, prompt_tokens=12",
+        "path /Users/alice/Projects/my-app/src/index.ts and dGhpcyBpcyBhIHRlc3Qgb2YgYmFzZTY0IGVuY29kaW5nIQ==",
+        "sk-short ghp_short xoxb-1 sk_live_x eyJhbGciOiJIUzI1NiJ9 alone",
+        "call 555-0132 (no area code), 12,345,678, 1234 5678 9012, 123-456-7890, 2026 1130 1234",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----",
+        "tel 010-12345678 and 0755-01234567",  # a Chinese local number never starts with 0 or 1
+    ],
+)
+def test_new_detectors_leave_look_alikes_alone(text):
+    assert redact_one(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("gh ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 ok", "gh [SECRET] ok"),
+        ("pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz ok", "pat [SECRET] ok"),
+        ("slack xoxb-2048-1234-AbCdEfGhIjKlMnOpQrStUvWx ok", "slack [SECRET] ok"),
+        ("stripe sk_live_51HAbCdEfGhIjKlMnOpQr and rk_test_AbCdEfGhIjKl", "stripe [SECRET] and [SECRET]"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
+         "jwt [SECRET] ok"),
+        ("aws_secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY ok", "aws_secret [SECRET] ok"),
+        ("key -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nZm9v\n-----END RSA PRIVATE KEY----- ok", "key [SECRET] ok"),
+        ("cut -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk", "cut [SECRET]"),
+        ("api_key=AbC123xyz, token: t0k3n-value, client_secret=s3cr3t", "api_key=[SECRET], token: [SECRET], client_secret=[SECRET]"),
+        ("API key: abc def", "API key: [SECRET]"),
+    ],
+)
+def test_new_secret_detectors(text, expected):
+    assert redact_one(text) == expected
+
+
+def test_secret_json_fields_lose_their_value_and_stay_json():
+    line = ('{"api_key":"abc","apiKey":"d e","access_token":"x","client_secret":"y","private_key":"z",'
+            '"token":12345,"max_tokens":500}')
+    out = redact_one(line)
+    assert json.loads(out) == {"api_key": "[SECRET]", "apiKey": "[SECRET]", "access_token": "[SECRET]",
+                               "client_secret": "[SECRET]", "private_key": "[SECRET]", "token": "[SECRET]",
+                               "max_tokens": 500}
+
+
+def test_pem_key_in_a_json_string_goes_whole():
+    key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIrY\nAwEHoUQDQgAE\n-----END EC PRIVATE KEY-----"
+    out = redact_one(json.dumps({"content": f"deploy key {key} (old)"}))
+    assert json.loads(out) == {"content": "deploy key [SECRET] (old)"}
+
+
+@pytest.mark.parametrize(
+    ("spelling", "normalised"),
+    [
+        ("203.0.113.77", "203.0.113.77"),
+        ("10.0.0.1", "10.0.0.1"),
+        ("2001:db8:85a3::8a2e:370:7334", "2001:db8:85a3::8a2e:370:7334"),
+        ("2001:0db8:85a3:0000:0000:8a2e:0370:7334", "2001:db8:85a3::8a2e:370:7334"),
+        ("fe80::1ff:fe23:4567:890a", "fe80::1ff:fe23:4567:890a"),
+    ],
+)
+def test_ip_addresses(spelling, normalised):
+    assert redact_one(f"from {spelling}, port 22") == f"from {tag('IP', normalised)}, port 22"
+
+
+@pytest.mark.parametrize(
+    ("spelling", "normalised"),
+    [
+        ("(415) 555-0132", "+14155550132"),
+        ("415-555-0132", "+14155550132"),
+        ("415 555 0132", "+14155550132"),
+        ("1-415-555-0132", "+14155550132"),
+        ("+1 415 555 0132", "+14155550132"),
+        ("010-62345678", "+861062345678"),
+        ("(010) 6234 5678", "+861062345678"),
+        ("01062345678", "+861062345678"),
+        ("+86 10 6234 5678", "+861062345678"),
+        ("0755-81234567", "+8675581234567"),
+    ],
+)
+def test_landlines_with_an_area_code(spelling, normalised):
+    assert redact_one(f"office {spelling}, ask for Li") == f"office {tag('PHONE', normalised)}, ask for Li"
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["alice@example.com", "alice＠example.com", "Alice＠Example.com", "alice at example dot com",
+     "alice [at] example [dot] com", "alice(at)example(dot)com", "ALICE AT EXAMPLE DOT COM"],
+)
+def test_every_spelling_of_an_email_gets_one_placeholder(spelling):
+    assert redact_one(f"mail {spelling} today") == f"mail {tag('EMAIL', 'alice@example.com')} today"
+
+
+# ---------------------------------------------------------------- issue 12, item 7: escapes and tenant names
+
+
+def test_a_broken_json_line_cannot_hide_a_phone_behind_escapes():
+    escaped = "".join(f"\\u{ord(c):04x}" for c in PHONE)
+    line = '{"tenant":"acme","content":"call ' + escaped  # broken: no closing quote and brace
+    assert redact_one(line) == '{"tenant":"acme","content":"call ' + tag("PHONE", PHONE)
+    # an escaped backslash followed by "u0031" is text, not an escape, and stays as it is
+    assert redact_one('{"content":"C:\\\\u0031 13"}') == '{"content":"C:\\\\u0031 13"}'
+    # escapes that reveal nothing are kept byte for byte
+    assert redact_one('{"content":"caf\\u00e9 1"}') == '{"content":"caf\\u00e9 1"}'
+
+
+def test_a_tenant_that_is_an_email_gets_one_lake_wide_name_and_its_own_salt():
+    salts = {"": SALT}
+
+    def salts_for(names):
+        for name in names:
+            salts.setdefault(name, f"salt-{name}".encode())
+        return dict(salts)
+
+    lines = pl.Series([
+        json.dumps({"tenant": "Bob@Example.com", "content": "call 13812345678", "user_id": "bob@example.com"}),
+        json.dumps({"content": "x", "nested": {"tenant": "Bob@Example.com"}, "tenant": "Bob@Example.com"}),
+        json.dumps({"tenant": "acme", "content": "call 13812345678"}),
+        '{"tenant":"Bob@Example.com","content":"broken',
+    ])
+    tenants = pl.Series([json.loads(t).get("tenant") if t.endswith("}") else None for t in lines])
+    out = [json.loads(t) if t.endswith("}") else t for t in redact_records(lines, tenants, salts_for).to_list()]
+    name = tag("EMAIL", "bob@example.com")  # the lake-wide salt
+    bob = f"salt-{name}".encode()
+    assert set(salts) == {"", name, "acme"}  # no salt is keyed by the raw address
+    assert out[0] == {"tenant": name, "content": "call " + tag("PHONE", PHONE, bob),
+                      "user_id": tag("EMAIL", "bob@example.com", bob)}
+    assert out[1] == {"content": "x", "nested": {"tenant": tag("EMAIL", "bob@example.com", bob)}, "tenant": name}
+    assert out[2] == {"tenant": "acme", "content": "call " + tag("PHONE", PHONE, b"salt-acme")}
+    assert out[3] == '{"tenant":"' + name + '","content":"broken'  # no tenant known: the lake-wide salt
