@@ -22,12 +22,28 @@ def reports_dir(path: str | os.PathLike | None = None) -> Path:
     return Path(path or os.environ.get(REPORTS_ENV) or "reports").expanduser().resolve()
 
 
+# Told as each timed step starts and ends: ``listener(event, step_name, result)`` with event
+# "start" (result None), "end" (the step's dict) or "failed" (None). The CLI prints a line each.
+STEP_LISTENERS: list[Callable[[str, str, dict[str, Any] | None], None]] = []
+
+
 def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
     """Run a step and return its report as a dict with its wall duration (operational metadata,
-    never an input to a rule)."""
+    never an input to a rule); STEP_LISTENERS hear when it starts and ends."""
+    name = getattr(step, "__name__", str(step))
+    for listener in list(STEP_LISTENERS):
+        listener("start", name, None)
     started = time.monotonic()
-    report = step(*args, **kwargs)
-    return {**report.as_dict(), "duration_s": round(time.monotonic() - started, 3)}
+    try:
+        report = step(*args, **kwargs)
+    except BaseException:
+        for listener in list(STEP_LISTENERS):
+            listener("failed", name, {"duration_s": round(time.monotonic() - started, 3)})
+        raise
+    result = {**report.as_dict(), "duration_s": round(time.monotonic() - started, 3)}
+    for listener in list(STEP_LISTENERS):
+        listener("end", name, result)
+    return result
 
 
 def run_status(steps: list[dict[str, Any]]) -> str:
