@@ -97,7 +97,7 @@ def unknown_message(label: str, name: str, known: Sequence[str], within: str = "
     hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
     where = f" in {within}" if within else ""
     if not known:
-        return f"unknown {label} {name!r}: no memory{where} has a {label} yet"
+        return f"unknown {label} {name!r}: no memory{where} names any {label}"
     listed = ", ".join(known[:LISTED]) + (f", … ({len(known)} in all)" if len(known) > LISTED else "")
     return f"unknown {label} {name!r}: {hint}known {label}s{where}: {listed}"
 

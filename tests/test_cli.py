@@ -347,3 +347,110 @@ def test_json_and_lake_before_between_and_after_every_group(capsys, tmp_path, wh
     # run: the overrides are checked on the lake named by --lake before Prefect starts
     code, out, err = run(capsys, *place("run", "nightly", "--set", "tiers.nope=3"))
     assert (code, out) == (2, "") and err.startswith("error: unknown policy key(s) in [tiers]: nope"), err
+
+
+# ---------------------------------------------------------------- issue 12.11: sql reads only
+def test_sql_refuses_writes_files_and_settings_with_one_line(capsys, tmp_path):
+    lake = scoped_lake(capsys, tmp_path)
+    export = Path(lake) / "exports" / "v1" / "memories.parquet"
+    export.parent.mkdir(parents=True)
+    export.write_bytes(b"published")
+    refused = {
+        f"COPY memories TO '{export}'": "sql is read-only: COPY is not allowed",
+        "SELECT * FROM read_text('/etc/passwd')": "sql reads only the lake's tables: Permission Error",
+        f"SELECT * FROM read_csv('{tmp_path / 's.jsonl'}')": "sql reads only the lake's tables: Permission Error",
+        f"ATTACH '{tmp_path / 'x.duckdb'}'": "sql is read-only: ATTACH is not allowed",
+        "INSTALL httpfs": "sql is read-only: INSTALL is not allowed",
+        "LOAD httpfs": "sql is read-only: LOAD is not allowed",
+        "SET enable_external_access = true": "sql is read-only: SET is not allowed",
+        "PRAGMA version": "sql is read-only: PRAGMA is not allowed",
+    }
+    for query, start in refused.items():
+        code, out, err = run(capsys, "--lake", lake, "sql", query)
+        assert (code, out) == (2, ""), query
+        assert err.startswith(f"error: {start}") and err.count("\n") == 1, err
+    assert export.read_bytes() == b"published"
+    assert not (tmp_path / "x.duckdb").exists()
+    code, out, _ = run(capsys, "--lake", lake, "--json", "sql", "SELECT id FROM memories ORDER BY id")
+    assert (code, json.loads(out)) == (0, [{"id": "note-1"}, {"id": "pref-1"}, {"id": "pref-2"}])
+
+
+def test_sql_help_says_what_is_allowed(capsys):
+    code, out, _ = run(capsys, "sql", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert ("Allowed: a single SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW, SUMMARIZE or EXPLAIN over the "
+            "lake's tables. Refused with exit 2: writes, COPY, ATTACH, SET, PRAGMA, INSTALL/LOAD, several statements, "
+            "and functions that reach files or the network (read_csv, read_text, ...).") in text
+
+
+# ---------------------------------------------------------------- issue 12.5: user text is never markup
+MARKUP = ["[/x]", "[bold]x[/bold]"]
+
+
+def test_markup_in_content_is_printed_as_it_is(capsys, tmp_path, monkeypatch):
+    from memory_lake import cli
+
+    monkeypatch.setattr(cli.out, "width", 200)  # whole cells on one line
+    lake = new_lake(tmp_path)
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "m1", "tenant": "[/x]", "content": "[/x]", "version": 1},
+        {"id": "m2", "tenant": "[bold]x[/bold]", "content": "[bold]x[/bold] :smile:"},
+    ], raw_lines={3: "[/x] not json"})
+    assert run(capsys, "--lake", lake, "ingest", str(snapshot), "--as-of", "2026-11-30T00:00:00Z")[0] == 0
+    # a write conflict on m1: two writers from version 1 (the lake is at 2 after the first)
+    for name, text in (("a.jsonl", "[bold]a"), ("b.jsonl", "[/x] b")):
+        write_jsonl(tmp_path / name, [{"id": "m1", "tenant": "[/x]", "content": text, "version": 1}])
+        assert run(capsys, "--lake", lake, "ingest", str(tmp_path / name), "--as-of", "2026-11-30T00:00:00Z")[0] == 0
+
+    def cells(out: str) -> list[list[str]]:
+        return [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+
+    code, out, err = run(capsys, "--lake", lake, "sql", "SELECT id, tenant, content FROM memories ORDER BY id")
+    assert code == 0, err
+    assert cells(out) == [["m1", "[/x]", "[bold]a"], ["m2", "[bold]x[/bold]", "[bold]x[/bold] :smile:"]]
+    code, out, err = run(capsys, "--lake", lake, "quarantine", "list")
+    assert code == 0, err
+    assert [row[2:4] + row[6:] for row in cells(out)] == [["3", "bad JSON", "[/x] not json"]]
+    code, out, err = run(capsys, "--lake", lake, "conflicts", "list")
+    assert code == 0, err
+    assert [row[1:6] for row in cells(out)] == [["write", "m1", "content", '"[bold]a"', '"[/x] b"']]
+    code, out, err = run(capsys, "--lake", lake, "status")
+    assert code == 0, err
+    assert cells(out) == [["[/x]", "short_term", "conflicted", "1"], ["[bold]x[/bold]", "short_term", "active", "1"]]
+    code, out, err = run(capsys, "--lake", lake, "conflicts", "list", "--tenant", "[/y]")
+    assert (code, err) == (2, "error: unknown tenant '[/y]': did you mean '[/x]'? known tenants: [/x], [bold]x[/bold]\n")
+
+
+# ---------------------------------------------------------------- issue 11.10: progress on stderr
+def test_ingest_and_index_report_progress_on_stderr_never_stdout(capsys, tmp_path):
+    lake = new_lake(tmp_path)
+    for n in range(3):
+        write_jsonl(Path(lake) / "inbox" / f"{n:04}.jsonl", [{"tenant": "acme", "content": f"memory number {n}"}])
+    code, out, err = run(capsys, "--lake", lake, "--json", "ingest", "--as-of", "2026-11-30T00:00:00Z")
+    assert code == 0 and json.loads(out)["ingested"] == 3
+    assert err == "ingest: ingested 1/3 files\ningest: ingested 3/3 files\n"
+    code, out, err = run(capsys, "--lake", lake, "index", "--json", "--as-of", "2026-11-30T00:00:00Z")
+    report = json.loads(out)
+    assert code == 0 and report["counts"]["tokenized"] == 3
+    ours = [line for line in err.splitlines() if line.startswith("index: ")]  # the model's loader has its own bar
+    assert ours == ["index: tokenised 3/3 texts"] + (["index: embedded 3/3 texts"] if report["counts"]["embedded"] else [])
+
+
+@pytest.mark.slow
+def test_run_nightly_prints_a_line_per_step_on_stderr_and_only_json_on_stdout(prefect_harness, capsys, tmp_path):
+    lake = new_lake(tmp_path)
+    write_jsonl(Path(lake) / "inbox" / "0001.jsonl", [{"tenant": "acme", "content": "hello"}])
+    code, out, err = run(capsys, "--lake", lake, "run", "--json", "nightly", "--as-of", "2026-11-30T00:00:00Z",
+                         "--reports", str(tmp_path / "reports"))
+    summary = json.loads(out)
+    assert code == 0 and summary["status"] == "ok"
+    import re
+
+    ours = [line for line in err.splitlines() if line.startswith("nightly: step ")]
+    summaries = [step["summary"] for step in summary["steps"].values()]
+    assert len(ours) == 2 * len(summaries) and len(summaries) >= 11
+    for number, (start, done, step_summary) in enumerate(zip(ours[::2], ours[1::2], summaries), 1):
+        name = re.fullmatch(rf"nightly: step {number} (\w+) …", start)[1]
+        assert re.fullmatch(rf"nightly: step {number} {name} done in [0-9.]+ s: {re.escape(step_summary)}", done), done
+    assert ours[0] == "nightly: step 1 apply_decisions …" and ours[2] == "nightly: step 2 ingest_step …"
