@@ -7,19 +7,22 @@ Every command takes ``--lake DIR`` and ``--json`` before or after the sub-comman
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
-import click
 import polars as pl
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .errors import InputError, MemoryLakeError
 
@@ -43,8 +46,10 @@ app.add_typer(run_app, name="run")
 # Exit codes beyond errors: a run whose publish was blocked by a failed check.
 EXIT_BLOCKED = 4
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+# Memory text, file names and ids are printed as they are: never read as rich markup ("[/x]") or
+# emoji codes (":x:"). Cells of tables are Text for the same reason.
+out = Console(soft_wrap=True, markup=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
 LakeOpt = Annotated[Optional[Path], typer.Option("--lake", help="Lake folder (default $MEMORY_LAKE_DIR or ./lake).",
                                                  show_default=False)]
@@ -66,6 +71,14 @@ class Options:
 @app.callback()
 def _global(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     ctx.obj = Options(lake, json_out)
+
+
+@quarantine_app.callback()
+@conflicts_app.callback()
+@run_app.callback()
+def _group(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """--lake and --json between a group and its sub-command (`conflicts --json list`)."""
+    ctx.obj = _options(ctx, lake, json_out)
 
 
 def _options(ctx: typer.Context, lake: Optional[Path], json_out: bool) -> Options:
@@ -123,17 +136,73 @@ def frame_records(frame: pl.DataFrame) -> list[dict[str, Any]]:
 
 
 def print_frame(frame: pl.DataFrame, title: str | None = None, max_width: int = 60) -> None:
-    table = Table(title=title, show_lines=False)
+    """A table for people; every cell and the title are plain text (never rich markup)."""
+    table = Table(title=Text(title) if title else None, show_lines=False)
     for name in frame.columns:
-        table.add_column(name, overflow="fold")
+        table.add_column(Text(name), overflow="fold")
     for row in frame.iter_rows():
         cells = []
         for value in row:
             text = "" if value is None else str(value)
-            cells.append(text if len(text) <= max_width else text[: max_width - 1] + "…")
+            cells.append(Text(text if len(text) <= max_width else text[: max_width - 1] + "…"))
         table.add_row(*cells)
     out.print(table)
     out.print(f"{frame.height} row(s)")
+
+
+# Plain progress lines (stderr not a terminal) come at most this often, and at the end of each stage.
+PROGRESS_EVERY_S = 5.0
+
+
+@contextlib.contextmanager
+def progress_on_stderr(label: str, unit: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A callback ``(what, done, total)`` for long work, shown on stderr, never stdout: a rich bar
+    on a terminal, otherwise lines like ``index: embedded 1200/5000 texts``."""
+    if err.is_terminal:
+        from rich.progress import Progress
+
+        with Progress(console=err, transient=True) as bar:
+            tasks: dict[str, Any] = {}
+
+            def show(what: str, done: int, total: int) -> None:
+                if what not in tasks:
+                    tasks[what] = bar.add_task(f"{label}: {what} {unit}", total=total)
+                bar.update(tasks[what], completed=done, total=total)
+
+            yield show
+        return
+    last: dict[str, float] = {}
+
+    def line(what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - last.get(what, -PROGRESS_EVERY_S) >= PROGRESS_EVERY_S:
+            last[what] = now
+            err.print(f"{label}: {what} {done}/{total} {unit}")
+
+    yield line
+
+
+@contextlib.contextmanager
+def step_lines(label: str) -> Iterator[None]:
+    """A line on stderr as each step of a run starts and ends (`runs.STEP_LISTENERS`)."""
+    from .runs import STEP_LISTENERS
+
+    numbers: dict[str, int] = {}
+
+    def listener(event: str, name: str, result: dict[str, Any] | None) -> None:
+        number = numbers.setdefault(name, len(numbers) + 1)
+        if event == "start":
+            err.print(f"{label}: step {number} {name} …")
+        elif event == "end":
+            err.print(f"{label}: step {number} {name} done in {result['duration_s']} s: {result['summary']}")
+        else:
+            err.print(f"{label}: step {number} {name} failed after {result['duration_s']} s")
+
+    STEP_LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        STEP_LISTENERS.remove(listener)
 
 
 def _show(opts: Options, data: dict[str, Any], human: Callable[[], None]) -> None:
@@ -179,8 +248,9 @@ def ingest(
     opts = _options(ctx, lake, json_out)
     overrides = {"ingest": {"max_content_bytes": max_content_bytes}} if max_content_bytes else None
     the_lake = _open(opts, policy_overrides=overrides)
-    report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run,
-                          wait_s=_wait_s(), progress=not opts.json and err.is_terminal)
+    with progress_on_stderr("ingest", "files") as on_progress:
+        report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=_wait_s(),
+                              on_progress=on_progress)
     _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
 
 
@@ -204,11 +274,15 @@ def _wait_s() -> float:
 @app.command()
 def sql(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help='A read-only query, e.g. "SELECT tier, count(*) FROM memories GROUP BY 1".')],
+    query: Annotated[str, typer.Argument(help='One read-only query, e.g. "SELECT tier, count(*) FROM memories GROUP BY 1".')],
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Run read-only SQL over the lake (the latest published version while a run holds it)."""
+    """Run one read-only query over the lake's tables (the latest published version while a run
+    holds the lake). Allowed: a single SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW,
+    SUMMARIZE or EXPLAIN over the lake's tables. Refused with exit 2: writes, COPY, ATTACH, SET,
+    PRAGMA, INSTALL/LOAD, several statements, and functions that reach files or the network
+    (read_csv, read_text, ...)."""
     opts = _options(ctx, lake, json_out)
     result = _open(opts).read(query)
     if result.note:
@@ -284,9 +358,8 @@ def demo(
 
 def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Options,
                  policy: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run the Prefect nightly flow in this process (stdout kept clean for --json)."""
-    import contextlib
-
+    """Run the Prefect nightly flow in this process (stdout kept clean for --json; a line per
+    step on stderr)."""
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_HOME", str(the_lake.root / ".prefect"))
     # A failed step would otherwise print Prefect's tracebacks before the one error line (the runs
@@ -296,7 +369,7 @@ def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Opt
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     from flows.nightly import nightly
 
-    with contextlib.redirect_stdout(sys.stderr):
+    with contextlib.redirect_stdout(sys.stderr), step_lines("nightly"):
         return nightly(str(the_lake.root), as_of=as_of, reports_dir=str(reports) if reports else None, policy=policy)
 
 
@@ -359,8 +432,13 @@ def forget(
     from .clock import resolve_as_of
     from .forget import forget as forget_memories
 
+    from .names import check_ids, check_scope
+
     opts = _options(ctx, lake, json_out)
-    result = forget_memories(_open(opts), ids=ids or None, tenant=tenant, agent=agent, user=user, operator=operator,
+    the_lake = _open(opts)
+    check_scope(the_lake, tenant, agent, user)
+    check_ids(the_lake, ids)
+    result = forget_memories(the_lake, ids=ids or None, tenant=tenant, agent=agent, user=user, operator=operator,
                              reason=reason, as_of=resolve_as_of(as_of))
 
     def human() -> None:
@@ -389,8 +467,12 @@ def restore(
     from .clock import resolve_as_of
     from .tiers import restore_memories
 
+    from .names import check_ids
+
     opts = _options(ctx, lake, json_out)
-    report = restore_memories(_open(opts), ids, operator=operator, as_of=resolve_as_of(as_of))
+    the_lake = _open(opts)
+    check_ids(the_lake, ids)
+    report = restore_memories(the_lake, ids, operator=operator, as_of=resolve_as_of(as_of))
     _show(opts, report.details, lambda: out.print(
         f"restored {len(report.details['restored'])}; not archived or dormant: "
         f"{', '.join(report.details['not_restorable']) or '-'}; unknown: {', '.join(report.details['unknown']) or '-'}"))
@@ -401,7 +483,8 @@ def index(ctx: typer.Context, as_of: AsOfOpt = None, lake: LakeOpt = None, json_
     """Index new or changed memories: keyword postings and embeddings, once per content hash (and
     model); a model change re-embeds, a new tokenizer version re-tokenises."""
     opts = _options(ctx, lake, json_out)
-    report = _open(opts).index(as_of=as_of)
+    with progress_on_stderr("index", "texts") as on_progress:
+        report = _open(opts).index(as_of=as_of, on_progress=on_progress)
     _show(opts, report.as_dict(), lambda: out.print(f"index: {report.summary}" + (
         f" ({report.details['note']})" if report.details.get("note") else "")))
 
@@ -490,7 +573,10 @@ def search(
     json_out: JsonOpt = False,
 ) -> None:
     """Search a scope (read-only; logged to events/ for the hit rate)."""
+    from .names import check_scope
+
     opts = _options(ctx, lake, json_out)
+    check_scope(_open(opts), tenant, agent, user)  # an unknown name is an error, not 0 results
     results = _open(opts).search(query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit,
                                  include_inactive=include_inactive, explain=explain, tier=tier, type=type_,
                                  source=source, tag=tag, context=context, since=since, until=until)
@@ -713,26 +799,51 @@ def edit(
 # ------------------------------------------------------------------ entry point
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry: one clear error line and an exit code instead of a traceback."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
         result = app(args=argv, prog_name="memory-lake", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except MemoryLakeError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
+        err.print(f"error: {exc}")
         return exc.exit_code
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except typer.TyperException as exc:  # usage: unknown option or command, missing or bad value
+        err.print(usage_error(exc, argv))
+        return InputError.exit_code
+    except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         return 130
     except Exception as exc:  # the promise: never a traceback for the user
         if os.environ.get("MEMORY_LAKE_DEBUG"):
             raise
-        err.print(f"error: unexpected {type(exc).__name__}: {exc} (MEMORY_LAKE_DEBUG=1 shows the traceback)",
-                  markup=False, highlight=False)
+        err.print(f"error: unexpected {type(exc).__name__}: {exc} (MEMORY_LAKE_DEBUG=1 shows the traceback)")
         return 1
+
+
+def usage_error(exc: typer.TyperException, argv: list[str]) -> str:
+    """Click's message as one line, and which --help to read; a group called without a
+    sub-command shows its help."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return exc.format_message()
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    path = ctx.command_path if ctx is not None else _command_path(argv)
+    return f"error: {message} (see `{path} --help`)"
+
+
+def _command_path(argv: list[str]) -> str:
+    """`memory-lake conflicts list` from the words of `argv` that name commands (for an error
+    raised before click knew the command)."""
+    import typer.main
+
+    command, path = typer.main.get_command(app), ["memory-lake"]
+    for word in argv:
+        sub = getattr(command, "commands", {}).get(word)
+        if sub is not None:
+            command = sub
+            path.append(word)
+    return " ".join(path)
 
 
 def run() -> None:

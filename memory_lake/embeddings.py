@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,8 @@ import polars as pl
 from .db import transaction
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
+# With a progress callback, texts are encoded this many batches at a time (one report each).
+EMBED_CHUNK_BATCHES = 16
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
@@ -64,8 +67,10 @@ def encode(model, texts: list[str], batch_size: int, progress: bool = False) -> 
     return pl.Series("vector", vectors.astype(np.float32)), pl.Series("unknown_ratio", ratios)
 
 
-def embed_missing(con, model_name: str, as_of: datetime, batch_size: int, progress: bool) -> dict[str, Any]:
-    """Embed, on the writer connection `con`, every content hash without a vector for `model_name`.
+def embed_missing(con, model_name: str, as_of: datetime, batch_size: int, progress: bool,
+                  on_progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Embed, on the writer connection `con`, every content hash without a vector for `model_name`;
+    `on_progress("embedded", done, total)` hears each chunk of EMBED_CHUNK_BATCHES batches.
 
     Returns ``{"missing": n, "embedded": n}`` and a ``note`` when the model cannot be loaded (then
     nothing is embedded and search degrades to keyword)."""
@@ -87,7 +92,14 @@ def embed_missing(con, model_name: str, as_of: datetime, batch_size: int, progre
     except ModelUnavailable as exc:
         out["note"] = str(exc)
         return out
-    vectors, ratios = encode(model, todo["content"].to_list(), batch_size, progress)
+    texts = todo["content"].to_list()
+    chunk = batch_size * EMBED_CHUNK_BATCHES if on_progress else len(texts)
+    parts = []
+    for start in range(0, len(texts), chunk):
+        parts.append(encode(model, texts[start:start + chunk], batch_size, progress))
+        if on_progress:
+            on_progress("embedded", min(start + chunk, len(texts)), len(texts))
+    vectors, ratios = pl.concat([v for v, _ in parts]), pl.concat([r for _, r in parts])
     frame = todo.select("text_hash").with_columns(vectors, ratios)
     con.register("new_embeddings", frame)
     try:

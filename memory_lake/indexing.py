@@ -17,6 +17,7 @@ the last index: their postings are computed at query time, and their semantic pa
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import datetime
 
 from .db import transaction
@@ -30,15 +31,17 @@ TOKENIZE_BATCH = 20_000
 
 
 def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
-          progress: bool | None = None) -> StepReport:
-    """Tokenise and embed every content hash the index does not hold yet; report the counts."""
+          progress: bool | None = None, on_progress: Callable[[str, int, int], None] | None = None) -> StepReport:
+    """Tokenise and embed every content hash the index does not hold yet; report the counts.
+    `on_progress(what, done, total)` hears each batch ("tokenised" then "embedded" texts); given
+    it, the caller shows progress and the built-in bars stay off."""
     policy = policy or lake.policy
     run_id = run_id or lake.new_run_id("index", as_of)
-    show = sys.stderr.isatty() if progress is None else progress
+    show = (sys.stderr.isatty() if progress is None else progress) and on_progress is None
     report = StepReport("index", as_of, run_id, {})
     with lake.writer(purpose="index") as con:
-        report.counts["tokenized"] = index_keywords(con, as_of, show)
-        embedded = embed_missing(con, policy.search.model, as_of, policy.search.batch_size, show)
+        report.counts["tokenized"] = index_keywords(con, as_of, show, on_progress)
+        embedded = embed_missing(con, policy.search.model, as_of, policy.search.batch_size, show, on_progress)
     report.counts["embedded"] = embedded["embedded"]
     report.counts["missing"] = embedded["missing"]
     report.details["model"] = policy.search.model
@@ -48,7 +51,8 @@ def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
     return report
 
 
-def index_keywords(con, as_of: datetime, progress: bool = False) -> int:
+def index_keywords(con, as_of: datetime, progress: bool = False,
+                   on_progress: Callable[[str, int, int], None] | None = None) -> int:
     """Write the postings of every content hash that has none from this tokenizer version; returns
     how many contents were tokenised. Postings of an older tokenizer version are replaced."""
     from tqdm import tqdm
@@ -85,5 +89,7 @@ def index_keywords(con, as_of: datetime, progress: bool = False) -> int:
                 con.unregister("new_docs")
                 con.unregister("new_postings")
             bar.update(batch.height)
+            if on_progress:
+                on_progress("tokenised", start + batch.height, todo.height)
     bar.close()
     return todo.height

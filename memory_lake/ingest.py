@@ -31,7 +31,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import duckdb
 import polars as pl
@@ -116,9 +116,10 @@ class IngestReport:
 # ============================================================================ entry points
 def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: datetime, dry_run: bool = False,
                  wait_s: float, progress: bool = False, replay: bool = False, run_id: str | None = None,
-                 record: bool = True) -> IngestReport:
+                 record: bool = True, on_progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
     """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
-    `record` writes a `runs` row (a nightly run records its own instead)."""
+    `record` writes a `runs` row (a nightly run records its own instead); `on_progress("ingested",
+    done, total)` hears each file ingested."""
     started = time.monotonic()
     files = discover_snapshots(lake, paths)
     with lake.writer(wait_s=wait_s, purpose="ingest") as con:
@@ -127,6 +128,8 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
         for path in _progress(files, progress):
             report.files.append(ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
                                             dry_run=dry_run, replay=replay))
+            if on_progress:
+                on_progress("ingested", len(report.files), len(files))
         report.duration_s = time.monotonic() - started
         if record and not dry_run:
             con.execute("INSERT INTO runs VALUES (?, ?, ?, 'ok', ?, ?)",

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -70,14 +71,53 @@ class ReadSource:
 def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the lake's session settings (UTC, no progress bar noise)."""
     con = duckdb.connect(str(path), read_only=read_only)
-    con.execute("SET TimeZone = 'UTC'")
     # A progress bar printed to stdout would corrupt `--json` output. (Inside Jupyter DuckDB refuses
-    # to change the setting without ipywidgets; there it does not print to stdout anyway.)
-    try:
-        con.execute("SET enable_progress_bar = false")
-    except duckdb.InvalidInputException:
-        pass
+    # to change the setting without ipywidgets; there it does not print to stdout anyway.) A
+    # sealed reader of this process may share the database and have locked its settings: they
+    # are the lake's already.
+    for setting in ("SET TimeZone = 'UTC'", "SET enable_progress_bar = false"):
+        try:
+            con.execute(setting)
+        except duckdb.InvalidInputException:
+            pass
     return con
+
+
+def seal(con: duckdb.DuckDBPyConnection, allowed_paths: Sequence[Path] = ()) -> duckdb.DuckDBPyConnection:
+    """Close a read connection to the world outside the lake's tables: no file, network or
+    extension access (except `allowed_paths`, the published files a busy-time view reads), and the
+    configuration locked so a query cannot turn it back on."""
+    if allowed_paths:
+        con.execute("SET allowed_paths = ?", [[str(p) for p in allowed_paths]])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+# What `Lake.sql` and `memory-lake sql` run: one query that reads (DuckDB's own parser says which
+# statement it is), on a sealed connection (see `seal`).
+READ_STATEMENTS = ("SELECT", "WITH", "FROM", "VALUES", "TABLE", "DESCRIBE", "SHOW", "SUMMARIZE", "(")
+READ_ONLY_RULE = "one SELECT (or WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN) over the lake's tables"
+
+
+def check_read_query(query: str) -> None:
+    """Raise InputError unless `query` is a single statement that only reads (see READ_ONLY_RULE)."""
+    try:
+        statements = duckdb.extract_statements(query)
+        tokens = duckdb.tokenize(query)
+    except duckdb.Error as exc:
+        raise InputError(f"query failed: {str(exc).splitlines()[0]}") from None
+    if not statements:
+        raise InputError(f"no query given: run {READ_ONLY_RULE}")
+    if len(statements) > 1:
+        raise InputError(f"sql runs one statement at a time, not {len(statements)}: run {READ_ONLY_RULE}")
+    words = [(re.match(r"\(|\w+", query[start:]) or re.match(r"\S+", query[start:]))[0].upper() for start, _ in tokens[:3]]
+    while words[:1] in (["EXPLAIN"], ["ANALYZE"]):
+        words = words[1:]
+    kind = statements[0].type
+    if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN) or not words or words[0] not in READ_STATEMENTS:
+        shown = words[0] if words and words[0] not in READ_STATEMENTS else kind.name
+        raise InputError(f"sql is read-only: {shown} is not allowed; run {READ_ONLY_RULE}")
 
 
 @dataclass
@@ -300,8 +340,9 @@ class Lake:
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A short-lived read-only connection to the live file; LakeBusy while a writer holds it
-        (unless the holder is this process's own run, whose steps read live, through its connection)."""
+        """A short-lived read-only connection to the live file, sealed (see `seal`); LakeBusy while a
+        writer holds it (unless the holder is this process's own run, whose steps read live, through
+        its connection)."""
         hold = self._hold()
         if hold is not None and hold.con is not None:
             with hold.use:
@@ -310,7 +351,7 @@ class Lake:
         with contextlib.nullcontext() if hold is not None else self._flock(exclusive=False, wait_s=0, purpose="read"):
             if not self.db_path.exists():
                 raise MemoryLakeError(f"{self.root} is not a lake yet: run `memory-lake init`")
-            con = connect(self.db_path, read_only=True)
+            con = seal(connect(self.db_path, read_only=True))
             try:
                 yield con
             finally:
@@ -329,7 +370,8 @@ class Lake:
         (``memories`` and every ``tables/<name>.parquet``: publish exports every table a read command
         needs). `note` says when it is the latter; `last_read` keeps it for callers that get only rows
         (``lake.conflicts()``, ``lake.quarantine()``, ``lake.health()``). Before anything is
-        published, a busy lake raises LakeBusy."""
+        published, a busy lake raises LakeBusy. Both are sealed: queries read those tables and nothing
+        else on disk or the network."""
         live = contextlib.ExitStack()
         try:
             con = live.enter_context(self.reader())
@@ -348,10 +390,11 @@ class Lake:
             con.execute("SET TimeZone = 'UTC'")
             tables = {"memories": version_dir / "memories.parquet"}
             tables |= {p.stem: p for p in sorted((version_dir / "tables").glob("*.parquet"))}
+            tables = {name: file for name, file in tables.items() if file.exists()}
             for name, file in tables.items():
-                if file.exists():
-                    path = str(file).replace("'", "''")
-                    con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet(\'{path}\')')
+                path = str(file).replace("'", "''")
+                con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet(\'{path}\')')
+            seal(con, allowed_paths=list(tables.values()))  # the views read these files, nothing else
             note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
             source = ReadSource(f"published {version_dir.name}", note)
             self._reads.last = source
@@ -395,7 +438,11 @@ class Lake:
                 (stat(version / "memories.parquet"), stat(version / "manifest.json")))
 
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
-        """Read-only SQL over the lake's tables, as a Polars DataFrame."""
+        """Read-only SQL over the lake's tables, as a Polars DataFrame: one SELECT-like query (see
+        READ_ONLY_RULE) on a sealed connection, so it cannot write, copy, attach, load extensions,
+        change settings or read files outside the lake's tables (InputError). A process holding the
+        lake for a run (`hold`) reads through its own write connection; the statement rule still
+        applies there."""
         return self.read(query, params).frame
 
     # ---------------------------------------------------------------- runs
@@ -423,15 +470,21 @@ class Lake:
 
     def search(self, query: str, *, tenant: str, agent: str | None = None, user: str | None = None,
                mode: str = "hybrid", limit: int = 10, **filters):
-        """Read-only search of a scope; see `memory_lake.search.search` (filters, as_of, explain)."""
+        """Read-only search of a scope; see `memory_lake.search.search` (filters, as_of, explain). An
+        unknown tenant, agent or user is an InputError that names the known ones."""
+        from .names import check_scope
         from .search import search
 
+        check_scope(self, tenant, agent, user)
         return search(self, query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit, **filters)
 
     def health(self, *, tenant: str | None = None, as_of: datetime | str | None = None) -> dict:
-        """The latest stored health snapshot, or one computed now (read-only) before the first run."""
+        """The latest stored health snapshot, or one computed now (read-only) before the first run;
+        an unknown tenant is an InputError that names the known ones."""
         from .health import compute_health, latest_health
+        from .names import check_scope
 
+        check_scope(self, tenant)
         stored = latest_health(self, tenant=tenant) if as_of is None else None
         if stored is not None:
             return stored
@@ -443,11 +496,12 @@ class Lake:
             health["scopes"] = [s for s in health["scopes"] if s["tenant"] == tenant]
         return health
 
-    def index(self, *, as_of: datetime | str | None = None):
-        """Embed new or changed content (cached by content hash and model); ingest never does."""
+    def index(self, *, as_of: datetime | str | None = None, on_progress=None):
+        """Embed new or changed content (cached by content hash and model); ingest never does.
+        `on_progress(what, done, total)` hears each batch (see `memory_lake.indexing.index`)."""
         from .indexing import index
 
-        return index(self, resolve_as_of(as_of))
+        return index(self, resolve_as_of(as_of), on_progress=on_progress)
 
     def publish(self, *, as_of: datetime | str | None = None):
         """Stage, check and publish an export version (see `memory_lake.publish`)."""
@@ -465,13 +519,17 @@ class Lake:
     def unmerge(self, canonical_id: str, *, operator: str = "user", as_of: datetime | str | None = None) -> dict:
         """Restore the latest dedup cluster merged into `canonical_id` exactly (queued while busy)."""
         from .dedup import unmerge
+        from .names import check_ids
 
+        check_ids(self, canonical_id)
         return unmerge(self, canonical_id, operator=operator, as_of=as_of)
 
     def conflicts(self, *, tenant: str | None = None, status: str | None = "open") -> pl.DataFrame:
         """The conflict queue (open conflicts by default), oldest first (see `memory_lake.conflicts`)."""
         from .conflicts import list_conflicts
+        from .names import check_scope
 
+        check_scope(self, tenant)
         return list_conflicts(self, tenant=tenant, status=status)
 
     def resolve_conflict(self, conflict_id: str, take: str, *, value: str | None = None, operator: str = "user",
@@ -479,14 +537,18 @@ class Lake:
         """Resolve a conflict: take ``lake``, ``incoming``, ``both`` or ``value`` (with `value`);
         queued in inbox/decisions/ while another process holds the lake."""
         from .conflicts import resolve_conflict
+        from .names import check_ids
 
+        check_ids(self, conflict_id, "conflict")
         return resolve_conflict(self, conflict_id, take, value=value, operator=operator, as_of=as_of)
 
     def edit(self, memory_id: str, *, operator: str = "user", as_of: datetime | str | None = None,
              **changes: str) -> dict:
         """A manual edit through the versioned write path, e.g. ``lake.edit("m1", tier="important")``."""
         from .inbox import edit_memory
+        from .names import check_ids
 
+        check_ids(self, memory_id)
         return edit_memory(self, memory_id, changes, operator=operator, as_of=as_of)
 
     def quarantine(self, *, status: str | None = "open", reason: str | None = None) -> pl.DataFrame:
@@ -510,13 +572,16 @@ class Lake:
 
 
 def _query(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[Any] | None) -> pl.DataFrame:
+    check_read_query(query)
     try:
         rel = con.execute(query, params or [])
         if rel.description is None:
             return pl.DataFrame()
         return rel.pl()
+    except duckdb.PermissionException as exc:
+        raise InputError(f"sql reads only the lake's tables: {str(exc).splitlines()[0]}") from None
     except duckdb.Error as exc:
         message = str(exc).splitlines()[0]
-        if "read-only" in message.lower():
+        if "read-only" in message.lower() or "configuration has been locked" in message:
             raise InputError(f"sql is read-only: {message}") from None
         raise InputError(f"query failed: {message}") from None

@@ -28,21 +28,34 @@ def reports_dir(path: str | os.PathLike | None = None) -> Path:
     return Path(path or os.environ.get(REPORTS_ENV) or "reports").expanduser().resolve()
 
 
+# Told as each timed step starts and ends: ``listener(event, step_name, result)`` with event
+# "start" (result None), "end" (the step's dict) or "failed" (None). The CLI prints a line each.
+STEP_LISTENERS: list[Callable[[str, str, dict[str, Any] | None], None]] = []
+
+
 def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
     """Run a step and return its report as a dict with its wall duration (operational metadata,
-    never an input to a rule)."""
+    never an input to a rule); STEP_LISTENERS hear when it starts and ends."""
+    name = getattr(step, "__name__", str(step))
+    for listener in list(STEP_LISTENERS):
+        listener("start", name, None)
     started = time.monotonic()
     try:
         report = step(*args, **kwargs)
-    except Exception as exc:
+    except BaseException as exc:
         # the run's failure record names the step (Prefect hands the same exception to the flow)
-        if not hasattr(exc, "failed_step"):
+        if isinstance(exc, Exception) and not hasattr(exc, "failed_step"):
             try:
                 exc.failed_step = getattr(step, "__name__", str(step))
             except AttributeError:
                 pass
+        for listener in list(STEP_LISTENERS):
+            listener("failed", name, {"duration_s": round(time.monotonic() - started, 3)})
         raise
-    return {**report.as_dict(), "duration_s": round(time.monotonic() - started, 3)}
+    result = {**report.as_dict(), "duration_s": round(time.monotonic() - started, 3)}
+    for listener in list(STEP_LISTENERS):
+        listener("end", name, result)
+    return result
 
 
 def run_status(steps: list[dict[str, Any]]) -> str:

@@ -86,7 +86,7 @@ def test_take_lake_incoming_or_a_value(lake, tmp_path, take, value, content):
                                "tier": "long_term", "operator": "user"}]
     with pytest.raises(InputError, match="already resolved"):
         lake.resolve_conflict(conflict_id, "lake", as_of=AS_OF)
-    with pytest.raises(InputError, match="no conflict"):
+    with pytest.raises(InputError, match="unknown conflict id 'nope'"):
         lake.resolve_conflict("nope", "lake", as_of=AS_OF)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -111,3 +113,72 @@ def test_open_refuses_a_path_without_a_lake_and_creates_nothing(tmp_path):
     assert list((tmp_path / "empty").iterdir()) == []
     assert Lake.init(tmp_path / "empty").db_path.exists()
     assert Lake.open(tmp_path / "empty").root == (tmp_path / "empty").resolve()
+
+
+# ---------------------------------------------------------------- issue 12.11: sql reads the lake's tables only
+READ_ONLY = "run one SELECT (or WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN) over the lake's tables"
+
+
+def refused_queries(lake, outside):
+    """(query, the one-line error) for everything `sql` must refuse; `outside` is a folder beside the lake."""
+    export = lake.exports / "v1" / "memories.parquet"
+    denied = "sql reads only the lake's tables: Permission Error: Cannot access file"
+    return [
+        (f"COPY (SELECT * FROM memories LIMIT 1) TO '{export}' (FORMAT parquet)",
+         f"sql is read-only: COPY is not allowed; {READ_ONLY}"),
+        ("SELECT * FROM read_text('/etc/passwd')",
+         f'{denied} "/etc/passwd" - file system operations are disabled by configuration'),
+        (f"SELECT * FROM read_csv('{outside / 'secrets.csv'}')",
+         f'{denied} "{outside / "secrets.csv"}" - file system operations are disabled by configuration'),
+        (f"ATTACH '{outside / 'other.duckdb'}' AS other", f"sql is read-only: ATTACH is not allowed; {READ_ONLY}"),
+        ("INSTALL httpfs", f"sql is read-only: INSTALL is not allowed; {READ_ONLY}"),
+        ("LOAD httpfs", f"sql is read-only: LOAD is not allowed; {READ_ONLY}"),
+        ("SET enable_external_access = true", f"sql is read-only: SET is not allowed; {READ_ONLY}"),
+        ("PRAGMA database_list", f"sql is read-only: PRAGMA is not allowed; {READ_ONLY}"),
+        ("SELECT 1; DELETE FROM memories", f"sql runs one statement at a time, not 2: {READ_ONLY}"),
+        ("EXPLAIN ANALYZE COPY memories TO '/tmp/x.csv'", f"sql is read-only: COPY is not allowed; {READ_ONLY}"),
+    ]
+
+
+def publish_by_hand(lake) -> Path:
+    """A published version v1 with one memory (CURRENT -> v1), as publish leaves it."""
+    version = lake.exports / "v1"
+    (version / "tables").mkdir(parents=True)
+    pl.DataFrame({"id": ["a"], "tier": ["working"]}).write_parquet(version / "memories.parquet")
+    pl.DataFrame({"run_id": ["r1"]}).write_parquet(version / "tables" / "runs.parquet")
+    (lake.exports / "CURRENT").symlink_to("v1")
+    return version / "memories.parquet"
+
+
+@pytest.mark.parametrize("state", ["live", "busy"])
+def test_sql_reads_the_lake_tables_and_nothing_else(lake, tmp_path, state):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secrets.csv").write_text("password\nhunter2\n")
+    export = publish_by_hand(lake)
+    published = export.read_bytes()
+    with lake.writer(purpose="nightly run") if state == "busy" else contextlib.nullcontext():
+        for query, message in refused_queries(lake, outside):
+            with pytest.raises(InputError) as caught:
+                lake.sql(query)
+            assert str(caught.value) == message, query
+        source = lake.read("SELECT id FROM memories").source
+        assert source == ("live" if state == "live" else "published v1")
+        assert lake.sql("SELECT count(*) AS n FROM runs").rows() == [(0,) if state == "live" else (1,)]
+    assert export.read_bytes() == published
+    assert sorted(p.name for p in outside.iterdir()) == ["secrets.csv"]
+    assert not Path("/tmp/x.csv").exists()
+
+
+def test_every_read_statement_kind_still_reads(lake):
+    with lake.writer() as con:
+        con.execute("INSERT INTO runs VALUES ('r1', 'test', '2026-11-30', 'ok', 0, NULL)")
+    assert lake.sql("WITH r AS (SELECT run_id FROM runs) SELECT * FROM r").rows() == [("r1",)]
+    assert lake.sql("FROM runs SELECT run_id").rows() == [("r1",)]
+    assert lake.sql("(SELECT run_id FROM runs)").rows() == [("r1",)]
+    assert lake.sql("VALUES (1, 'a')").rows() == [(1, "a")]
+    assert "run_id" in lake.sql("DESCRIBE runs")["column_name"].to_list()
+    assert "memories" in lake.sql("SHOW TABLES")["name"].to_list()
+    assert lake.sql("EXPLAIN SELECT * FROM runs").height == 1
+    # the sealed reader keeps the lake's session settings
+    assert lake.sql("SELECT current_setting('TimeZone') AS tz").item() == "UTC"
