@@ -171,3 +171,142 @@ def test_a_queued_unmerge_is_applied_by_the_next_run(lake, tmp_path):
     assert (report.counts["applied"], report.counts["left"]) == (1, 0)
     assert report.details["applied"][0]["kind"] == "unmerge"
     assert rows(lake, "SELECT * FROM memories ORDER BY id") == before
+
+
+# ---------------------------------------------------------------------------- the property test
+# Templates written before the guard was changed (issue 11); the guard is not tuned to them. Each
+# cluster is one template filled in ways that differ only in a number, an identifier or a swapped
+# pair: none of its memories may be merged. Every memory gets the same embedding, so every pair is
+# a semantic candidate and only the guard keeps them apart.
+QUANTITY_TEMPLATES = [
+    "{name} ran {n} kilometres on Sunday morning",
+    "The backup keeps {n} snapshots of the {thing}",
+    "{name} wants at most {n} results per page in the {thing}",
+    "The retry limit for the {thing} is {n}",
+    "{name} drinks {n} cups of coffee before the standup",
+    "The {thing} timeout was set to {n} seconds",
+    "{name}每天喝{n}杯咖啡",
+    "{thing_zh}的超时时间是{n}秒",
+    "{name_zh}的团队有{n}个人",
+    "{thing_zh}保留最近{n}天的日志",
+]
+IDENTIFIER_TEMPLATES = [
+    "Invoice {n} was paid by {name} yesterday",
+    "{name} is assigned to bug {n} in the tracker",
+    "Flight {n} to Lisbon is delayed because of fog",
+    "Server rack {n} needs new power supplies",
+    "PR #{n} fixes the flaky login test in the {thing}",
+    "Incident INC-{n} was caused by a bad deploy of the {thing}",
+    "工单{n}已经关闭",
+    "{name_zh}负责合同{n}的审核",
+    "发票{n}由财务部处理",
+    "{thing_zh}的第{n}号机柜需要更换电源",
+]
+SWAP_TEMPLATES = [
+    "{name} prefers {a} over {b} for the weekly exports",
+    "Use {a} for staging and {b} for production in the {thing}",
+    "The flight goes from {a} to {b} on Friday",
+    "{name} wants {a} as the primary tool and {b} as the fallback",
+    "{name_zh}喜欢{a}胜过{b}",
+    "测试环境用{a}，生产环境用{b}",
+    "{name_zh}先学{a}，再学{b}",
+]
+NAMES = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah"]
+NAMES_ZH = ["王芳", "李雷", "张伟", "陈静"]
+THINGS = ["billing service", "search index", "mobile app", "data platform"]
+THINGS_ZH = ["账单服务", "搜索索引", "移动应用", "数据平台"]
+ITEMS = ["CSV", "Parquet", "Excel", "JSON", "Postgres", "MySQL", "Berlin", "Madrid", "Python", "Rust", "Kafka", "Redis"]
+
+
+def _fill(template: str, slots, **values) -> str:
+    name, name_zh, thing, thing_zh = slots
+    return template.format(name=name, name_zh=name_zh, thing=thing, thing_zh=thing_zh, **values)
+
+
+def _plan_of(clusters: list[list[str]]):
+    """The dedup plan of each cluster in its own scope, every memory with one and the same vector."""
+    import numpy as np
+    import polars as pl
+
+    from memory_lake.dedup import find_duplicates
+    from memory_lake.policy import Policy
+
+    records = [{"id": f"s{c}-{i}", "tenant": "t", "agent_id": "bot", "user_id": f"u{c}", "type": "fact", "tags": [],
+                "content": text, "importance": 0.5, "created_at": AS_OF, "covered": True}
+               for c, texts in enumerate(clusters) for i, text in enumerate(texts)]
+    frame = pl.DataFrame(records, schema_overrides={"tags": pl.List(pl.String)})
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    return find_duplicates(frame, {r["id"]: vector for r in records}, Policy())
+
+
+def _slots():
+    from hypothesis import strategies as st
+
+    return st.tuples(st.sampled_from(NAMES), st.sampled_from(NAMES_ZH), st.sampled_from(THINGS),
+                     st.sampled_from(THINGS_ZH))
+
+
+def _differing_clusters():
+    """A list of clusters, each one template filled with distinct numbers, distinct identifiers, or
+    one pair of items and the same pair swapped."""
+    from hypothesis import strategies as st
+
+    numbers = st.lists(st.integers(0, 99_999), min_size=2, max_size=6, unique=True)
+    by_number = st.tuples(st.sampled_from(QUANTITY_TEMPLATES + IDENTIFIER_TEMPLATES), _slots(), numbers).map(
+        lambda t: [_fill(t[0], t[1], n=n) for n in t[2]])
+    pair = st.lists(st.sampled_from(ITEMS), min_size=2, max_size=2, unique=True)
+    by_swap = st.tuples(st.sampled_from(SWAP_TEMPLATES), _slots(), pair).map(
+        lambda t: [_fill(t[0], t[1], a=t[2][0], b=t[2][1]), _fill(t[0], t[1], a=t[2][1], b=t[2][0])])
+    return st.lists(st.one_of(by_number, by_swap), min_size=1, max_size=4)
+
+
+def _variant_clusters():
+    """A list of clusters, each one filled template and copies of it that differ only in case and
+    whitespace (or not at all)."""
+    from hypothesis import strategies as st
+
+    def vary(text: str, how: str) -> str:
+        return {"same": text, "upper": text.upper(), "lower": text.lower(), "spaces": "  " + text.replace(" ", "   ") + " ",
+                "tabs": "\t" + text + "\n", "title": text.title()}[how]
+
+    templates = QUANTITY_TEMPLATES + IDENTIFIER_TEMPLATES
+    base = st.tuples(st.sampled_from(templates), _slots(), st.integers(0, 99_999)).map(
+        lambda t: _fill(t[0], t[1], n=t[2]))
+    swap = st.tuples(st.sampled_from(SWAP_TEMPLATES), _slots(),
+                     st.lists(st.sampled_from(ITEMS), min_size=2, max_size=2, unique=True)).map(
+        lambda t: _fill(t[0], t[1], a=t[2][0], b=t[2][1]))
+    hows = st.lists(st.sampled_from(["same", "upper", "lower", "spaces", "tabs", "title"]), min_size=1, max_size=5)
+    return st.lists(st.tuples(st.one_of(base, swap), hows).map(lambda t: [t[0], *(vary(t[0], h) for h in t[1])]),
+                    min_size=1, max_size=4)
+
+
+def test_property_nothing_that_differs_is_merged():
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_differing_clusters())
+    def check(clusters):
+        plan = _plan_of(clusters)
+        assert plan.merges.to_dicts() == []
+
+    check()
+
+
+def test_property_case_and_whitespace_variants_are_all_merged():
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_variant_clusters())
+    def check(clusters):
+        plan = _plan_of(clusters)
+        merged = {}
+        for row in plan.merges.to_dicts():
+            merged.setdefault(row["canonical"], set()).add(row["member"])
+        expected = {}
+        for c, texts in enumerate(clusters):
+            if len(texts) > 1:
+                expected[f"s{c}-0"] = {f"s{c}-{i}" for i in range(1, len(texts))}
+        assert merged == expected
+        assert plan.contradictions.to_dicts() == []
+
+    check()
