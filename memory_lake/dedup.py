@@ -37,6 +37,7 @@ import functools
 import hashlib
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -55,6 +56,9 @@ from .steps import StepReport
 
 PASSES = ("exact", "near", "semantic")
 CHANGED_VALUE = "changed value"
+IDENTIFIER = "identifier"
+# Reasons that mean two different memories, not one fact with two values: kept apart, not queued.
+DIFFERENT = (CHANGED_VALUE, IDENTIFIER)
 ANTONYMS_FILE = Path(__file__).parent / "data" / "antonyms.tsv"
 _SHINGLE = 3
 # The near pass works on at most about this many memories at once (whole scopes per chunk).
@@ -72,9 +76,40 @@ _VALUE_WORDS = [
      "星期日", "星期天"],
 ]
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?|[零〇一二两三四五六七八九十百千万]+")
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000, "亿": 100_000_000}
+# Every run of digits is a number (0 too), with its thousands separators and decimals; so is a run
+# of Chinese numerals and an English number word (_EN_NUMBERS).
+_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]+")
 _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?")
+# What a number names, read from its neighbours (see `_number_role`). A unit or counted noun after
+# it, a currency sign before it, a date or a time around it make it a value ("31 years", "$500",
+# "3pm", "2026-03-04", "预算500元", "三点"); a label right before it makes it an identifier: a noun
+# ("ticket 88", "order 5512", "订单5512"), "#", "no.", an ordinal 第, or letters glued to it (INC-4411).
+_UNITS_EN = frozenset("""
+    percent pct per cent am pm bn
+    ms msec sec second minute min hour hr day week month year decade century time
+    kb mb gb tb pb byte bit px pixel
+    mm cm km metre meter kilometre kilometer mile inch foot feet yard mph kph
+    mg kg gram kilogram pound lb lbs ounce oz ton tonne
+    ml liter litre gallon
+    usd eur gbp cny rmb jpy dollar euro yuan
+    degree celsius fahrenheit kelvin
+    """.split())
+# Verbs that take an amount directly ("need 3 servers", "paid 40"): the word before a number is
+# not its label when it is one of these (or looks like a verb: -ed, -s).
+_QUANTITY_VERBS = frozenset("""
+    need want get got take took make made buy bought pay paid spend spent sell sold win won lose lost
+    score cost weigh drink drank eat ate run ran walk add owe keep kept hold held give gave send sent
+    receive reach hit use used set count expect allow limit cap raise lower cut increase reduce
+    """.split())
+# Chinese: a measure word or unit after a number makes it a quantity (3杯, 12个, 7天, 500元, 30秒);
+# these characters before a bare number introduce a value (是500, 提高到1000, 约30).
+_MEASURES_ZH = frozenset("个只条杯次天年月日点分秒元块岁人位名本件张台周倍度米克斤里页项份家座层级遍毛角折成万千百亿")
+_VALUE_BEFORE_ZH = frozenset("是为到至在约共有达于过超近满剩了成降升涨跌改设比等周期拜每从花付用要需喝吃买卖跑走")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_SEQUENCE_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[a-z]+|[\u3400-\u9fff]+")
+# Between two swapped items, only these make it a list in another order ("CSV and PDF"), not a swap.
+_CONJUNCTIONS = frozenset("and or & 和 与 及 或 跟 以及 还有".split())
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,7 +124,7 @@ def antonym_pairs() -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def _cn_number(text: str) -> float | None:
+def _cn_number(text: str) -> float:
     if all(c in _CN_DIGITS for c in text):
         return float("".join(str(_CN_DIGITS[c]) for c in text))
     total, section, digit = 0, 0, 0
@@ -98,8 +133,8 @@ def _cn_number(text: str) -> float | None:
             digit = _CN_DIGITS[c]
         elif c in _CN_UNITS:
             unit = _CN_UNITS[c]
-            if unit == 10000:
-                total += (section + digit) * unit
+            if unit >= 10000:
+                total += (section + digit or 1) * unit
                 section = 0
             else:
                 section += (digit or 1) * unit
@@ -108,12 +143,19 @@ def _cn_number(text: str) -> float | None:
 
 
 @dataclass(frozen=True)
+class _Number:
+    value: float
+    identifier: bool  # names a thing (ticket 88, 订单5512), not an amount, date or time of it
+
+
+@dataclass(frozen=True)
 class _Facts:
-    numbers: frozenset
+    numbers: tuple[_Number, ...]
     values: tuple[frozenset, ...]
     negations: int
     words: frozenset
     text: str
+    sequence: tuple[str, ...]  # the words and numbers in order (Chinese cut by jieba)
 
 
 _EN_NUMBERS = {w: float(i) for i, w in enumerate(
@@ -122,6 +164,7 @@ _EN_NUMBERS = {w: float(i) for i, w in enumerate(
 _EN_NUMBERS |= {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0,
                 "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "million": 1e6, "once": 1.0, "twice": 2.0,
                 "dozen": 12.0, "half": 0.5}
+_DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1]) - {"may"}
 _HAN_SPACE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 
 
@@ -130,27 +173,82 @@ def _normalise(text: str) -> str:
     return _HAN_SPACE.sub("", unicodedata.normalize("NFKC", text or "").lower())
 
 
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def _label(word: str) -> bool:
+    """A word that names what the number after it identifies (ticket, order, room, number): a
+    content word that is not a verb taking an amount, a unit, a date or a number word."""
+    from .textsearch import ENGLISH_STOP_WORDS
+
+    return (word not in ENGLISH_STOP_WORDS and word not in _EN_NUMBERS and word not in _DATE_WORDS
+            and word not in _UNITS_EN and word not in _QUANTITY_VERBS and word not in _NEGATIONS_EN
+            and not (len(word) > 4 and word.endswith("ed")) and _singular(word) == word)
+
+
+def _number_role(before: str, after: str) -> bool:
+    """True when the number between `before` and `after` (normalised text) is an identifier."""
+    if re.search(r"(?:#|\bno\.|\bnr\.?|\bid:?)\s*$", before) or re.search(r"[a-z][-_]?$", before):
+        return True                                      # #42, no. 7, id 12, INC-4411, v2
+    if re.search(r"[$€£¥]\s*$", before) or re.match(r"\s*[%‰°]|[a-z]", after):
+        return False                                     # $500, 5%, 3pm, 32gb, 3rd
+    if re.search(r"\d[-/:.]$", before) or re.match(r"[-/:.]\d", after):
+        return False                                     # 2026-03-04, 7:45, 3/4
+    if before.endswith("第"):
+        return True                                      # 第3号机柜: an ordinal names the thing
+    if after.startswith("号"):
+        return not before.endswith("月")                 # 12号房间; 3月4号 is a date
+    if after[:1] in _MEASURES_ZH:
+        return False                                     # 3杯, 500元, 三点
+    if _HAN.match(before[-1:] or " "):
+        return before[-1] not in _VALUE_BEFORE_ZH         # 订单5512 / 预算是500
+    next_word = re.match(r"\s+([a-z]+)", after)
+    previous = re.search(r"([a-z]+)\s+$", before)
+    if next_word and (_singular(next_word[1]) in _UNITS_EN or next_word[1] in _UNITS_EN
+                      or next_word[1] in _DATE_WORDS):
+        return False                                     # 31 years, 5 km, 3 march
+    if previous and previous[1] in _DATE_WORDS:
+        return False                                     # march 3
+    return bool(previous) and _label(previous[1])        # ticket 88, item number 7; else a value
+
+
+def _numbers(norm: str) -> tuple[_Number, ...]:
+    found = []
+    for match in _NUMBER_RE.finditer(norm):
+        text, start = match.group(), match.start()
+        if text[0].isdigit():
+            value = float(text.replace(",", ""))
+            if start and norm[start - 1] == "-" and (start == 1 or not norm[start - 2].isalnum()):
+                value, start = -value, start - 1         # -5, not INC-4411 or 2026-03
+        else:
+            value = _cn_number(text)
+        found.append((match.start(), _Number(value, _number_role(norm[:start], norm[match.end():]))))
+    for match in _WORD_RE.finditer(norm):
+        if match.group() in _EN_NUMBERS:
+            found.append((match.start(), _Number(_EN_NUMBERS[match.group()],
+                                                 _number_role(norm[:match.start()], norm[match.end():]))))
+    return tuple(n for _, n in sorted(found, key=lambda p: p[0]))
+
+
+def _sequence(norm: str) -> tuple[str, ...]:
+    from .textsearch import _jieba
+
+    out: list[str] = []
+    for token in _SEQUENCE_RE.findall(norm):
+        out.extend(_jieba().lcut(token) if _HAN.match(token) else [token])
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=200_000)
 def _facts(text: str) -> _Facts:
     norm = _normalise(text)
-    numbers = {_EN_NUMBERS[w] for w in _WORD_RE.findall(norm) if w in _EN_NUMBERS and _EN_NUMBERS[w]}
-    for match in _NUMBER_RE.findall(norm):
-        if match[0].isdigit():
-            value = float(match.replace(",", "")) if match.count(",") <= 1 and "." not in match else None
-            try:
-                value = float(match.replace(",", "")) if value is None else value
-            except ValueError:
-                continue
-        else:
-            value = _cn_number(match)
-        if value:
-            numbers.add(value)
     words = {w.replace("'", "") for w in _WORD_RE.findall(norm)}
     words |= {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}  # plurals meet their word
     negations = sum(1 for w in _WORD_RE.findall(norm) if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
     negations += sum(norm.count(c) for c in _NEGATIONS_ZH)
     values = tuple(frozenset(v for v in group if (v in words if v.isascii() else v in norm)) for group in _VALUE_WORDS)
-    return _Facts(frozenset(numbers), values, negations, frozenset(words), norm)
+    return _Facts(_numbers(norm), values, negations, frozenset(words), norm, _sequence(norm))
 
 
 def _has(facts: _Facts, word: str) -> bool:
@@ -235,12 +333,63 @@ def _substitution(a: str, b: str) -> bool:
     return bool(left) and bool(right)
 
 
+def _number_change(fa: _Facts, fb: _Facts) -> str | None:
+    """``number`` when a value changed (31 -> 32 years, $500 -> $600, 3月4日 -> 3月5日),
+    ``identifier`` when what changed names two different things (ticket 88 / ticket 89), or None.
+    Numbers count with their repeats, so 0 and a repeated number are numbers too; a side with no
+    number at all adds no signal."""
+    if not fa.numbers or not fb.numbers:
+        return None
+    ca, cb = Counter(n.value for n in fa.numbers), Counter(n.value for n in fb.numbers)
+    if ca == cb:
+        return None
+    only_a, only_b = ca - cb, cb - ca
+    ids_a = [n.identifier for n in fa.numbers if n.value in only_a]
+    ids_b = [n.identifier for n in fb.numbers if n.value in only_b]
+    changed = ids_a + ids_b
+    # two identifiers that differ, or one added: another thing, whatever values it carries
+    if (ids_a and ids_b and any(ids_a) and any(ids_b)) or (changed and all(changed)):
+        return IDENTIFIER
+    return "number"
+
+
+def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
+    """Two items that changed places (Parquet over PDF / PDF over Parquet; from 3 to 4 / from 4
+    to 3): where the texts differ, one reads X ... Y and the other Y ... X with the same words
+    between. Words only one side has (a filler) are ignored; items with nothing but "and"/"or"/和
+    between them are a list in another order, not a swap."""
+    shared_a, shared_b = set(fa.sequence), set(fb.sequence)
+    a = [t for t in fa.sequence if t in shared_b]
+    b = [t for t in fb.sequence if t in shared_a]
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    ma, mb = a[start:len(a) - end], b[start:len(b) - end]
+    if len(ma) != len(mb) or len(ma) < 3:
+        return None
+    m = len(ma)
+    for lx in range(1, m - 1):
+        if ma[:lx] != mb[m - lx:]:
+            continue
+        for ly in range(1, m - lx):
+            middle = ma[lx:m - ly]
+            if ma[m - ly:] == mb[:ly] and middle == mb[ly:m - lx] and not set(middle) <= _CONJUNCTIONS:
+                return " ".join(ma[:lx]), " ".join(ma[m - ly:])
+    return None
+
+
 def contradiction(a: str, b: str) -> str | None:
-    """Why two similar texts must not be merged (a number, a weekday or month, a negation, an
-    antonym, a content word replaced by another), or None."""
+    """Why two similar texts must not be merged, or None. Signs of a contradiction (queued for a
+    person): a changed number, weekday or month, a negation, an antonym, two items swapped. Signs
+    of two different memories (kept apart, counted): a changed identifier, a content word replaced
+    by another."""
     fa, fb = _facts(a), _facts(b)
-    if fa.numbers and fb.numbers and fa.numbers != fb.numbers:
-        return "number"
+    changed = _number_change(fa, fb)
+    if changed:
+        return changed
     for va, vb in zip(fa.values, fb.values):
         if va and vb and va != vb:
             return "date"
@@ -250,6 +399,9 @@ def contradiction(a: str, b: str) -> str | None:
         a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
         if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):
             return f"antonym {left}/{right}"
+    swapped = _swap(fa, fb)
+    if swapped:
+        return f"swap {swapped[0]}/{swapped[1]}"
     if _substitution(a, b):
         return CHANGED_VALUE
     return None
@@ -257,8 +409,13 @@ def contradiction(a: str, b: str) -> str | None:
 
 # ---------------------------------------------------------------------------- candidate pairs
 def _strict_key(expr: pl.Expr) -> pl.Expr:
-    """Content for the exact pass: NFKC, lower case, no whitespace or punctuation."""
-    return expr.str.normalize("NFKC").str.to_lowercase().str.replace_all(r"[\p{P}\p{S}\s]+", "")
+    """Content for the exact pass: NFKC, lower case, no whitespace or punctuation, except that a
+    separator between two digits and a minus sign stay (1.5 is not 15, 3 4 is not 34, -5 is not 5)."""
+    lowered = expr.str.normalize("NFKC").str.to_lowercase()
+    between_digits = r"(\d)[\p{P}\p{S}\s]+(\d)"
+    return (lowered.str.replace_all(r"(^|[^\p{L}\p{N}])[-\u2212](\d)", "${1}\x02${2}")
+            .str.replace_all(between_digits, "${1}\x01${2}").str.replace_all(between_digits, "${1}\x01${2}")
+            .str.replace_all(r"[\p{P}\p{S}\s]+", ""))
 
 
 def _bucket_pairs(buckets: pl.DataFrame, member: str = "row") -> pl.DataFrame:
@@ -355,7 +512,8 @@ class Plan:
     contradictions: pl.DataFrame
     candidates: int
     examined: int
-    different: int = 0  # similar pairs kept apart because a content word changed (not filed)
+    different: int = 0  # similar pairs kept apart as two memories (an identifier or a content word changed; not filed)
+    left_out: int = 0  # memories similar to a cluster member that differ from another member (not merged)
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
@@ -416,14 +574,14 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         all_edges = (all_edges.join(names.rename({"row": "a", "id": "x"}), on="a")
                      .join(names.rename({"row": "b", "id": "y"}), on="b")
                      .join(apart, on=["x", "y"], how="anti").drop("x", "y"))
-    merges = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
+    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
     # a pair is filed between the memories that stay: a member stands for its canonical memory
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
-    # Only the signals of a contradiction (number, date, negation, antonym) go to a person; a
-    # replaced content word usually means two different memories (billing vs search), kept apart.
+    # Only the signals of a contradiction (number, date, negation, antonym, swap) go to a person; a
+    # changed identifier or a replaced content word means two different memories, kept apart.
     seen, filed, different = set(), [], 0
     for a, b, kind, score, why in bad:
-        if why == CHANGED_VALUE:
+        if why in DIFFERENT:
             different += 1
             continue
         x, y = sorted((canonical.get(ids[a], ids[a]), canonical.get(ids[b], ids[b])))
@@ -435,14 +593,21 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         schema={"a": pl.String, "b": pl.String, "reason": pl.String, "pass": pl.String, "score": pl.Float64},
         orient="row")
     return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height,
-                different=different)
+                different=different, left_out=left_out)
 
 
-def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> pl.DataFrame:
+def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> tuple[pl.DataFrame, int]:
+    """Clusters from the guarded edges, and how many memories were left out of one. Complete
+    linkage on the guard: a memory joins a cluster only through an edge to one of its members and
+    only if it passes the guard against every member already in it (A~B and B~C never merge A
+    with a C that differs from A). Memories with the same strict key count once, and the guard
+    runs per cluster (a few members), never over all pairs of a scope."""
+    import heapq
+
     schema_ = {"cluster": pl.String, "canonical": pl.String, "member": pl.String, "pass": pl.String,
                "score": pl.Float64}
     if edges.height == 0:
-        return pl.DataFrame(schema=schema_)
+        return pl.DataFrame(schema=schema_), 0
     n = frame.height
     graph = coo_matrix((np.ones(edges.height), (edges["a"].to_numpy(), edges["b"].to_numpy())), shape=(n, n))
     _, labels = connected_components(graph, directed=False)
@@ -454,25 +619,60 @@ def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> 
     how = (pl.concat([edges.select(row="a", kind="kind", score="score"), edges.select(row="b", kind="kind", score="score")])
            .with_columns(rank=pl.col("kind").replace_strict({"exact": 0, "near": 1, "semantic": 2}, return_dtype=pl.Int8))
            .sort("rank", pl.col("score").neg()).unique("row", keep="first"))
-    out = []
-    for _, group in members.group_by("label", maintain_order=True):
-        rows, keys = group["row"].to_list(), group["key"].to_list()
-        canonical = rows[0]
-        # the same text but for case, width, spaces and punctuation cannot contradict it
-        kept = [r for r, k in zip(rows[1:], keys[1:])
-                if k == keys[0] or contradiction(contents[canonical], contents[r]) is None]
-        if not kept:
+    # one node per (component, strict key), numbered in canonical order: its first row speaks for it
+    rows_in_order = members["row"].to_list()
+    position = {row: i for i, row in enumerate(rows_in_order)}
+    node_of_key: dict[tuple[int, str], int] = {}
+    node_rows: list[list[int]] = []
+    node_label: list[int] = []
+    node_of_row: dict[int, int] = {}
+    for row, label, key in zip(rows_in_order, members["label"].to_list(), members["key"].to_list()):
+        node = node_of_key.setdefault((label, key), len(node_rows))
+        if node == len(node_rows):
+            node_rows.append([])
+            node_label.append(label)
+        node_rows[node].append(row)
+        node_of_row[row] = node
+    neighbours: list[set[int]] = [set() for _ in node_rows]
+    for a, b in zip(edges["a"].to_list(), edges["b"].to_list()):
+        x, y = node_of_row[a], node_of_row[b]
+        if x != y:
+            neighbours[x].add(y)
+            neighbours[y].add(x)
+    out, left_out, assigned = [], 0, [False] * len(node_rows)
+    for seed in range(len(node_rows)):
+        if assigned[seed]:
             continue
-        cluster_ids = sorted(ids[r] for r in [canonical, *kept])
-        cluster = hashlib.sha256("\x1f".join(cluster_ids).encode()).hexdigest()[:16]
-        for r in kept:
-            out.append((cluster, ids[canonical], ids[r], r))
+        assigned[seed] = True
+        cluster, tried = [seed], {seed}
+        frontier = sorted(neighbours[seed])
+        heapq.heapify(frontier)
+        while frontier:
+            node = heapq.heappop(frontier)
+            if assigned[node] or node in tried:
+                continue
+            tried.add(node)
+            text = contents[node_rows[node][0]]
+            if all(contradiction(contents[node_rows[m][0]], text) is None for m in cluster):
+                cluster.append(node)
+                assigned[node] = True
+                for nxt in neighbours[node]:
+                    if not assigned[nxt] and nxt not in tried:
+                        heapq.heappush(frontier, nxt)
+        rows = sorted((r for node in cluster for r in node_rows[node]), key=position.__getitem__)
+        if len(rows) < 2:
+            left_out += 1  # similar to another memory, but it differs from every cluster it could join
+            continue
+        canonical, kept = rows[0], rows[1:]
+        cluster_ids = sorted(ids[r] for r in rows)
+        cluster_id = hashlib.sha256("\x1f".join(cluster_ids).encode()).hexdigest()[:16]
+        out.extend((cluster_id, ids[canonical], ids[r], r) for r in kept)
     if not out:
-        return pl.DataFrame(schema=schema_)
+        return pl.DataFrame(schema=schema_), left_out
     plan = pl.DataFrame(out, schema={"cluster": pl.String, "canonical": pl.String, "member": pl.String,
                                      "row": pl.Int64}, orient="row")
     return plan.join(how.select("row", pl.col("kind").alias("pass"), "score"), on="row", how="left").select(
-        "cluster", "canonical", "member", "pass", "score")
+        "cluster", "canonical", "member", "pass", "score"), left_out
 
 
 # ---------------------------------------------------------------------------- the step
@@ -526,7 +726,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
         report.counts = {"examined": plan.examined, "candidates": plan.candidates, "clusters":
                          plan.merges["cluster"].n_unique() if plan.merges.height else 0,
                          "merged": plan.merges.height, **{f"merged_{p}": n for p, n in counts.items()},
-                         "contradictions": plan.contradictions.height, "kept_apart_different": plan.different}
+                         "contradictions": plan.contradictions.height, "kept_apart_different": plan.different,
+                         "left_out_of_clusters": plan.left_out}
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         report.details["dry_run"] = dry_run
