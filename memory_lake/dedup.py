@@ -7,28 +7,40 @@ Per scope (tenant, agent_id, user_id), over active memories that are not merged 
 2. **near**: MinHash over the character 3-grams (2-grams in Chinese) of the normalised text (so
    Chinese works without segmentation; a word-level change moves several n-grams), LSH-bucketed (``bands`` x ``rows``
    hashes; only memories sharing a bucket are compared, never all pairs), verified by the exact
-   Jaccard similarity of the two 3-gram sets >= ``near_jaccard``;
+   Jaccard similarity of the two 3-gram sets >= ``near_jaccard``. Every number reads as ``0``
+   here, so that a changed number never hides a pair from the guard ("Budget is $500" / "$600");
 3. **semantic**: cosine > ``semantic_cosine`` (seed 004: 0.90) between memories that share their type
    or a tag, with the cached embeddings, only where the model covers both texts' language (MiniLM
    maps most Chinese to [UNK]); candidates come from random-hyperplane LSH buckets.
 
-**Contradiction guard.** A candidate pair (near or semantic) whose texts differ in a number (digits
-or Chinese numerals, zero ignored), a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...)
-or one side of an antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...),
-or a content word replaced by an unrelated one (not a typo, not a synonym from ``data/synonyms.tsv``)
-is never merged. The first four are signs of a contradiction: the pair goes to the ``conflicts`` queue
-as kind ``contradiction`` for a person to decide. A replaced word usually means two different
-memories ("updates about billing" / "about search"): they are kept apart and counted, not queued.
-Clusters are connected components of the remaining pairs; a member that contradicts the canonical
-memory is left out.
+**Contradiction guard.** A candidate pair (near or semantic) is never merged when its texts differ
+in a number, a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...), one side of an
+antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...), the order
+of two items (Parquet over PDF / PDF over Parquet), or a content word replaced by an unrelated one
+(not a typo, not a synonym from ``data/synonyms.tsv``). Every run of digits is a number (0 too),
+and so are Chinese numerals and English number words. A number is read by its neighbours: after a
+label (``ticket 88``, ``order 5512``, ``#42``, ``INC-4411``, ``订单5512``, ``第3号``) it is an
+identifier, and two identifiers that differ name two different things; with a unit, a currency,
+a date or time, or after a verb or copula (``31 years``, ``$500``, ``3pm``, ``2026-03-04``,
+``预算500元``, ``是500``) it is a value of the same thing. A changed value, date, negation, antonym
+or swap is a sign of a contradiction: the pair goes to the ``conflicts`` queue as kind
+``contradiction`` for a person to decide. A changed identifier or a replaced word means two
+different memories ("ticket 88" / "ticket 89", "updates about billing" / "about search"): they
+are kept apart and counted, not queued.
+
+**Clusters** grow by complete linkage on the guard: from the canonical memory along the candidate
+pairs, a memory joins only if it passes the guard against every member already in the cluster, so
+A~B and B~C never merge A with a C that differs from A. The guard runs within a cluster's few
+members, never over all pairs of a scope.
 
 **Merge.** The canonical memory is the most important one, then the oldest (created_at), then the
 smallest id. It takes the union of the tags, the sum of the access and reference counts, the max
 importance, the earliest created_at and the latest last_accessed_at; the others get ``merged_into``
-(they are not deleted, and search skips them). A merge is a system move: no version bump, a
-``memory_history`` row (change ``merge``) per memory with its before image, a ``dedup_merges`` row
-per member, and the cleanup log. ``unmerge(canonical)`` restores the whole cluster exactly from
-those before images; the pairs it separates are never merged again.
+and status ``merged`` (they are not deleted; search, publish, health and the tier rules skip them;
+forget still reaches them). A merge is a system move: no version bump, a ``memory_history`` row
+(change ``merge``) per memory with its before image, a ``dedup_merges`` row per member, and the
+cleanup log. ``unmerge(canonical)`` restores the whole cluster exactly from those before images
+(the status too); the pairs it separates are never merged again.
 """
 
 from __future__ import annotations
@@ -436,6 +448,9 @@ def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) 
     (columns ``row``, ``scope``, ``text``), from MinHash LSH buckets within a scope."""
     patterns, heads = _chinese_synonym_map()
     texts = frame.select("row", "scope", norm=pl.col("text").str.normalize("NFKC").str.to_lowercase()
+                         # a number reads as "0" here: texts that differ only in a number are
+                         # candidates, and the guard (not the n-grams) decides what the number means
+                         .str.replace_all(r"\d+(?:[.,:/-]\d+)*", "0")
                          .str.replace_all(r"[\p{P}\p{S}\s]+", "")
                          # Chinese synonyms read as one word, so a rewording shares its n-grams
                          .str.replace_many(patterns, heads))
@@ -809,7 +824,8 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
                    updated_at = greatest(memories.updated_at, c.created_at)
             FROM dedup_canonical c WHERE memories.id = c.id
             """)
-        con.execute("UPDATE memories SET merged_into = p.canonical FROM dedup_plan p WHERE memories.id = p.member")
+        con.execute("UPDATE memories SET merged_into = p.canonical, status = 'merged' FROM dedup_plan p "
+                    "WHERE memories.id = p.member")
         seq = next_history_seq(con)
         con.execute(
             f"""
@@ -817,7 +833,7 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
             SELECT $seq + row_number() OVER (ORDER BY r.cluster, r.role, r.id), m.id, m.tenant, m.version, 'merge',
                    CASE WHEN r.role = 'canonical'
                         THEN ['tags', 'access_count', 'reference_count', 'importance', 'created_at', 'last_accessed_at']
-                        ELSE ['merged_into'] END,
+                        ELSE ['merged_into', 'status'] END,
                    'system', $run_id,
                    'dedup ' || coalesce(r.pass, 'cluster') || ': cluster ' || r.cluster || ' into ' || r.canonical,
                    $as_of, {row_image('b')}, {row_image('m')}, 'dedup', NULL, m.trace_id
@@ -832,8 +848,8 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
         con.execute(
             """
             INSERT INTO cleanup_log
-            SELECT m.id, m.tenant, m.agent_id, m.user_id, m.tier, m.tier, m.status, m.status, 'dedup_' || p.pass, $run_id, $as_of
-            FROM dedup_plan p JOIN memories m ON m.id = p.member
+            SELECT m.id, m.tenant, m.agent_id, m.user_id, m.tier, m.tier, b.status, m.status, 'dedup_' || p.pass, $run_id, $as_of
+            FROM dedup_plan p JOIN memories m ON m.id = p.member JOIN dedup_before b ON b.id = p.member
             """, {"run_id": run_id, "as_of": as_of})
         lines = con.execute(
             "SELECT concat_ws(' ', ?, ?, 'dedup_' || pass, member, 'merged into', canonical) FROM dedup_plan "

@@ -41,6 +41,8 @@ EXPORTED_TABLES = ("memory_history", "cleanup_log", "health_snapshots", "retriev
 SCOPE_RECORD_COLUMNS = ("id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id",
                         "session_id", "created_at", "updated_at", "last_accessed_at", "access_count",
                         "reference_count", "expires_at", "version", "status", "trace_id")
+# The rows an export carries: not forgotten, not merged into another (schema.PUBLISHED_STATUSES).
+PUBLISHED = "status IN (" + ", ".join(f"'{s}'" for s in schema.PUBLISHED_STATUSES) + ")"
 TIER_ORDER = "CASE tier WHEN 'important' THEN 0 WHEN 'working' THEN 1 WHEN 'short_term' THEN 2 ELSE 3 END"
 TIER_TITLES = {"important": "Important", "working": "Working", "short_term": "Short-term", "long_term": "Long-term"}
 
@@ -123,7 +125,7 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
         pruned = _prune(lake.exports, policy.publish.keep_versions)
         con.execute(
             "UPDATE memories SET published_at = ?, publish_meta = json_object('version', ?, 'run_id', ?) "
-            "WHERE status <> 'deleted' AND merged_into IS NULL", [as_of, version, run_id])
+            f"WHERE {PUBLISHED}", [as_of, version, run_id])
         result = {**base, "status": "published", "version": version, "current": version, "path": str(target),
                   "pruned": pruned}
         _record(con, run_id, as_of, result, manifest)
@@ -151,7 +153,7 @@ def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE publish_rows AS
-        SELECT {', '.join(columns)} FROM memories WHERE status <> 'deleted' AND merged_into IS NULL ORDER BY id
+        SELECT {', '.join(columns)} FROM memories WHERE {PUBLISHED} ORDER BY id
         """
     )
     # Row digests joined in id order: the content identity of an export, independent of run and time.

@@ -310,3 +310,140 @@ def test_property_case_and_whitespace_variants_are_all_merged():
         assert plan.contradictions.to_dicts() == []
 
     check()
+
+
+# ---------------------------------------------------------------------------- issue 11 regressions
+def _ingest(lake, tmp_path, records, **base):
+    lake.ingest([write_jsonl(tmp_path / "issue11.jsonl", [{**base, **r} for r in records])], as_of=AS_OF)
+
+
+def test_fifty_numbered_items_stay_fifty_memories(lake, tmp_path):
+    """Issue 11.1: 50 memories "... item number {i} ..." (i = 0..49) became one: 0 was not a number
+    and the cluster chained. Each item number names another item: nothing merges, nothing is queued."""
+    _ingest(lake, tmp_path, [{"id": f"item-{i:02d}", "content": f"Checklist item number {i} is done"}
+                             for i in range(50)], tenant="acme", user_id="alice", type="todo")
+    report = dedup(lake, AS_OF)
+    assert (report.counts["merged"], report.counts["clusters"], report.counts["contradictions_filed"]) == (0, 0, 0)
+    assert report.counts["kept_apart_different"] > 0  # they were candidates, and the guard kept them apart
+    assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
+        {"id": f"item-{i:02d}", "status": "active", "merged_into": None} for i in range(50)]
+    assert rows(lake, "SELECT count(*) AS n FROM conflicts") == [{"n": 0}]
+
+
+def test_two_swapped_items_are_a_contradiction_not_a_duplicate(lake, tmp_path):
+    """Issue 11.1, the demo: "王芳…偏好Parquet格式，不要PDF" merged with "王芳…偏好PDF格式，不要Parquet"."""
+    a, b = "王芳导出销售数据时偏好Parquet格式，不要PDF。", "王芳导出销售数据时偏好PDF格式，不要Parquet。"
+    _ingest(lake, tmp_path, [{"id": "zk-1", "content": a, "created_at": "2026-11-01T00:00:00Z"},
+                             {"id": "zk-2", "content": b, "created_at": "2026-11-02T00:00:00Z"}],
+            tenant="zhongke", agent_id="kefu-bot", user_id="u-wangfang", type="preference")
+    with lake.reader() as con:
+        plan, _ = plan_dedup(con, lake.policy)
+    assert plan.merges.to_dicts() == []
+    assert plan.contradictions.select("a", "b", "reason", "pass").to_dicts() == [
+        {"a": "zk-1", "b": "zk-2", "reason": "swap parquet/pdf", "pass": "near"}]
+    dedup(lake, AS_OF)
+    assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
+        {"id": "zk-1", "status": "active", "merged_into": None}, {"id": "zk-2", "status": "active", "merged_into": None}]
+    assert rows(lake, "SELECT kind, memory_id, other_memory_id, lake_value, incoming_value FROM conflicts") == [
+        {"kind": "contradiction", "memory_id": "zk-1", "other_memory_id": "zk-2",
+         "lake_value": json.dumps(a, ensure_ascii=False), "incoming_value": json.dumps(b, ensure_ascii=False)}]
+
+
+def test_a_cluster_does_not_chain_through_its_canonical_memory(lake, tmp_path):
+    """Issue 11.1: A~B and B~C merged A with C although A and C differ. B (no number, the most
+    important) is like A (5 km) and like C (7 km); A and C differ in a number: only one joins B,
+    and the pair A/C goes to the queue."""
+    _ingest(lake, tmp_path, [
+        {"id": "run-b", "content": "Alice runs kilometres along the river every Sunday morning", "importance": 0.9},
+        {"id": "run-a", "content": "Alice runs 5 kilometres along the river every Sunday morning", "importance": 0.5,
+         "created_at": "2026-11-01T00:00:00Z"},
+        {"id": "run-c", "content": "Alice runs 7 kilometres along the river every Sunday morning", "importance": 0.5,
+         "created_at": "2026-11-02T00:00:00Z"},
+    ], tenant="acme", user_id="alice", type="fact")
+    report = dedup(lake, AS_OF)
+    assert (report.counts["merged"], report.counts["left_out_of_clusters"]) == (1, 1)
+    assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
+        {"id": "run-a", "status": "merged", "merged_into": "run-b"},
+        {"id": "run-b", "status": "active", "merged_into": None},
+        {"id": "run-c", "status": "active", "merged_into": None}]
+    # filed between the memories that stay: run-a is represented by run-b
+    assert rows(lake, "SELECT kind, memory_id, other_memory_id FROM conflicts") == [
+        {"kind": "contradiction", "memory_id": "run-b", "other_memory_id": "run-c"}]
+
+
+ISSUE_11_PAIRS = [
+    # (a, b, reason): an identifier names two different things; a value of one thing changed
+    ("Ticket 88 is about login failures", "Ticket 89 is about login failures", "identifier"),
+    ("Order 5512 shipped to the Berlin warehouse", "Order 5513 shipped to the Berlin warehouse", "identifier"),
+    ("Room 12", "Room 14", "identifier"),
+    ("订单5512已发货", "订单5513已发货", "identifier"),
+    ("Alice is 31 years old", "Alice is 32 years old", "number"),
+    ("The meeting is on 2026-03-04", "The meeting is on 2026-03-05", "number"),
+    ("Budget is $500", "Budget is $600", "number"),
+    ("预算500元", "预算600元", "number"),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "why"), ISSUE_11_PAIRS)
+def test_an_identifier_is_not_a_value(a, b, why):
+    assert (contradiction(a, b), contradiction(b, a)) == (why, why)
+
+
+def test_identifiers_are_kept_apart_and_changed_values_are_queued(lake, tmp_path):
+    """Issue 11.2, each pair in its own scope with real embeddings: nothing merges; only the
+    changed values go to the conflict queue as contradictions."""
+    records = []
+    for n, (a, b, _) in enumerate(ISSUE_11_PAIRS):
+        records += [{"id": f"p{n}-a", "tenant": f"t{n}", "content": a, "type": "fact", "created_at": "2026-11-01T00:00:00Z"},
+                    {"id": f"p{n}-b", "tenant": f"t{n}", "content": b, "type": "fact", "created_at": "2026-11-02T00:00:00Z"}]
+    _ingest(lake, tmp_path, records)
+    lake.index(as_of=AS_OF)
+    report = dedup(lake, AS_OF)
+    assert report.counts["merged"] == 0
+    assert report.counts["kept_apart_different"] == 4
+    assert rows(lake, "SELECT kind, memory_id, other_memory_id FROM conflicts ORDER BY memory_id") == [
+        {"kind": "contradiction", "memory_id": f"p{n}-a", "other_memory_id": f"p{n}-b"} for n in range(4, 8)]
+
+
+def test_a_merged_memory_has_status_merged_and_every_status_filter_skips_it(lake, tmp_path):
+    """Issue 11.5: merged memories kept status active, so `WHERE status = 'active'` counted them.
+    Now: status merged while merged; unmerge gives back the exact status; search, publish (and its
+    GX status set), health and the tier rules skip it; forget still reaches it."""
+    import polars as pl
+
+    from memory_lake.forget import forget
+    from memory_lake.tiers import enforce_tiers
+
+    build(lake, tmp_path)
+    dedup(lake, AS_OF)
+    assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
+        {"id": "a1", "status": "merged", "merged_into": "a2"}, {"id": "a2", "status": "active", "merged_into": None},
+        {"id": "a3", "status": "merged", "merged_into": "a2"}, {"id": "b1", "status": "active", "merged_into": None},
+        {"id": "c1", "status": "active", "merged_into": None}, {"id": "imp", "status": "active", "merged_into": None}]
+    assert rows(lake, "SELECT count(*) AS n FROM memories WHERE status = 'active'") == [{"n": 4}]
+    assert rows(lake, "SELECT memory_id, changed_fields, after.status AS status FROM memory_history "
+                      "WHERE change = 'merge' AND memory_id <> 'a2' ORDER BY memory_id") == [
+        {"memory_id": "a1", "changed_fields": ["merged_into", "status"], "status": "merged"},
+        {"memory_id": "a3", "changed_fields": ["merged_into", "status"], "status": "merged"}]
+    assert rows(lake, "SELECT memory_id, from_status, to_status FROM cleanup_log WHERE rule LIKE 'dedup%' "
+                      "ORDER BY memory_id") == [{"memory_id": "a1", "from_status": "active", "to_status": "merged"},
+                                                {"memory_id": "a3", "from_status": "active", "to_status": "merged"}]
+    # health counts only the memories that stay (alice: a2, b1, imp; bob: c1)
+    health = lake.health(as_of=AS_OF)
+    scope = next(s for s in health["scopes"] if s["user_id"] == "alice")
+    assert scope["total"] == 3
+    # tier rules: every memory expired; the merged ones are left as they are
+    with lake.writer() as con:
+        con.execute("UPDATE memories SET expires_at = TIMESTAMP '2026-11-15 00:00:00'")
+    enforce_tiers(lake, AS_OF)
+    assert rows(lake, "SELECT id, status FROM memories WHERE id IN ('a1', 'a2', 'a3') ORDER BY id") == [
+        {"id": "a1", "status": "merged"}, {"id": "a2", "status": "archived"}, {"id": "a3", "status": "merged"}]
+    # publish: merged rows are not exported, and the GX status set passes
+    published = lake.publish(as_of=AS_OF)
+    assert published.details["status"] == "published"
+    exported = pl.read_parquet(lake.exports / "CURRENT" / "memories.parquet")
+    assert sorted(exported["id"].to_list()) == ["a2", "b1", "c1", "imp"]
+    # forget reaches a merged memory
+    forget(lake, ids=["a3"], operator="user", reason="user asked", as_of=AS_OF)
+    assert rows(lake, "SELECT id, status, content FROM memories WHERE id = 'a3'") == [
+        {"id": "a3", "status": "deleted", "content": ""}]
