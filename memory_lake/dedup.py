@@ -890,8 +890,11 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
         CREATE OR REPLACE TEMP TABLE unmerge_images AS
         SELECT memory_id AS id, arg_max(before, seq) AS image FROM memory_history
         WHERE change = 'merge' AND memory_id IN (SELECT unnest(?::VARCHAR[])) AND reason LIKE '%cluster ' || ? || ' into %'
+          -- a memory forgotten since stays a tombstone: its image holds no text to give back
+          AND memory_id NOT IN (SELECT id FROM memories WHERE status = 'deleted')
         GROUP BY memory_id
         """, [ids, cluster])
+    restored = [i for (i,) in con.execute("SELECT id FROM unmerge_images ORDER BY id").fetchall()]
     con.execute("CREATE OR REPLACE TEMP TABLE unmerge_before AS SELECT m.* FROM memories m "
                 "WHERE id IN (SELECT id FROM unmerge_images)")
     assignments = ", ".join(f"{c} = i.image.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
@@ -907,4 +910,4 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
     con.execute("UPDATE dedup_merges SET unmerged_at = ?, unmerged_by = ? WHERE cluster_id = ? AND canonical_id = ? "
                 "AND unmerged_at IS NULL", [as_of, operator, cluster, canonical_id])
     con.execute("DROP TABLE unmerge_images; DROP TABLE unmerge_before")
-    return {"cluster": cluster, "canonical_id": canonical_id, "restored": ids, "run_id": run_id}
+    return {"cluster": cluster, "canonical_id": canonical_id, "restored": restored, "run_id": run_id}

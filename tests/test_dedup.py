@@ -447,3 +447,51 @@ def test_a_merged_memory_has_status_merged_and_every_status_filter_skips_it(lake
     forget(lake, ids=["a3"], operator="user", reason="user asked", as_of=AS_OF)
     assert rows(lake, "SELECT id, status, content FROM memories WHERE id = 'a3'") == [
         {"id": "a3", "status": "deleted", "content": ""}]
+    # unmerge gives a1 back its status; the forgotten a3 stays a tombstone (it used to fail on its empty image)
+    assert sorted(lake.unmerge("a2", as_of=AS_OF)["restored"]) == ["a1", "a2"]
+    assert rows(lake, "SELECT id, status, content, merged_into FROM memories WHERE id IN ('a1', 'a3') ORDER BY id") == [
+        {"id": "a1", "status": "active", "content": "User prefers dark mode in the editor", "merged_into": None},
+        {"id": "a3", "status": "deleted", "content": "", "merged_into": "a2"}]
+
+
+def test_migration_9_gives_merged_rows_status_merged(lake, tmp_path):
+    """Issue 11.5: a lake merged before migration 9 has rows with merged_into set and status
+    active (56 in the demo); the migration moves them to merged (a forgotten one stays deleted),
+    with a system history row as of the merge, and widens the status CHECK."""
+    import duckdb
+
+    from memory_lake import Lake, schema
+
+    build(lake, tmp_path)
+    dedup(lake, AS_OF)
+    # the lake as migration 8 left it: the five statuses of migration 1, merged rows still active
+    con = duckdb.connect(str(lake.db_path))
+    con.execute("CREATE TABLE old_rows AS SELECT * REPLACE (CASE WHEN id = 'a3' THEN 'deleted' WHEN status = 'merged' "
+                "THEN 'active' ELSE status END AS status) FROM memories")
+    con.execute("DROP TABLE memories")
+    con.execute(schema.MIGRATIONS[0][2].split("CREATE TABLE memory_history")[0])
+    con.execute("INSERT INTO memories SELECT * FROM old_rows; DROP TABLE old_rows")
+    con.execute("DELETE FROM schema_migrations WHERE version = 9")
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute("UPDATE memories SET status = 'merged' WHERE id = 'a1'")
+    con.close()
+
+    reopened = Lake.open(lake.root)
+    with reopened.writer():
+        pass  # a writer migrates
+    assert rows(reopened, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
+        {"id": "a1", "status": "merged", "merged_into": "a2"}, {"id": "a2", "status": "active", "merged_into": None},
+        {"id": "a3", "status": "deleted", "merged_into": "a2"}, {"id": "b1", "status": "active", "merged_into": None},
+        {"id": "c1", "status": "active", "merged_into": None}, {"id": "imp", "status": "active", "merged_into": None}]
+    assert rows(reopened, "SELECT memory_id, change, changed_fields, operator, run_id, as_of, before.status AS before, "
+                          "after.status AS after FROM memory_history WHERE run_id = 'migration-9'") == [
+        {"memory_id": "a1", "change": "status", "changed_fields": ["status"], "operator": "system",
+         "run_id": "migration-9", "as_of": AS_OF, "before": "active", "after": "merged"}]
+    assert rows(reopened, "SELECT max(version) AS v FROM schema_migrations") == [{"v": 9}]
+    with reopened.writer() as con:
+        with pytest.raises(duckdb.ConstraintException):
+            con.execute("UPDATE memories SET status = 'bogus' WHERE id = 'a1'")
+    # unmerge gives back the status before the merge
+    reopened.unmerge("a2", as_of=AS_OF)
+    assert rows(reopened, "SELECT id, status, merged_into FROM memories WHERE id IN ('a1', 'a2') ORDER BY id") == [
+        {"id": "a1", "status": "active", "merged_into": None}, {"id": "a2", "status": "active", "merged_into": None}]
