@@ -367,29 +367,21 @@ def _number_change(fa: _Facts, fb: _Facts) -> str | None:
 
 def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     """Two items that changed places (Parquet over PDF / PDF over Parquet; from 3 to 4 / from 4
-    to 3): where the texts differ, one reads X ... Y and the other Y ... X with the same words
-    between. Words only one side has (a filler) are ignored; items with nothing but "and"/"or"/和
-    between them are a list in another order, not a swap."""
-    shared_a, shared_b = set(fa.sequence), set(fb.sequence)
-    a = [t for t in fa.sequence if t in shared_b]
-    b = [t for t in fb.sequence if t in shared_a]
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    ma, mb = a[start:len(a) - end], b[start:len(b) - end]
-    if len(ma) != len(mb) or len(ma) < 3:
-        return None
-    m = len(ma)
-    for lx in range(1, m - 1):
-        if ma[:lx] != mb[m - lx:]:
-            continue
-        for ly in range(1, m - lx):
-            middle = ma[lx:m - ly]
-            if ma[m - ly:] == mb[:ly] and middle == mb[ly:m - lx] and not set(middle) <= _CONJUNCTIONS:
-                return " ".join(ma[:lx]), " ".join(ma[m - ly:])
+    to 3; Alice told Bob / Bob told Alice): words x and y (each once in both texts) whose order
+    flips while a word between them stays between them. A clause moved to the other end (no word
+    stays between) is a rewording; items with only "and"/"or"/和 between them are a list in
+    another order."""
+    counts_a, counts_b = Counter(fa.sequence), Counter(fb.sequence)
+    position_b = {t: i for i, t in enumerate(fb.sequence) if counts_b[t] == 1}
+    anchors = [(t, position_b[t]) for t in fa.sequence if counts_a[t] == 1 and t in position_b]
+    order = [p for _, p in anchors]
+    if all(x < y for x, y in zip(order, order[1:])):
+        return None  # the shared words keep their order
+    for i, (x, px) in enumerate(anchors):
+        for j in range(i + 2, len(anchors)):
+            y, py = anchors[j]
+            if py < px and any(py < pm < px and m not in _CONJUNCTIONS for m, pm in anchors[i + 1:j]):
+                return x, y
     return None
 
 

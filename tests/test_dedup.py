@@ -57,6 +57,12 @@ def test_the_labelled_pairs(lake, tmp_path):
     ("Deploy on Friday", "Deploy on Firday", None),
     ("User likes jazz records", "User prefers jazz records", None),       # synonyms (data/synonyms.tsv)
     ("用户喜欢爵士乐", "用户偏好爵士乐", None),
+    ("Checklist item number 0 is done", "Checklist item number 1 is done", "identifier"),  # 0 is a number
+    ("Alice told Bob the plan", "Bob told Alice the plan", "swap alice/bob"),
+    ("Move the sync from 3 to 4", "Move the sync from 4 to 3", "swap 3/4"),
+    ("Export as Parquet and PDF", "Export as PDF and Parquet", None),                # a list in another order
+    ("Deploy on Friday after the review", "After the review, deploy on Friday", None),  # a clause moved
+    ("Budget is 1.5M", "Budget is 15M", "number"),
 ])
 def test_the_contradiction_guard(a, b, why):
     assert contradiction(a, b) == why
@@ -331,8 +337,9 @@ def test_fifty_numbered_items_stay_fifty_memories(lake, tmp_path):
 
 
 def test_two_swapped_items_are_a_contradiction_not_a_duplicate(lake, tmp_path):
-    """Issue 11.1, the demo: "王芳…偏好Parquet格式，不要PDF" merged with "王芳…偏好PDF格式，不要Parquet"."""
-    a, b = "王芳导出销售数据时偏好Parquet格式，不要PDF。", "王芳导出销售数据时偏好PDF格式，不要Parquet。"
+    """Issue 11.1, the demo: "王芳…偏好Parquet格式，不要PDF" merged with "王芳…偏好PDF格式，不要Parquet"
+    (these two rows of the demo lake, seed 7)."""
+    a, b = "王芳导出数据导出数据时偏好Parquet格式，不要PDF。", "王芳导出物流延迟数据时偏好PDF格式，不要Parquet。"
     _ingest(lake, tmp_path, [{"id": "zk-1", "content": a, "created_at": "2026-11-01T00:00:00Z"},
                              {"id": "zk-2", "content": b, "created_at": "2026-11-02T00:00:00Z"}],
             tenant="zhongke", agent_id="kefu-bot", user_id="u-wangfang", type="preference")
