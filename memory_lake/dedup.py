@@ -75,6 +75,8 @@ ANTONYMS_FILE = Path(__file__).parent / "data" / "antonyms.tsv"
 _SHINGLE = 3
 # The near pass works on at most about this many memories at once (whole scopes per chunk).
 NEAR_CHUNK_ROWS = 150_000
+# Within an LSH bucket, each member is paired with the first one and with this many before it.
+BUCKET_WINDOW = 4
 
 
 # ---------------------------------------------------------------------------- the guard
@@ -119,6 +121,7 @@ _QUANTITY_VERBS = frozenset("""
 _MEASURES_ZH = frozenset("个只条杯次天年月日点分秒元块岁人位名本件张台周倍度米克斤里页项份家座层级遍毛角折成万千百亿")
 _VALUE_BEFORE_ZH = frozenset("是为到至在约共有达于过超近满剩了成降升涨跌改设比等周期拜每从花付用要需喝吃买卖跑走")
 _HAN = re.compile(r"[\u3400-\u9fff]")
+_CONTEXT = 32  # characters read on each side of a number to tell its role
 _SEQUENCE_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[a-z]+|[\u3400-\u9fff]+")
 # Between two swapped items, only these make it a list in another order ("CSV and PDF"), not a swap.
 _CONJUNCTIONS = frozenset("and or & 和 与 及 或 跟 以及 还有".split())
@@ -176,7 +179,9 @@ _EN_NUMBERS = {w: float(i) for i, w in enumerate(
 _EN_NUMBERS |= {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0,
                 "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "million": 1e6, "once": 1.0, "twice": 2.0,
                 "dozen": 12.0, "half": 0.5}
-_DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1]) - {"may"}
+# Weekdays and months, with their short forms: a number beside one is a date ("dec 20", "3 may").
+_DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1] + "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr "
+                        "jun jul aug sep sept oct nov dec".split())
 _HAN_SPACE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 
 
@@ -235,11 +240,12 @@ def _numbers(norm: str) -> tuple[_Number, ...]:
                 value, start = -value, start - 1         # -5, not INC-4411 or 2026-03
         else:
             value = _cn_number(text)
-        found.append((match.start(), _Number(value, _number_role(norm[:start], norm[match.end():]))))
+        found.append((match.start(), _Number(value, _number_role(norm[max(0, start - _CONTEXT):start],
+                                                                 norm[match.end():match.end() + _CONTEXT]))))
     for match in _WORD_RE.finditer(norm):
         if match.group() in _EN_NUMBERS:
-            found.append((match.start(), _Number(_EN_NUMBERS[match.group()],
-                                                 _number_role(norm[:match.start()], norm[match.end():]))))
+            found.append((match.start(), _Number(_EN_NUMBERS[match.group()], _number_role(
+                norm[max(0, match.start() - _CONTEXT):match.start()], norm[match.end():match.end() + _CONTEXT]))))
     return tuple(n for _, n in sorted(found, key=lambda p: p[0]))
 
 
@@ -424,14 +430,16 @@ def _strict_key(expr: pl.Expr) -> pl.Expr:
 
 def _bucket_pairs(buckets: pl.DataFrame, member: str = "row") -> pl.DataFrame:
     """(a, b) pairs within each bucket (a list column `members`, sorted): every member with the
-    first one, and with the next one (enough to connect a cluster; never quadratic)."""
+    first one and with the ``BUCKET_WINDOW`` before it (linear, never quadratic). A path through
+    one neighbour is not enough: the guard may cut it (a sibling that differs in a number)."""
     exploded = (buckets.filter(pl.col("members").list.len() > 1)
                 .with_columns(first=pl.col("members").list.first())
                 .explode("members")
-                .with_columns(prev=pl.col("members").shift(1).over("bucket")))
+                .with_columns([pl.col("members").shift(k).over("bucket").alias(f"prev{k}")
+                               for k in range(1, BUCKET_WINDOW + 1)]))
     star = exploded.filter(pl.col("members") != pl.col("first")).select(a="first", b="members")
-    chain = exploded.drop_nulls("prev").select(a="prev", b="members")
-    return (pl.concat([star, chain]).filter(pl.col("a") != pl.col("b"))
+    chains = [exploded.drop_nulls(f"prev{k}").select(a=f"prev{k}", b="members") for k in range(1, BUCKET_WINDOW + 1)]
+    return (pl.concat([star, *chains]).filter(pl.col("a") != pl.col("b"))
             .select(a=pl.min_horizontal("a", "b"), b=pl.max_horizontal("a", "b")).unique())
 
 
