@@ -232,7 +232,7 @@ def parse_field_value(field: str, text: str | None, salt: bytes) -> Any:
         elif field == "type":
             value = schema.TYPE_ALIASES.get(key, key if key in schema.TYPES else None)
         else:
-            value = key if key in schema.STATUSES and key != "deleted" else None
+            value = key if key in schema.INPUT_STATUSES and key != "deleted" else None
         if value is None:
             raise InputError(f"unknown {field} {text!r}")
         return value

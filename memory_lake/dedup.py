@@ -7,28 +7,40 @@ Per scope (tenant, agent_id, user_id), over active memories that are not merged 
 2. **near**: MinHash over the character 3-grams (2-grams in Chinese) of the normalised text (so
    Chinese works without segmentation; a word-level change moves several n-grams), LSH-bucketed (``bands`` x ``rows``
    hashes; only memories sharing a bucket are compared, never all pairs), verified by the exact
-   Jaccard similarity of the two 3-gram sets >= ``near_jaccard``;
+   Jaccard similarity of the two 3-gram sets >= ``near_jaccard``. Every number reads as ``0``
+   here, so that a changed number never hides a pair from the guard ("Budget is $500" / "$600");
 3. **semantic**: cosine > ``semantic_cosine`` (seed 004: 0.90) between memories that share their type
    or a tag, with the cached embeddings, only where the model covers both texts' language (MiniLM
    maps most Chinese to [UNK]); candidates come from random-hyperplane LSH buckets.
 
-**Contradiction guard.** A candidate pair (near or semantic) whose texts differ in a number (digits
-or Chinese numerals, zero ignored), a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...)
-or one side of an antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...),
-or a content word replaced by an unrelated one (not a typo, not a synonym from ``data/synonyms.tsv``)
-is never merged. The first four are signs of a contradiction: the pair goes to the ``conflicts`` queue
-as kind ``contradiction`` for a person to decide. A replaced word usually means two different
-memories ("updates about billing" / "about search"): they are kept apart and counted, not queued.
-Clusters are connected components of the remaining pairs; a member that contradicts the canonical
-memory is left out.
+**Contradiction guard.** A candidate pair (near or semantic) is never merged when its texts differ
+in a number, a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...), one side of an
+antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...), the order
+of two items (Parquet over PDF / PDF over Parquet), or a content word replaced by an unrelated one
+(not a typo, not a synonym from ``data/synonyms.tsv``). Every run of digits is a number (0 too),
+and so are Chinese numerals and English number words. A number is read by its neighbours: after a
+label (``ticket 88``, ``order 5512``, ``#42``, ``INC-4411``, ``订单5512``, ``第3号``) it is an
+identifier, and two identifiers that differ name two different things; with a unit, a currency,
+a date or time, or after a verb or copula (``31 years``, ``$500``, ``3pm``, ``2026-03-04``,
+``预算500元``, ``是500``) it is a value of the same thing. A changed value, date, negation, antonym
+or swap is a sign of a contradiction: the pair goes to the ``conflicts`` queue as kind
+``contradiction`` for a person to decide. A changed identifier or a replaced word means two
+different memories ("ticket 88" / "ticket 89", "updates about billing" / "about search"): they
+are kept apart and counted, not queued.
+
+**Clusters** grow by complete linkage on the guard: from the canonical memory along the candidate
+pairs, a memory joins only if it passes the guard against every member already in the cluster, so
+A~B and B~C never merge A with a C that differs from A. The guard runs within a cluster's few
+members, never over all pairs of a scope.
 
 **Merge.** The canonical memory is the most important one, then the oldest (created_at), then the
 smallest id. It takes the union of the tags, the sum of the access and reference counts, the max
 importance, the earliest created_at and the latest last_accessed_at; the others get ``merged_into``
-(they are not deleted, and search skips them). A merge is a system move: no version bump, a
-``memory_history`` row (change ``merge``) per memory with its before image, a ``dedup_merges`` row
-per member, and the cleanup log. ``unmerge(canonical)`` restores the whole cluster exactly from
-those before images; the pairs it separates are never merged again.
+and status ``merged`` (they are not deleted; search, publish, health and the tier rules skip them;
+forget still reaches them). A merge is a system move: no version bump, a ``memory_history`` row
+(change ``merge``) per memory with its before image, a ``dedup_merges`` row per member, and the
+cleanup log. ``unmerge(canonical)`` restores the whole cluster exactly from those before images
+(the status too); the pairs it separates are never merged again.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ import functools
 import hashlib
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -55,10 +68,15 @@ from .steps import StepReport
 
 PASSES = ("exact", "near", "semantic")
 CHANGED_VALUE = "changed value"
+IDENTIFIER = "identifier"
+# Reasons that mean two different memories, not one fact with two values: kept apart, not queued.
+DIFFERENT = (CHANGED_VALUE, IDENTIFIER)
 ANTONYMS_FILE = Path(__file__).parent / "data" / "antonyms.tsv"
 _SHINGLE = 3
 # The near pass works on at most about this many memories at once (whole scopes per chunk).
 NEAR_CHUNK_ROWS = 150_000
+# Within an LSH bucket, each member is paired with the first one and with this many before it.
+BUCKET_WINDOW = 4
 
 
 # ---------------------------------------------------------------------------- the guard
@@ -72,9 +90,41 @@ _VALUE_WORDS = [
      "星期日", "星期天"],
 ]
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?|[零〇一二两三四五六七八九十百千万]+")
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000, "亿": 100_000_000}
+# Every run of digits is a number (0 too), with its thousands separators and decimals; so is a run
+# of Chinese numerals and an English number word (_EN_NUMBERS).
+_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]+")
 _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?")
+# What a number names, read from its neighbours (see `_number_role`). A unit or counted noun after
+# it, a currency sign before it, a date or a time around it make it a value ("31 years", "$500",
+# "3pm", "2026-03-04", "预算500元", "三点"); a label right before it makes it an identifier: a noun
+# ("ticket 88", "order 5512", "订单5512"), "#", "no.", an ordinal 第, or letters glued to it (INC-4411).
+_UNITS_EN = frozenset("""
+    percent pct per cent am pm bn
+    ms msec sec second minute min hour hr day week month year decade century time
+    kb mb gb tb pb byte bit px pixel
+    mm cm km metre meter kilometre kilometer mile inch foot feet yard mph kph
+    mg kg gram kilogram pound lb lbs ounce oz ton tonne
+    ml liter litre gallon
+    usd eur gbp cny rmb jpy dollar euro yuan
+    degree celsius fahrenheit kelvin
+    """.split())
+# Verbs that take an amount directly ("need 3 servers", "paid 40"): the word before a number is
+# not its label when it is one of these (or looks like a verb: -ed, -s).
+_QUANTITY_VERBS = frozenset("""
+    need want get got take took make made buy bought pay paid spend spent sell sold win won lose lost
+    score cost weigh drink drank eat ate run ran walk add owe keep kept hold held give gave send sent
+    receive reach hit use used set count expect allow limit cap raise lower cut increase reduce
+    """.split())
+# Chinese: a measure word or unit after a number makes it a quantity (3杯, 12个, 7天, 500元, 30秒);
+# these characters before a bare number introduce a value (是500, 提高到1000, 约30).
+_MEASURES_ZH = frozenset("个只条杯次天年月日点分秒元块岁人位名本件张台周倍度米克斤里页项份家座层级遍毛角折成万千百亿")
+_VALUE_BEFORE_ZH = frozenset("是为到至在约共有达于过超近满剩了成降升涨跌改设比等周期拜每从花付用要需喝吃买卖跑走")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_CONTEXT = 32  # characters read on each side of a number to tell its role
+_SEQUENCE_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[a-z]+|[\u3400-\u9fff]+")
+# Between two swapped items, only these make it a list in another order ("CSV and PDF"), not a swap.
+_CONJUNCTIONS = frozenset("and or & 和 与 及 或 跟 以及 还有".split())
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,7 +139,7 @@ def antonym_pairs() -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def _cn_number(text: str) -> float | None:
+def _cn_number(text: str) -> float:
     if all(c in _CN_DIGITS for c in text):
         return float("".join(str(_CN_DIGITS[c]) for c in text))
     total, section, digit = 0, 0, 0
@@ -98,8 +148,8 @@ def _cn_number(text: str) -> float | None:
             digit = _CN_DIGITS[c]
         elif c in _CN_UNITS:
             unit = _CN_UNITS[c]
-            if unit == 10000:
-                total += (section + digit) * unit
+            if unit >= 10000:
+                total += (section + digit or 1) * unit
                 section = 0
             else:
                 section += (digit or 1) * unit
@@ -108,12 +158,19 @@ def _cn_number(text: str) -> float | None:
 
 
 @dataclass(frozen=True)
+class _Number:
+    value: float
+    identifier: bool  # names a thing (ticket 88, 订单5512), not an amount, date or time of it
+
+
+@dataclass(frozen=True)
 class _Facts:
-    numbers: frozenset
+    numbers: tuple[_Number, ...]
     values: tuple[frozenset, ...]
     negations: int
     words: frozenset
     text: str
+    sequence: tuple[str, ...]  # the words and numbers in order (Chinese cut by jieba)
 
 
 _EN_NUMBERS = {w: float(i) for i, w in enumerate(
@@ -122,6 +179,9 @@ _EN_NUMBERS = {w: float(i) for i, w in enumerate(
 _EN_NUMBERS |= {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0,
                 "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "million": 1e6, "once": 1.0, "twice": 2.0,
                 "dozen": 12.0, "half": 0.5}
+# Weekdays and months, with their short forms: a number beside one is a date ("dec 20", "3 may").
+_DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1] + "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr "
+                        "jun jul aug sep sept oct nov dec".split())
 _HAN_SPACE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 
 
@@ -130,27 +190,83 @@ def _normalise(text: str) -> str:
     return _HAN_SPACE.sub("", unicodedata.normalize("NFKC", text or "").lower())
 
 
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def _label(word: str) -> bool:
+    """A word that names what the number after it identifies (ticket, order, room, number): a
+    content word that is not a verb taking an amount, a unit, a date or a number word."""
+    from .textsearch import ENGLISH_STOP_WORDS
+
+    return (word not in ENGLISH_STOP_WORDS and word not in _EN_NUMBERS and word not in _DATE_WORDS
+            and word not in _UNITS_EN and word not in _QUANTITY_VERBS and word not in _NEGATIONS_EN
+            and not (len(word) > 4 and word.endswith("ed")) and _singular(word) == word)
+
+
+def _number_role(before: str, after: str) -> bool:
+    """True when the number between `before` and `after` (normalised text) is an identifier."""
+    if re.search(r"(?:#|\bno\.|\bnr\.?|\bid:?)\s*$", before) or re.search(r"[a-z][-_]?$", before):
+        return True                                      # #42, no. 7, id 12, INC-4411, v2
+    if re.search(r"[$€£¥]\s*$", before) or re.match(r"\s*[%‰°]|[a-z]", after):
+        return False                                     # $500, 5%, 3pm, 32gb, 3rd
+    if re.search(r"\d[-/:.]$", before) or re.match(r"[-/:.]\d", after):
+        return False                                     # 2026-03-04, 7:45, 3/4
+    if before.endswith("第"):
+        return True                                      # 第3号机柜: an ordinal names the thing
+    if after.startswith("号"):
+        return not before.endswith("月")                 # 12号房间; 3月4号 is a date
+    if after[:1] in _MEASURES_ZH:
+        return False                                     # 3杯, 500元, 三点
+    if _HAN.match(before[-1:] or " "):
+        return before[-1] not in _VALUE_BEFORE_ZH         # 订单5512 / 预算是500
+    next_word = re.match(r"\s+([a-z]+)", after)
+    previous = re.search(r"([a-z]+)\s+$", before)
+    if next_word and (_singular(next_word[1]) in _UNITS_EN or next_word[1] in _UNITS_EN
+                      or next_word[1] in _DATE_WORDS):
+        return False                                     # 31 years, 5 km, 3 march
+    if previous and previous[1] in _DATE_WORDS:
+        return False                                     # march 3
+    return bool(previous) and _label(previous[1])        # ticket 88, item number 7; else a value
+
+
+def _numbers(norm: str) -> tuple[_Number, ...]:
+    found = []
+    for match in _NUMBER_RE.finditer(norm):
+        text, start = match.group(), match.start()
+        if text[0].isdigit():
+            value = float(text.replace(",", ""))
+            if start and norm[start - 1] == "-" and (start == 1 or not norm[start - 2].isalnum()):
+                value, start = -value, start - 1         # -5, not INC-4411 or 2026-03
+        else:
+            value = _cn_number(text)
+        found.append((match.start(), _Number(value, _number_role(norm[max(0, start - _CONTEXT):start],
+                                                                 norm[match.end():match.end() + _CONTEXT]))))
+    for match in _WORD_RE.finditer(norm):
+        if match.group() in _EN_NUMBERS:
+            found.append((match.start(), _Number(_EN_NUMBERS[match.group()], _number_role(
+                norm[max(0, match.start() - _CONTEXT):match.start()], norm[match.end():match.end() + _CONTEXT]))))
+    return tuple(n for _, n in sorted(found, key=lambda p: p[0]))
+
+
+def _sequence(norm: str) -> tuple[str, ...]:
+    from .textsearch import _jieba
+
+    out: list[str] = []
+    for token in _SEQUENCE_RE.findall(norm):
+        out.extend(_jieba().lcut(token) if _HAN.match(token) else [token])
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=200_000)
 def _facts(text: str) -> _Facts:
     norm = _normalise(text)
-    numbers = {_EN_NUMBERS[w] for w in _WORD_RE.findall(norm) if w in _EN_NUMBERS and _EN_NUMBERS[w]}
-    for match in _NUMBER_RE.findall(norm):
-        if match[0].isdigit():
-            value = float(match.replace(",", "")) if match.count(",") <= 1 and "." not in match else None
-            try:
-                value = float(match.replace(",", "")) if value is None else value
-            except ValueError:
-                continue
-        else:
-            value = _cn_number(match)
-        if value:
-            numbers.add(value)
     words = {w.replace("'", "") for w in _WORD_RE.findall(norm)}
     words |= {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}  # plurals meet their word
     negations = sum(1 for w in _WORD_RE.findall(norm) if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
     negations += sum(norm.count(c) for c in _NEGATIONS_ZH)
     values = tuple(frozenset(v for v in group if (v in words if v.isascii() else v in norm)) for group in _VALUE_WORDS)
-    return _Facts(frozenset(numbers), values, negations, frozenset(words), norm)
+    return _Facts(_numbers(norm), values, negations, frozenset(words), norm, _sequence(norm))
 
 
 def _has(facts: _Facts, word: str) -> bool:
@@ -235,12 +351,55 @@ def _substitution(a: str, b: str) -> bool:
     return bool(left) and bool(right)
 
 
+def _number_change(fa: _Facts, fb: _Facts) -> str | None:
+    """``number`` when a value changed (31 -> 32 years, $500 -> $600, 3月4日 -> 3月5日),
+    ``identifier`` when what changed names two different things (ticket 88 / ticket 89), or None.
+    Numbers count with their repeats, so 0 and a repeated number are numbers too; a side with no
+    number at all adds no signal."""
+    if not fa.numbers or not fb.numbers:
+        return None
+    ca, cb = Counter(n.value for n in fa.numbers), Counter(n.value for n in fb.numbers)
+    if ca == cb:
+        return None
+    only_a, only_b = ca - cb, cb - ca
+    ids_a = [n.identifier for n in fa.numbers if n.value in only_a]
+    ids_b = [n.identifier for n in fb.numbers if n.value in only_b]
+    changed = ids_a + ids_b
+    # two identifiers that differ, or one added: another thing, whatever values it carries
+    if (ids_a and ids_b and any(ids_a) and any(ids_b)) or (changed and all(changed)):
+        return IDENTIFIER
+    return "number"
+
+
+def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
+    """Two items that changed places (Parquet over PDF / PDF over Parquet; from 3 to 4 / from 4
+    to 3; Alice told Bob / Bob told Alice): words x and y (each once in both texts) whose order
+    flips while a word between them stays between them. A clause moved to the other end (no word
+    stays between) is a rewording; items with only "and"/"or"/和 between them are a list in
+    another order."""
+    counts_a, counts_b = Counter(fa.sequence), Counter(fb.sequence)
+    position_b = {t: i for i, t in enumerate(fb.sequence) if counts_b[t] == 1}
+    anchors = [(t, position_b[t]) for t in fa.sequence if counts_a[t] == 1 and t in position_b]
+    order = [p for _, p in anchors]
+    if all(x < y for x, y in zip(order, order[1:])):
+        return None  # the shared words keep their order
+    for i, (x, px) in enumerate(anchors):
+        for j in range(i + 2, len(anchors)):
+            y, py = anchors[j]
+            if py < px and any(py < pm < px and m not in _CONJUNCTIONS for m, pm in anchors[i + 1:j]):
+                return x, y
+    return None
+
+
 def contradiction(a: str, b: str) -> str | None:
-    """Why two similar texts must not be merged (a number, a weekday or month, a negation, an
-    antonym, a content word replaced by another), or None."""
+    """Why two similar texts must not be merged, or None. Signs of a contradiction (queued for a
+    person): a changed number, weekday or month, a negation, an antonym, two items swapped. Signs
+    of two different memories (kept apart, counted): a changed identifier, a content word replaced
+    by another."""
     fa, fb = _facts(a), _facts(b)
-    if fa.numbers and fb.numbers and fa.numbers != fb.numbers:
-        return "number"
+    changed = _number_change(fa, fb)
+    if changed:
+        return changed
     for va, vb in zip(fa.values, fb.values):
         if va and vb and va != vb:
             return "date"
@@ -250,6 +409,9 @@ def contradiction(a: str, b: str) -> str | None:
         a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
         if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):
             return f"antonym {left}/{right}"
+    swapped = _swap(fa, fb)
+    if swapped:
+        return f"swap {swapped[0]}/{swapped[1]}"
     if _substitution(a, b):
         return CHANGED_VALUE
     return None
@@ -257,20 +419,27 @@ def contradiction(a: str, b: str) -> str | None:
 
 # ---------------------------------------------------------------------------- candidate pairs
 def _strict_key(expr: pl.Expr) -> pl.Expr:
-    """Content for the exact pass: NFKC, lower case, no whitespace or punctuation."""
-    return expr.str.normalize("NFKC").str.to_lowercase().str.replace_all(r"[\p{P}\p{S}\s]+", "")
+    """Content for the exact pass: NFKC, lower case, no whitespace or punctuation, except that a
+    separator between two digits and a minus sign stay (1.5 is not 15, 3 4 is not 34, -5 is not 5)."""
+    lowered = expr.str.normalize("NFKC").str.to_lowercase()
+    between_digits = r"(\d)[\p{P}\p{S}\s]+(\d)"
+    return (lowered.str.replace_all(r"(^|[^\p{L}\p{N}])[-\u2212](\d)", "${1}\x02${2}")
+            .str.replace_all(between_digits, "${1}\x01${2}").str.replace_all(between_digits, "${1}\x01${2}")
+            .str.replace_all(r"[\p{P}\p{S}\s]+", ""))
 
 
 def _bucket_pairs(buckets: pl.DataFrame, member: str = "row") -> pl.DataFrame:
     """(a, b) pairs within each bucket (a list column `members`, sorted): every member with the
-    first one, and with the next one (enough to connect a cluster; never quadratic)."""
+    first one and with the ``BUCKET_WINDOW`` before it (linear, never quadratic). A path through
+    one neighbour is not enough: the guard may cut it (a sibling that differs in a number)."""
     exploded = (buckets.filter(pl.col("members").list.len() > 1)
                 .with_columns(first=pl.col("members").list.first())
                 .explode("members")
-                .with_columns(prev=pl.col("members").shift(1).over("bucket")))
+                .with_columns([pl.col("members").shift(k).over("bucket").alias(f"prev{k}")
+                               for k in range(1, BUCKET_WINDOW + 1)]))
     star = exploded.filter(pl.col("members") != pl.col("first")).select(a="first", b="members")
-    chain = exploded.drop_nulls("prev").select(a="prev", b="members")
-    return (pl.concat([star, chain]).filter(pl.col("a") != pl.col("b"))
+    chains = [exploded.drop_nulls(f"prev{k}").select(a=f"prev{k}", b="members") for k in range(1, BUCKET_WINDOW + 1)]
+    return (pl.concat([star, *chains]).filter(pl.col("a") != pl.col("b"))
             .select(a=pl.min_horizontal("a", "b"), b=pl.max_horizontal("a", "b")).unique())
 
 
@@ -279,6 +448,9 @@ def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) 
     (columns ``row``, ``scope``, ``text``), from MinHash LSH buckets within a scope."""
     patterns, heads = _chinese_synonym_map()
     texts = frame.select("row", "scope", norm=pl.col("text").str.normalize("NFKC").str.to_lowercase()
+                         # a number reads as "0" here: texts that differ only in a number are
+                         # candidates, and the guard (not the n-grams) decides what the number means
+                         .str.replace_all(r"\d+(?:[.,:/-]\d+)*", "0")
                          .str.replace_all(r"[\p{P}\p{S}\s]+", "")
                          # Chinese synonyms read as one word, so a rewording shares its n-grams
                          .str.replace_many(patterns, heads))
@@ -355,7 +527,8 @@ class Plan:
     contradictions: pl.DataFrame
     candidates: int
     examined: int
-    different: int = 0  # similar pairs kept apart because a content word changed (not filed)
+    different: int = 0  # similar pairs kept apart as two memories (an identifier or a content word changed; not filed)
+    left_out: int = 0  # memories similar to a cluster member that differ from another member (not merged)
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
@@ -416,14 +589,14 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         all_edges = (all_edges.join(names.rename({"row": "a", "id": "x"}), on="a")
                      .join(names.rename({"row": "b", "id": "y"}), on="b")
                      .join(apart, on=["x", "y"], how="anti").drop("x", "y"))
-    merges = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
+    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
     # a pair is filed between the memories that stay: a member stands for its canonical memory
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
-    # Only the signals of a contradiction (number, date, negation, antonym) go to a person; a
-    # replaced content word usually means two different memories (billing vs search), kept apart.
+    # Only the signals of a contradiction (number, date, negation, antonym, swap) go to a person; a
+    # changed identifier or a replaced content word means two different memories, kept apart.
     seen, filed, different = set(), [], 0
     for a, b, kind, score, why in bad:
-        if why == CHANGED_VALUE:
+        if why in DIFFERENT:
             different += 1
             continue
         x, y = sorted((canonical.get(ids[a], ids[a]), canonical.get(ids[b], ids[b])))
@@ -435,14 +608,21 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         schema={"a": pl.String, "b": pl.String, "reason": pl.String, "pass": pl.String, "score": pl.Float64},
         orient="row")
     return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height,
-                different=different)
+                different=different, left_out=left_out)
 
 
-def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> pl.DataFrame:
+def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> tuple[pl.DataFrame, int]:
+    """Clusters from the guarded edges, and how many memories were left out of one. Complete
+    linkage on the guard: a memory joins a cluster only through an edge to one of its members and
+    only if it passes the guard against every member already in it (A~B and B~C never merge A
+    with a C that differs from A). Memories with the same strict key count once, and the guard
+    runs per cluster (a few members), never over all pairs of a scope."""
+    import heapq
+
     schema_ = {"cluster": pl.String, "canonical": pl.String, "member": pl.String, "pass": pl.String,
                "score": pl.Float64}
     if edges.height == 0:
-        return pl.DataFrame(schema=schema_)
+        return pl.DataFrame(schema=schema_), 0
     n = frame.height
     graph = coo_matrix((np.ones(edges.height), (edges["a"].to_numpy(), edges["b"].to_numpy())), shape=(n, n))
     _, labels = connected_components(graph, directed=False)
@@ -454,25 +634,60 @@ def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> 
     how = (pl.concat([edges.select(row="a", kind="kind", score="score"), edges.select(row="b", kind="kind", score="score")])
            .with_columns(rank=pl.col("kind").replace_strict({"exact": 0, "near": 1, "semantic": 2}, return_dtype=pl.Int8))
            .sort("rank", pl.col("score").neg()).unique("row", keep="first"))
-    out = []
-    for _, group in members.group_by("label", maintain_order=True):
-        rows, keys = group["row"].to_list(), group["key"].to_list()
-        canonical = rows[0]
-        # the same text but for case, width, spaces and punctuation cannot contradict it
-        kept = [r for r, k in zip(rows[1:], keys[1:])
-                if k == keys[0] or contradiction(contents[canonical], contents[r]) is None]
-        if not kept:
+    # one node per (component, strict key), numbered in canonical order: its first row speaks for it
+    rows_in_order = members["row"].to_list()
+    position = {row: i for i, row in enumerate(rows_in_order)}
+    node_of_key: dict[tuple[int, str], int] = {}
+    node_rows: list[list[int]] = []
+    node_label: list[int] = []
+    node_of_row: dict[int, int] = {}
+    for row, label, key in zip(rows_in_order, members["label"].to_list(), members["key"].to_list()):
+        node = node_of_key.setdefault((label, key), len(node_rows))
+        if node == len(node_rows):
+            node_rows.append([])
+            node_label.append(label)
+        node_rows[node].append(row)
+        node_of_row[row] = node
+    neighbours: list[set[int]] = [set() for _ in node_rows]
+    for a, b in zip(edges["a"].to_list(), edges["b"].to_list()):
+        x, y = node_of_row[a], node_of_row[b]
+        if x != y:
+            neighbours[x].add(y)
+            neighbours[y].add(x)
+    out, left_out, assigned = [], 0, [False] * len(node_rows)
+    for seed in range(len(node_rows)):
+        if assigned[seed]:
             continue
-        cluster_ids = sorted(ids[r] for r in [canonical, *kept])
-        cluster = hashlib.sha256("\x1f".join(cluster_ids).encode()).hexdigest()[:16]
-        for r in kept:
-            out.append((cluster, ids[canonical], ids[r], r))
+        assigned[seed] = True
+        cluster, tried = [seed], {seed}
+        frontier = sorted(neighbours[seed])
+        heapq.heapify(frontier)
+        while frontier:
+            node = heapq.heappop(frontier)
+            if assigned[node] or node in tried:
+                continue
+            tried.add(node)
+            text = contents[node_rows[node][0]]
+            if all(contradiction(contents[node_rows[m][0]], text) is None for m in cluster):
+                cluster.append(node)
+                assigned[node] = True
+                for nxt in neighbours[node]:
+                    if not assigned[nxt] and nxt not in tried:
+                        heapq.heappush(frontier, nxt)
+        rows = sorted((r for node in cluster for r in node_rows[node]), key=position.__getitem__)
+        if len(rows) < 2:
+            left_out += 1  # similar to another memory, but it differs from every cluster it could join
+            continue
+        canonical, kept = rows[0], rows[1:]
+        cluster_ids = sorted(ids[r] for r in rows)
+        cluster_id = hashlib.sha256("\x1f".join(cluster_ids).encode()).hexdigest()[:16]
+        out.extend((cluster_id, ids[canonical], ids[r], r) for r in kept)
     if not out:
-        return pl.DataFrame(schema=schema_)
+        return pl.DataFrame(schema=schema_), left_out
     plan = pl.DataFrame(out, schema={"cluster": pl.String, "canonical": pl.String, "member": pl.String,
                                      "row": pl.Int64}, orient="row")
     return plan.join(how.select("row", pl.col("kind").alias("pass"), "score"), on="row", how="left").select(
-        "cluster", "canonical", "member", "pass", "score")
+        "cluster", "canonical", "member", "pass", "score"), left_out
 
 
 # ---------------------------------------------------------------------------- the step
@@ -526,7 +741,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
         report.counts = {"examined": plan.examined, "candidates": plan.candidates, "clusters":
                          plan.merges["cluster"].n_unique() if plan.merges.height else 0,
                          "merged": plan.merges.height, **{f"merged_{p}": n for p, n in counts.items()},
-                         "contradictions": plan.contradictions.height, "kept_apart_different": plan.different}
+                         "contradictions": plan.contradictions.height, "kept_apart_different": plan.different,
+                         "left_out_of_clusters": plan.left_out}
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         report.details["dry_run"] = dry_run
@@ -608,7 +824,8 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
                    updated_at = greatest(memories.updated_at, c.created_at)
             FROM dedup_canonical c WHERE memories.id = c.id
             """)
-        con.execute("UPDATE memories SET merged_into = p.canonical FROM dedup_plan p WHERE memories.id = p.member")
+        con.execute("UPDATE memories SET merged_into = p.canonical, status = 'merged' FROM dedup_plan p "
+                    "WHERE memories.id = p.member")
         seq = next_history_seq(con)
         con.execute(
             f"""
@@ -616,7 +833,7 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
             SELECT $seq + row_number() OVER (ORDER BY r.cluster, r.role, r.id), m.id, m.tenant, m.version, 'merge',
                    CASE WHEN r.role = 'canonical'
                         THEN ['tags', 'access_count', 'reference_count', 'importance', 'created_at', 'last_accessed_at']
-                        ELSE ['merged_into'] END,
+                        ELSE ['merged_into', 'status'] END,
                    'system', $run_id,
                    'dedup ' || coalesce(r.pass, 'cluster') || ': cluster ' || r.cluster || ' into ' || r.canonical,
                    $as_of, {row_image('b')}, {row_image('m')}, 'dedup', NULL, m.trace_id
@@ -631,8 +848,8 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
         con.execute(
             """
             INSERT INTO cleanup_log
-            SELECT m.id, m.tenant, m.agent_id, m.user_id, m.tier, m.tier, m.status, m.status, 'dedup_' || p.pass, $run_id, $as_of
-            FROM dedup_plan p JOIN memories m ON m.id = p.member
+            SELECT m.id, m.tenant, m.agent_id, m.user_id, m.tier, m.tier, b.status, m.status, 'dedup_' || p.pass, $run_id, $as_of
+            FROM dedup_plan p JOIN memories m ON m.id = p.member JOIN dedup_before b ON b.id = p.member
             """, {"run_id": run_id, "as_of": as_of})
         lines = con.execute(
             "SELECT concat_ws(' ', ?, ?, 'dedup_' || pass, member, 'merged into', canonical) FROM dedup_plan "
@@ -677,9 +894,11 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
         CREATE OR REPLACE TEMP TABLE unmerge_images AS
         SELECT memory_id AS id, arg_max(before, seq) AS image FROM memory_history
         WHERE change = 'merge' AND memory_id IN (SELECT unnest(?::VARCHAR[])) AND reason LIKE '%cluster ' || ? || ' into %'
-          AND memory_id NOT IN (SELECT id FROM memories WHERE status = 'deleted')  -- a forgotten member stays so
+          -- a memory forgotten since stays a tombstone: its image holds no text to give back
+          AND memory_id NOT IN (SELECT id FROM memories WHERE status = 'deleted')
         GROUP BY memory_id
         """, [ids, cluster])
+    restored = [i for (i,) in con.execute("SELECT id FROM unmerge_images ORDER BY id").fetchall()]
     con.execute("CREATE OR REPLACE TEMP TABLE unmerge_before AS SELECT m.* FROM memories m "
                 "WHERE id IN (SELECT id FROM unmerge_images)")
     assignments = ", ".join(f"{c} = i.image.{c}" for c in schema.MEMORY_COLUMNS if c != "id")

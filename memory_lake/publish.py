@@ -58,6 +58,8 @@ CONFLICT_COLUMNS = ("conflict", "conflict_with")
 SCOPE_RECORD_COLUMNS = ("id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id",
                         "session_id", "created_at", "updated_at", "last_accessed_at", "access_count",
                         "reference_count", "expires_at", "version", "status", "trace_id")
+# The rows an export carries: not forgotten, not merged into another (schema.PUBLISHED_STATUSES).
+PUBLISHED = "status IN (" + ", ".join(f"'{s}'" for s in schema.PUBLISHED_STATUSES) + ")"
 TIER_ORDER = "CASE tier WHEN 'important' THEN 0 WHEN 'working' THEN 1 WHEN 'short_term' THEN 2 ELSE 3 END"
 TIER_TITLES = {"important": "Important", "working": "Working", "short_term": "Short-term", "long_term": "Long-term"}
 
@@ -140,7 +142,7 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
         pruned = _prune(lake.exports, policy.publish.keep_versions)
         con.execute(
             "UPDATE memories SET published_at = ?, publish_meta = json_object('version', ?, 'run_id', ?) "
-            "WHERE status <> 'deleted' AND merged_into IS NULL", [as_of, version, run_id])
+            f"WHERE {PUBLISHED}", [as_of, version, run_id])
         result = {**base, "status": "published", "version": version, "current": version, "path": str(target),
                   "pruned": pruned}
         _record(con, run_id, as_of, result, manifest)
@@ -185,7 +187,7 @@ def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
                m.status = 'conflicted' OR p.id IS NOT NULL AS conflict,
                coalesce(p.conflict_with, []::VARCHAR[]) AS conflict_with
         FROM memories m LEFT JOIN partners p ON p.id = m.id
-        WHERE m.status <> 'deleted' AND m.merged_into IS NULL ORDER BY m.id
+        WHERE m.{PUBLISHED} ORDER BY m.id
         """
     )
     # Row digests joined in id order: the content identity of an export, independent of run and time.

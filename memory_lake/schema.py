@@ -13,7 +13,11 @@ from .db import transaction
 
 TIERS = ("working", "short_term", "long_term", "important")
 TYPES = ("preference", "decision", "fact", "lesson", "event", "todo", "summary", "other")
-STATUSES = ("active", "dormant", "archived", "deleted", "conflicted")
+# ``merged``: merged into another memory by dedup (``merged_into`` names it); unmerge restores
+# the status it had before. Migration 1 knew the first five; migration 10 adds ``merged``.
+STATUSES = ("active", "dormant", "archived", "deleted", "conflicted", "merged")
+# The statuses a snapshot, an edit or a resolution may set; ``merged`` comes only from dedup.
+INPUT_STATUSES = tuple(s for s in STATUSES if s != "merged")
 OPERATORS = ("user", "agent", "system")
 
 # Inputs are tolerant (DESIGN "Memory record"): spelling variants of the four tiers. Keys are
@@ -90,6 +94,13 @@ def _in(values: tuple[str, ...]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
+def _image(alias: str, **replace: str) -> str:
+    """A history image of `alias` (as history.row_image, which imports this module)."""
+    return "struct_pack(" + ", ".join(
+        f"{name} := ({replace.get(name, f'{alias}.{name}')})::{kind.replace(' NOT NULL', '')}"
+        for name, kind in MEMORY_COLUMNS.items()) + ")"
+
+
 _MEMORIES_DDL = ",\n    ".join(f"{name} {kind}" for name, kind in MEMORY_COLUMNS.items())
 
 MIGRATIONS: list[tuple[int, str, str]] = [
@@ -101,7 +112,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             {_MEMORIES_DDL},
             CHECK (tier IN ({_in(TIERS)})),
             CHECK (type IN ({_in(TYPES)})),
-            CHECK (status IN ({_in(STATUSES)})),
+            CHECK (status IN ({_in(STATUSES[:5])})),
             CHECK (operator IN ({_in(OPERATORS)})),
             CHECK (importance BETWEEN 0 AND 1)
         );
@@ -332,6 +343,36 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );                                    -- a row leaves when lake.duckdb is compacted
         """,
     ),
+    (
+        10,
+        "memories.status merged: a memory merged into another has status merged, not active",
+        # DuckDB cannot alter a CHECK constraint: the table is rebuilt with the new set. A merged
+        # row (merged_into set, not forgotten) moves to merged, with a system history row as of
+        # its merge.
+        f"""
+        CREATE TABLE memories_v10 (
+            {_MEMORIES_DDL},
+            CHECK (tier IN ({_in(TIERS)})),
+            CHECK (type IN ({_in(TYPES)})),
+            CHECK (status IN ({_in(STATUSES)})),
+            CHECK (operator IN ({_in(OPERATORS)})),
+            CHECK (importance BETWEEN 0 AND 1)
+        );
+        INSERT INTO memories_v10 BY NAME SELECT * FROM memories;
+        INSERT INTO memory_history
+            (seq, memory_id, tenant, version, change, changed_fields, operator, run_id, reason, as_of,
+             before, after, source_file, source_line, trace_id)
+        SELECT (SELECT coalesce(max(seq), 0) FROM memory_history) + row_number() OVER (ORDER BY m.id),
+               m.id, m.tenant, m.version, 'status', ['status'], 'system', 'migration-10',
+               'merged into ' || m.merged_into || ': status merged (migration 10)',
+               coalesce((SELECT max(d.as_of) FROM dedup_merges d WHERE d.member_id = m.id), m.updated_at),
+               {_image("m")}, {_image("m", status="'merged'")}, NULL, NULL, m.trace_id
+        FROM memories m WHERE m.merged_into IS NOT NULL AND m.status NOT IN ('deleted', 'merged');
+        UPDATE memories_v10 SET status = 'merged' WHERE merged_into IS NOT NULL AND status <> 'deleted';
+        DROP TABLE memories;
+        ALTER TABLE memories_v10 RENAME TO memories;
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -341,7 +382,8 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 # runs it). Each entry: (name shown to the operator, GX expectation class, its arguments). Batch
 # "memories" is the rows to publish with a computed `raw_pii` column; batch "scopes" has one row
 # per scope with `working_over` / `short_term_over` = count minus that tenant's capacity.
-PUBLISHED_STATUSES = tuple(s for s in STATUSES if s != "deleted")
+# A forgotten memory (deleted) and a merged one are not published: the kept memory stands for it.
+PUBLISHED_STATUSES = tuple(s for s in STATUSES if s not in ("deleted", "merged"))
 PUBLISH_EXPECTATIONS: list[tuple[str, str, str, dict]] = [
     ("ids not null", "memories", "ExpectColumnValuesToNotBeNull", {"column": "id"}),
     ("ids unique", "memories", "ExpectColumnValuesToBeUnique", {"column": "id"}),

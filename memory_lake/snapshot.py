@@ -328,7 +328,7 @@ def _checks(policy: IngestPolicy) -> list[tuple[str, str, str]]:
         (f"NOT {forget} AND nullif(trim(s_content), '') IS NULL", MISSING_CONTENT, "'content is required'"),
         ("s_tier IS NOT NULL AND tier_alias IS NULL", UNKNOWN_TIER, "'tier ' || s_tier"),
         ("s_type IS NOT NULL AND type_alias IS NULL AND tier_from_type IS NULL", UNKNOWN_TYPE, "'type ' || s_type"),
-        (f"s_status IS NOT NULL AND s_status NOT IN {tuple(schema.STATUSES)!r}", UNKNOWN_STATUS, "'status ' || s_status"),
+        (f"s_status IS NOT NULL AND s_status NOT IN {tuple(schema.INPUT_STATUSES)!r}", UNKNOWN_STATUS, "'status ' || s_status"),
         (f"s_operator IS NOT NULL AND s_operator NOT IN {tuple(schema.OPERATORS)!r}", UNKNOWN_OPERATOR,
          "'operator ' || s_operator"),
         (f"strlen(s_content) > {int(policy.max_content_bytes)}", TOO_LARGE,
