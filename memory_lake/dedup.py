@@ -351,6 +351,24 @@ def _substitution(a: str, b: str) -> bool:
     return bool(left) and bool(right)
 
 
+# A code: one token that mixes letters and digits (seat 14A, SKU A-1047, gate B12, 3号楼B2). Its
+# letters belong to what it names, so it is compared whole; letters that are only a unit, a time or
+# an ordinal or a magnitude glued to a number (3pm, 32gb, 5km, 2nd, 1.5m) make a quantity, not a code.
+_CODE_RE = re.compile(r"(?<![0-9a-z])[0-9a-z]*(?:[a-z]\d|\d[a-z])[0-9a-z]*(?:-[0-9a-z]+)*(?![0-9a-z])")
+_NOT_CODE_LETTERS = frozenset({"st", "nd", "rd", "th", "s", "x", "k", "m", "b", "mn", "bn"})  # 2nd, 3x, 5k, 1.5m
+
+
+@functools.lru_cache(maxsize=200_000)
+def _codes(norm: str) -> Counter:
+    found = Counter()
+    for match in _CODE_RE.finditer(norm):
+        letters = re.findall(r"[a-z]+", match.group())
+        if all(w in _UNITS_EN or _singular(w) in _UNITS_EN or w in _NOT_CODE_LETTERS for w in letters):
+            continue
+        found[match.group()] += 1
+    return found
+
+
 def _number_change(fa: _Facts, fb: _Facts) -> str | None:
     """``number`` when a value changed (31 -> 32 years, $500 -> $600, 3月4日 -> 3月5日),
     ``identifier`` when what changed names two different things (ticket 88 / ticket 89), or None.
@@ -394,9 +412,12 @@ def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
 def contradiction(a: str, b: str) -> str | None:
     """Why two similar texts must not be merged, or None. Signs of a contradiction (queued for a
     person): a changed number, weekday or month, a negation, an antonym, two items swapped. Signs
-    of two different memories (kept apart, counted): a changed identifier, a content word replaced
-    by another."""
+    of two different memories (kept apart, counted): a changed identifier or code, a content word
+    replaced by another."""
     fa, fb = _facts(a), _facts(b)
+    codes_a, codes_b = _codes(fa.text), _codes(fb.text)
+    if codes_a and codes_b and codes_a != codes_b:
+        return IDENTIFIER                                 # seat 14A / seat 14C: two seats
     changed = _number_change(fa, fb)
     if changed:
         return changed

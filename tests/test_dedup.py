@@ -502,3 +502,19 @@ def test_migration_10_gives_merged_rows_status_merged(lake, tmp_path):
     reopened.unmerge("a2", as_of=AS_OF)
     assert rows(reopened, "SELECT id, status, merged_into FROM memories WHERE id IN ('a1', 'a2') ORDER BY id") == [
         {"id": "a1", "status": "active", "merged_into": None}, {"id": "a2", "status": "active", "merged_into": None}]
+
+
+@pytest.mark.parametrize(("a", "b", "why"), [
+    ("Gate B12 is closed for repairs", "Gate B14 is closed for repairs", "identifier"),
+    ("Locker 7F holds the spare keys", "Locker 7G holds the spare keys", "identifier"),
+    ("3号楼B2层停车场满了", "3号楼B3层停车场满了", "identifier"),
+    ("Meeting at 3pm", "Meeting at 4pm", "number"),          # a time glued to its unit is a value
+    ("Server has 32gb RAM", "Server has 64gb RAM", "number"),
+    ("The 2nd floor is closed", "The 3rd floor is closed", "number"),
+    ("User plays mp3 files", "User plays MP3 files", None),
+])
+def test_a_code_that_mixes_letters_and_digits_is_compared_whole(a, b, why):
+    """A code's letters belong to what it names: seat 14A and seat 14C are two seats (the number
+    alone, 14, is the same), kept apart; letters that are only a unit or an ordinal make a value."""
+    assert contradiction(a, b) == why
+    assert contradiction(b, a) == why
