@@ -42,6 +42,11 @@ def load_model(name: str):
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             try:
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
+
+                # the library's own "Loading weights" bar is noise on a user's terminal: the CLI
+                # shows the index step's progress itself
+                transformers_logging.disable_progress_bar()
 
                 path = name
                 if name == PACKAGED_MODEL:

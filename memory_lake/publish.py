@@ -125,13 +125,13 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
         if staged["status"] == "unchanged":
             result = {**base, "status": "unchanged", "version": None, "path": str(lake.exports / CURRENT)}
             _record(con, run_id, as_of, result, None)
-            return StepReport("publish_export", as_of, run_id, {"new_versions": 0}, result)
+            return StepReport("publish_export", as_of, run_id, {"new_version": 0}, result)
         staging = Path(staged["staging"])
         if not checks["success"]:
             shutil.rmtree(staging, ignore_errors=True)
             result = {**base, "status": "blocked", "version": None, "path": None, "failed": checks["failed"]}
             _record(con, run_id, as_of, result, None)
-            return StepReport("publish_export", as_of, run_id, {"new_versions": 0, "failed": len(checks["failed"])},
+            return StepReport("publish_export", as_of, run_id, {"new_version": 0, "failed": len(checks["failed"])},
                               result)
         version = _next_version(lake)
         manifest = _write_manifest(staging, version=version, as_of=as_of, run_id=run_id,
@@ -146,7 +146,7 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
         result = {**base, "status": "published", "version": version, "current": version, "path": str(target),
                   "pruned": pruned}
         _record(con, run_id, as_of, result, manifest)
-    return StepReport("publish_export", as_of, run_id, {"new_versions": 1, "rows": manifest["counts"]["rows"]}, result)
+    return StepReport("publish_export", as_of, run_id, {"new_version": 1, "rows": manifest["counts"]["rows"]}, result)
 
 
 def remove_staging(lake) -> list[str]:
