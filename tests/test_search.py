@@ -197,8 +197,8 @@ def test_semantic_and_hybrid_need_the_index_and_say_so(lake, tmp_path):
         assert [r.id for r in found] == ["e2"] and found.notes[0] == NOTE_NO_INDEX
     assert search(lake, "coffee", tenant="acme", mode="semantic", as_of=AS_OF).mode_used == "keyword"
     lake.index(as_of=AS_OF)
-    semantic = search(lake, "dark theme please", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
-    # only memories with a raw cosine >= hit_cosine come back: the two about dark mode, not the coffee
+    semantic = search(lake, "dark mode", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
+    # only memories with a raw cosine >= hit_cosine come back: the two about dark mode, not the dark coffee
     assert (semantic.mode_used, semantic.notes, [r.id for r in semantic]) == ("semantic", [], ["e4", "e1"])
     assert semantic[0].parts["semantic"] > semantic[1].parts["semantic"] >= lake.policy.search.hit_cosine
     hybrid = search(lake, "coffee", tenant="acme", as_of=AS_OF, explain=True)
