@@ -11,6 +11,12 @@ A search loads its scope once from the lake (rows, the index's postings and vect
   and ``M`` the memory-by-term counts, the documents' counts are ``A @ M`` and their lengths
   ``A @ lengths``; N, document frequencies and the average length are the scope's.
 * **semantic**: the dot product of the stored L2-normalised vectors with the query's (= cosine).
+* **relevance floor**: only a memory with evidence of relevance is ranked at all: a raw keyword
+  match, or a raw cosine >= ``hit_cosine`` (the same evidence that makes a search a "hit",
+  DESIGN "Search"; cosine counts only where the model covers the query's language). Min-max
+  scaling and the weighted sum rank memories; they cannot tell that nothing matched.
+* **conflicts**: each row carries its ``status`` and ``conflict_with``, the other side(s) of its
+  open contradictions (`conflicts.CONTRADICTION_PARTNERS_SQL`), so no result hides a dispute.
 
 Content ingested since the last ``index`` run has no postings yet: it is tokenised while loading.
 
@@ -35,11 +41,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .conflicts import CONTRADICTION_PARTNERS_SQL
 from .textsearch import BM25_B, BM25_K1, TOKENIZER_VERSION, term_counts
 
 # Columns a search returns or scores; `session_id` orders the neighbours.
 COLUMNS = ("id", "content", "tier", "type", "tags", "created_at", "importance", "source",
-           "tenant", "agent_id", "user_id", "last_accessed_at", "session_id", "content_hash")
+           "tenant", "agent_id", "user_id", "status", "last_accessed_at", "session_id", "content_hash")
+# Columns of `conflicts` that CONTRADICTION_PARTNERS_SQL reads (a published version may predate them).
+CONFLICT_COLUMNS = {"memory_id", "other_memory_id", "status", "kind"}
 # Ties are broken by id; rounding the sort key keeps float noise from deciding a tie.
 TIE_DIGITS = 12
 
@@ -63,8 +72,9 @@ class ScopeIndex:
     the memories' vectors. Built by :func:`load_scope`; read-only afterwards (threads may share it)."""
 
     def __init__(self, rows: pl.DataFrame, doc_terms, vocabulary: dict[str, int], lengths: np.ndarray,
-                 vectors: np.ndarray | None, has_vector: np.ndarray):
+                 vectors: np.ndarray | None, has_vector: np.ndarray, conflicts_known: bool = True):
         self.rows = rows
+        self.conflicts_known = conflicts_known  # False: what was read had no conflicts table
         self.size = rows.height
         self.ids = rows["id"].to_numpy()
         self.doc_terms = doc_terms          # scipy CSC, documents x terms
@@ -114,9 +124,11 @@ class ScopeIndex:
 
         keyword: BM25 / the best BM25 of the scope; semantic: cosine min-max scaled over the
         scope's vectors; recency: 0.5 ** (days since last access / half-life), 1 when never
-        accessed; importance as stored. Keyword mode ranks by keyword alone (rows with a match),
-        semantic by semantic alone (rows with a vector), hybrid by the weighted sum (weights from
-        the policy, the seed's 0.4 / 0.4 / 0.1 / 0.1 by default) of rows with either.
+        accessed; importance as stored. Keyword mode ranks by keyword alone, semantic by semantic
+        alone, hybrid by the weighted sum (weights from the policy, the seed's 0.4 / 0.4 / 0.1 / 0.1
+        by default). Only rows with evidence of relevance are ranked: a keyword match (keyword,
+        hybrid) or a raw cosine >= ``policy.hit_cosine`` (semantic, hybrid; `query_vector` is None
+        where the model does not cover the query's language).
         """
         keyword_raw = self.bm25(tokens) if tokens else np.zeros(self.size)
         best = keyword_raw.max() if self.size else 0.0
@@ -130,17 +142,19 @@ class ScopeIndex:
         now_s = when.timestamp() if when.tzinfo else (when - datetime(1970, 1, 1)).total_seconds()
         age_days = np.nan_to_num((now_s - self.accessed_s) / 86400.0, nan=0.0)
         recency = np.power(0.5, np.clip(age_days, 0.0, None) / policy.recency_half_life_days)
+        with np.errstate(invalid="ignore"):
+            close = cosine >= policy.hit_cosine  # False where NaN (no vector, or no query vector)
         if mode == "keyword":
             score, eligible = keyword, keyword_raw > 0
         elif mode == "semantic":
-            score, eligible = semantic, has
+            score, eligible = semantic, close
         else:
             keyword_weight, semantic_weight = policy.keyword_weight, policy.semantic_weight
             if query_vector is None:
                 keyword_weight, semantic_weight = keyword_weight + semantic_weight, 0.0
             score = (keyword_weight * keyword + semantic_weight * semantic + policy.recency_weight * recency
                      + policy.importance_weight * self.importance)
-            eligible = (keyword_raw > 0) | has
+            eligible = (keyword_raw > 0) | close
         order = self._top(score, eligible, limit)
         rows = [self.rows.row(int(i), named=True) for i in order]
         return Scored(rows, keyword_raw[order], keyword[order], cosine[order], semantic[order], recency[order],
@@ -170,10 +184,17 @@ def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: i
         "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views()").fetchall()}
     has_postings = {"keyword_docs", "postings"} <= tables  # versions published before the index have none
     has_embeddings = "embeddings" in tables
+    # A published version from before conflicts were exported has no table (or an older one):
+    # then no row is marked as a side of a contradiction, and the search says so.
+    conflicts_known = "conflicts" in tables and CONFLICT_COLUMNS <= {
+        d[0] for d in con.execute("SELECT * FROM conflicts LIMIT 0").description}
     columns = ", ".join(f"m.{c}" for c in COLUMNS)
     vector = "e.vector" if has_embeddings else "NULL::FLOAT[] AS vector"
     join = "LEFT JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = $model" if has_embeddings else ""
-    frame = _execute(con, f"SELECT {columns}, {vector} FROM memories m {join} WHERE {where} "
+    partners = "cp.conflict_with" if conflicts_known else "NULL::VARCHAR[] AS conflict_with"
+    if conflicts_known:
+        join += f" LEFT JOIN ({CONTRADICTION_PARTNERS_SQL}) cp ON cp.id = m.id"
+    frame = _execute(con, f"SELECT {columns}, {partners}, {vector} FROM memories m {join} WHERE {where} "
                           "ORDER BY m.session_id NULLS LAST, m.created_at, m.id", params | {"model": model}).pl()
     frame = frame.unique("id", keep="first", maintain_order=True)  # one vector per (hash, model); never twice
     size = frame.height
@@ -207,7 +228,7 @@ def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: i
         width = present.list.len().max()
         vectors = np.ascontiguousarray(present.list.to_array(width).to_numpy(), dtype=np.float32)
     return ScopeIndex(frame.drop("vector", "content_hash"), doc_terms, vocabulary, np.asarray(doc_lengths),
-                      vectors, has_vector)
+                      vectors, has_vector, conflicts_known)
 
 
 DATE_TERMS = 3  # day, month name, year

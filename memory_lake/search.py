@@ -2,6 +2,15 @@
 (cosine over the cached MiniLM embeddings) and hybrid, the seed's formula
 ``keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1`` with each part in 0..1.
 
+Only memories with evidence of relevance are returned (the relevance floor): a raw keyword match,
+or a raw cosine >= ``[search] hit_cosine`` where the model covers the query's language, the same
+evidence that makes a search a "hit" (DESIGN "Search"). When nothing passes, the results are
+empty and ``notes`` say so, naming the scope and how many memories were searched.
+
+Each result says whether it is disputed: ``conflict`` (its status is ``conflicted`` or it is a
+side of an open contradiction) and ``conflict_with`` (the other side's ids), so an agent never
+takes one side of a known contradiction for a settled fact.
+
 Semantic needs the embedding model and the `index` step's vectors; without them it degrades to
 keyword and says so. Where the model does not cover the query's language (too many unknown
 tokens, e.g. Chinese with MiniLM) the semantic weight moves to keyword, and the notes say so.
@@ -51,10 +60,21 @@ NOTE_NO_VECTORS = "{missing} of {total} memories have no embedding yet (memory-l
 NOTE_NO_INDEX = "no memory of this scope has an embedding yet (memory-lake index); the semantic part falls back to keyword"
 NOTE_EMPTY_QUERY = "the query is empty; nothing to search for"
 NOTE_NO_TOKENS = "the query has no searchable words (only stop words or punctuation)"
+NOTE_NO_MATCH = "no memory matched {query!r} in {scope} ({why}); {searched} searched"
+WHY_NO_MATCH = {
+    "keyword": "none shares a word with the query",
+    "semantic": "none has a cosine >= {cosine} to the query",
+    "hybrid": "none shares a word with the query or has a cosine >= {cosine} to it",
+}
+NOTE_EMPTY_SCOPE = "no memory to search in {scope}: none is active or conflicted{filtered}"
+NOTE_NO_CONFLICTS = ("{source} has no conflicts table: results are not marked as sides of open contradictions "
+                     "(a conflicted status still is)")
 
 @dataclass
 class SearchResult:
-    """One returned memory: `score` is the keyword score normalised to 0..1 (best of the query = 1)."""
+    """One returned memory: `score` is its rank score in 0..1 (keyword: BM25 / the best BM25 of the
+    query; semantic: scaled cosine; hybrid: the weighted sum). `conflict` is True when the memory is
+    ``conflicted`` or a side of an open contradiction; `conflict_with` lists the other side(s)."""
 
     id: str
     content: str
@@ -68,7 +88,9 @@ class SearchResult:
     tenant: str | None = None
     agent_id: str | None = None
     user_id: str | None = None
-    parts: dict[str, float] | None = None  # only with explain=True
+    conflict: bool = False
+    conflict_with: list[str] = field(default_factory=list)
+    parts: dict[str, Any] | None = None  # only with explain=True
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form of `search --json` (no tenant: the caller named it); `parts` when explained."""
@@ -84,6 +106,8 @@ class SearchResult:
             "source": self.source,
             "agent_id": self.agent_id,
             "user_id": self.user_id,
+            "conflict": self.conflict,
+            "conflict_with": list(self.conflict_with),
         }
         if self.parts is not None:
             out["parts"] = dict(self.parts)
@@ -93,17 +117,25 @@ class SearchResult:
 class SearchResults(list):
     """The results of one search, best first, with `search_id`, `mode_used`, `notes` and `query`.
 
-    `query` is the query as searched and logged, i.e. after PII redaction.
+    It is the list of :class:`SearchResult`; `results` is that list too, under the name the JSON
+    uses. `query` is the query as searched and logged, i.e. after PII redaction. `searched` is
+    how many memories the scope held (0 when nothing was read).
     """
 
     def __init__(self, results=(), *, search_id: str, mode_used: str, notes: list[str], query: str,
-                 source: str | None = None):
+                 source: str | None = None, searched: int = 0):
         super().__init__(results)
         self.search_id = search_id
         self.mode_used = mode_used
         self.notes = notes
         self.query = query
         self.source = source  # "live", "published v<N>", or None when nothing was read
+        self.searched = searched
+
+    @property
+    def results(self) -> list[SearchResult]:
+        """The results, best first, as in the JSON's ``"results"``."""
+        return list(self)
 
     def as_dict(self) -> dict[str, Any]:
         """``{"search_id", "mode_used", "notes", "results": [...]}`` as `search --json` prints it."""
@@ -140,7 +172,9 @@ def search(
     ``keyword`` ranks by BM25, ``semantic`` by cosine to the query's embedding, ``hybrid`` (the
     default) by the seed's weighted sum. Without a model or embeddings, or where the model does not
     cover the query's language, the semantic part falls back to keyword and `notes` say so
-    (``mode_used`` is "keyword" for a semantic search answered that way). `as_of` (default now)
+    (``mode_used`` is "keyword" for a semantic search answered that way). Only memories with a
+    keyword match or a raw cosine >= ``hit_cosine`` are returned; when none is, `notes` say why.
+    `explain` adds each result's score parts (and, for hybrid, the weights used). `as_of` (default now)
     only dates the log line. Bad input (unknown mode or filter, bad value) raises InputError; a lake busy
     with nothing published raises LakeBusy. An empty query gives no results and a note.
     """
@@ -161,6 +195,7 @@ def search(
     semantic_match = False
     mode_used = "keyword"
     source = None
+    searched = 0
     if not query.strip():
         notes.append(NOTE_EMPTY_QUERY)
     else:
@@ -170,6 +205,9 @@ def search(
         scope, source, note = _scope(lake, tenant, agent, user, chosen, include_inactive)
         if note:
             notes.append(note)
+        searched = scope.size
+        if not scope.conflicts_known:
+            notes.append(NOTE_NO_CONFLICTS.format(source=source))
         semantic = None
         if pending is not None:
             if scope.size and not scope.with_vectors:
@@ -185,13 +223,17 @@ def search(
         mode_used = mode_key if semantic is not None or mode_key == "hybrid" else "keyword"
         if not query_tokens and semantic is None:
             notes.append(NOTE_NO_TOKENS)
-        elif scope.size:
-            results, raw_scores, semantic_match = _results(
-                scope.rank(query_tokens, semantic, mode_used, limit, lake.policy.search, when),
-                mode_used, explain, semantic is not None, lake.policy.search.hit_cosine)
+        else:
+            if scope.size:
+                results, raw_scores, semantic_match = _results(
+                    scope.rank(query_tokens, semantic, mode_used, limit, lake.policy.search, when),
+                    mode_used, explain, semantic is not None, lake.policy.search)
+            if not results:
+                notes.append(_no_match(query, tenant, agent, user, chosen, scope.size, mode_used,
+                                       semantic is not None, lake.policy.search.hit_cosine))
 
     found = SearchResults(results, search_id=uuid.uuid4().hex, mode_used=mode_used, notes=notes,
-                          query=query, source=source)
+                          query=query, source=source, searched=searched)
     _log(lake, found, when=when, tenant=tenant, agent=agent, user=user, mode=mode_key,
          filters=chosen, raw_scores=raw_scores, semantic_match=semantic_match)
     return found
@@ -303,8 +345,14 @@ def _scope(lake, tenant, agent, user, chosen, include_inactive):
     return scope, source, note
 
 
-def _results(scored, mode: str, explain: bool, has_query_vector: bool, hit_cosine: float):
+def _results(scored, mode: str, explain: bool, has_query_vector: bool, policy):
     """(results, raw keyword scores, semantic hit) from a scope's best rows."""
+    weights = None
+    if explain and mode == "hybrid":
+        # the weights this search used: without a query vector the semantic weight went to keyword
+        moved = 0.0 if has_query_vector else policy.semantic_weight
+        weights = {"keyword": policy.keyword_weight + moved, "semantic": policy.semantic_weight - moved,
+                   "recency": policy.recency_weight, "importance": policy.importance_weight}
     results = []
     for i, row in enumerate(scored.rows):
         parts = None
@@ -315,15 +363,45 @@ def _results(scored, mode: str, explain: bool, has_query_vector: bool, hit_cosin
                 parts |= {"semantic": 0.0 if cosine != cosine else float(cosine),
                           "semantic_norm": float(scored.semantic[i]), "recency": float(scored.recency[i]),
                           "importance": float(scored.importance[i])}
+            if weights is not None:
+                parts["weights"] = dict(weights)
+        partners = list(row["conflict_with"] or [])
         results.append(SearchResult(
             id=row["id"], content=row["content"], tier=row["tier"], type=row["type"], score=float(scored.score[i]),
             tags=list(row["tags"] or []), created_at=row["created_at"], importance=row["importance"],
             source=row["source"], tenant=row["tenant"], agent_id=row["agent_id"], user_id=row["user_id"],
-            parts=parts,
+            conflict=row["status"] == "conflicted" or bool(partners), conflict_with=partners, parts=parts,
         ))
     raw = [float(x) for x in scored.keyword_raw]
     best_cosine = scored.cosine[0] if len(scored.rows) and has_query_vector else 0.0
-    return results, raw, bool(best_cosine == best_cosine and best_cosine >= hit_cosine)
+    return results, raw, bool(best_cosine == best_cosine and best_cosine >= policy.hit_cosine)
+
+
+def _no_match(query, tenant, agent, user, chosen, searched: int, mode: str, has_query_vector: bool,
+              hit_cosine: float) -> str:
+    """Why a search of a scope returned nothing: the scope, the rule no memory met, the count."""
+    scope = describe_scope(tenant, agent, user, chosen)
+    if not searched:
+        return NOTE_EMPTY_SCOPE.format(scope=scope, filtered=" and passes the filters" if chosen else "")
+    if mode == "hybrid" and not has_query_vector:
+        mode = "keyword"  # semantic took no part: a shared word was the only evidence
+    why = WHY_NO_MATCH[mode].format(cosine=hit_cosine)
+    return NOTE_NO_MATCH.format(query=query, scope=scope, why=why,
+                                searched=f"{searched} {'memory' if searched == 1 else 'memories'}")
+
+
+def describe_scope(tenant: str, agent: str | None, user: str | None, chosen: Mapping[str, Any] | None = None) -> str:
+    """``scope tenant acme, agent bot`` (with the filters given, if any), as notes name it."""
+    text = f"scope tenant {tenant}"
+    if agent is not None:
+        text += f", agent {agent}"
+    if user is not None:
+        text += f", user {user}"
+    if chosen:
+        shown = {k: iso(v) if isinstance(v, datetime) else "+".join(v) if isinstance(v, list) else v
+                 for k, v in chosen.items()}
+        text += " with " + ", ".join(f"{k}={v}" for k, v in shown.items())
+    return text
 
 
 def _scope_where(tenant, agent, user, chosen, include_inactive) -> tuple[str, dict[str, Any]]:

@@ -82,6 +82,7 @@ def test_as_dict_is_the_json_contract(lake, tmp_path):
             "id": "e1", "content": "Alice prefers dark mode in the editor", "tier": "long_term",
             "type": "preference", "score": 1.0, "tags": ["ui"], "created_at": "2026-11-01T09:00:00Z",
             "importance": 0.8, "source": "chat", "agent_id": "bot", "user_id": "alice",
+            "conflict": False, "conflict_with": [],
         }],
     }
     assert len(found.search_id) == 32 and int(found.search_id, 16) >= 0
@@ -196,9 +197,10 @@ def test_semantic_and_hybrid_need_the_index_and_say_so(lake, tmp_path):
         assert [r.id for r in found] == ["e2"] and found.notes[0] == NOTE_NO_INDEX
     assert search(lake, "coffee", tenant="acme", mode="semantic", as_of=AS_OF).mode_used == "keyword"
     lake.index(as_of=AS_OF)
-    semantic = search(lake, "a hot drink in the morning", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
-    assert (semantic.mode_used, semantic.notes, semantic[0].id) == ("semantic", [], "e2")  # no shared word
-    assert semantic[0].parts["semantic"] > semantic[1].parts["semantic"]
+    semantic = search(lake, "dark mode", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
+    # only memories with a raw cosine >= hit_cosine come back: the two about dark mode, not the dark coffee
+    assert (semantic.mode_used, semantic.notes, [r.id for r in semantic]) == ("semantic", [], ["e4", "e1"])
+    assert semantic[0].parts["semantic"] > semantic[1].parts["semantic"] >= lake.policy.search.hit_cosine
     hybrid = search(lake, "coffee", tenant="acme", as_of=AS_OF, explain=True)
     assert (hybrid.mode_used, hybrid.notes, hybrid[0].id) == ("hybrid", [], "e2")
     parts = hybrid[0].parts
@@ -234,7 +236,9 @@ def test_empty_queries_and_no_matches(lake, tmp_path):
     stop = search(lake, "the and of, was!", tenant="acme", mode="keyword", as_of=AS_OF)
     assert (list(stop), stop.notes) == ([], ["the query has no searchable words (only stop words or punctuation)"])
     none = search(lake, "kubernetes", tenant="acme", mode="keyword", as_of=AS_OF)
-    assert (list(none), none.notes, none.as_dict()["results"]) == ([], [], [])
+    assert (list(none), none.notes, none.as_dict()["results"]) == ([], [
+        "no memory matched 'kubernetes' in scope tenant acme (none shares a word with the query); 4 memories searched"],
+        [])
     assert [(line["query"], line["result_ids"], line["keyword_match"]) for line in _log_lines(lake)] == [
         ("  ", [], False), ("the and of, was!", [], False), ("kubernetes", [], False)]
 
@@ -298,7 +302,10 @@ def test_search_while_busy_answers_from_the_published_version(lake, tmp_path):
         (lake.exports / "CURRENT").symlink_to("v1")
         found = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF, tag="ui")
         assert _ranked(found) == [("e4", 1.0), ("e1", 0.8291)]
-        assert found.notes == ["the lake is busy (a run holds it); answered from published v1"]
+        # v1 was published without the conflicts table: no crash, no contradiction marker, a note
+        assert found.notes == ["the lake is busy (a run holds it); answered from published v1",
+                               "published v1 has no conflicts table: results are not marked as sides of open "
+                               "contradictions (a conflicted status still is)"]
         assert found.source == "published v1"
         # A query with PII still gets redacted while busy (salts are not published: a one-off salt).
         busy = search(lake, "call 13812345678", tenant="acme", mode="keyword", as_of=AS_OF)
@@ -335,3 +342,156 @@ def test_a_query_that_names_a_date_meets_the_memories_of_that_date(lake, tmp_pat
     lake.policy = Policy().with_overrides({"search": {"index_dates": False}})
     tied = search(lake, "What did Melanie paint in May 2023?", tenant="acme", mode="keyword", as_of=AS_OF, explain=True)
     assert tied[0].parts["keyword"] == tied[1].parts["keyword"]
+
+
+# ------------------------------------------------------------------ issue 11: results an agent can trust
+UNRELATED = ["Deploy the billing service on Friday", "Dentist appointment next Tuesday at 3pm",
+             "Bob's birthday is on March 3rd", "The quarterly report is due at the end of the month",
+             "Prefers a window seat on long flights", "Allergic to peanuts",
+             "Uses Python 3.12 for the data pipeline", "Weekly sync with the sales team on Mondays"]
+
+
+def test_nothing_relevant_gives_no_results_and_says_why(lake, tmp_path):
+    """11.12: "dark mode" over eight unrelated memories returned all eight at ~0.27 (hybrid)."""
+    _ingest(lake, tmp_path, [SCOPE | {"id": f"u{i}", "content": c} for i, c in enumerate(UNRELATED, 1)])
+    lake.index(as_of=AS_OF)
+    for mode, why in (("hybrid", "none shares a word with the query or has a cosine >= 0.5 to it"),
+                      ("semantic", "none has a cosine >= 0.5 to the query"),
+                      ("keyword", "none shares a word with the query")):
+        found = search(lake, "dark mode", tenant="acme", mode=mode, as_of=AS_OF)
+        assert (found.results, found.mode_used, found.notes, found.searched) == (
+            [], mode, [f"no memory matched 'dark mode' in scope tenant acme ({why}); 8 memories searched"], 8)
+    scoped = search(lake, "dark mode", tenant="acme", agent="bot", user="alice", tag="ui", as_of=AS_OF)
+    assert scoped.notes == ["no memory to search in scope tenant acme, agent bot, user alice with tag=ui: "
+                            "none is active or conflicted and passes the filters"]
+    assert [line["result_ids"] for line in _log_lines(lake)] == [[], [], [], []]
+    # one memory that is about dark mode: it alone comes back, in every mode
+    _ingest(lake, tmp_path, [SCOPE | {"id": "dark", "content": "User prefers dark mode in the editor"}], name="more.jsonl")
+    lake.index(as_of=AS_OF)
+    for mode in ("hybrid", "semantic", "keyword"):
+        found = search(lake, "dark mode", tenant="acme", mode=mode, as_of=AS_OF)
+        assert ([r.id for r in found], found.notes, found.searched) == (["dark"], [], 9)
+
+
+def test_results_attribute_matches_the_json(lake, tmp_path):
+    """11.12: `SearchResults` had no `.results` although the JSON has "results"."""
+    _english(lake, tmp_path)
+    found = search(lake, "dark", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert [r.id for r in found.results] == ["e4", "e2", "e1"] == [r.id for r in found]  # still a list
+    assert [r.as_dict() for r in found.results] == found.as_dict()["results"]
+    assert all(isinstance(r, SearchResult) for r in found.results) and found[0] is found.results[0]
+
+
+def _contradicting(lake, tmp_path):
+    """Two memories that contradict (dark vs light), each with a 16-character id, and unrelated ones."""
+    _ingest(lake, tmp_path, [SCOPE | {"id": "acme-pref-dark-1", "content": "User prefers dark mode in the editor",
+                                      "type": "preference", "tier": "long_term"},
+                             SCOPE | {"id": "acme-pref-lite-2", "content": "User prefers light mode in the editor",
+                                      "type": "preference"},
+                             SCOPE | {"id": "acme-note-x", "content": "Escape test: the editor shows [/x] literally"}])
+
+
+def test_both_sides_of_a_contradiction_carry_the_marker(lake, tmp_path):
+    """11.3: both sides of an open contradiction carry the marker and the other side's id, also when
+    the contradiction is queued after a first search of the (cached) scope."""
+    _contradicting(lake, tmp_path)
+    before = search(lake, "editor mode", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert [(r.id, r.conflict, r.conflict_with) for r in before] == [
+        ("acme-pref-dark-1", False, []), ("acme-pref-lite-2", False, []), ("acme-note-x", False, [])]
+    report = lake.dedup(as_of=AS_OF)
+    assert report.counts["contradictions_filed"] == 1
+    after = search(lake, "editor mode", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert [(r.id, r.conflict, r.conflict_with) for r in after] == [
+        ("acme-pref-dark-1", True, ["acme-pref-lite-2"]), ("acme-pref-lite-2", True, ["acme-pref-dark-1"]),
+        ("acme-note-x", False, [])]
+    assert [(r["id"], r["conflict"], r["conflict_with"]) for r in after.as_dict()["results"]] == [
+        ("acme-pref-dark-1", True, ["acme-pref-lite-2"]), ("acme-pref-lite-2", True, ["acme-pref-dark-1"]),
+        ("acme-note-x", False, [])]
+    # resolving it (keep both values) clears the marker on the next search
+    (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
+    lake.resolve_conflict(conflict_id, "lake", as_of=AS_OF)
+    assert [r.conflict for r in search(lake, "editor mode", tenant="acme", mode="keyword", as_of=AS_OF)] == [
+        False, False, False]
+
+
+def test_a_conflicted_memory_is_marked_without_a_partner(lake, tmp_path):
+    _ingest(lake, tmp_path, [SCOPE | {"id": "both", "content": "Invoice template disputed", "status": "conflicted"},
+                             SCOPE | {"id": "live", "content": "Invoice template v2"}])
+    assert [(r.id, r.conflict, r.conflict_with) for r in search(lake, "invoice", tenant="acme", as_of=AS_OF)] == [
+        ("both", True, []), ("live", False, [])]
+
+
+def test_while_busy_the_marker_comes_from_the_published_conflicts(lake, tmp_path):
+    _contradicting(lake, tmp_path)
+    lake.dedup(as_of=AS_OF)
+    version = lake.exports / "v1"
+    (version / "tables").mkdir(parents=True)
+    lake.sql("SELECT * FROM memories").write_parquet(version / "memories.parquet")
+    lake.sql("SELECT * FROM conflicts").write_parquet(version / "tables" / "conflicts.parquet")
+    (lake.exports / "CURRENT").symlink_to("v1")
+    with lake.writer(purpose="nightly run"):
+        found = search(lake, "editor mode", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert found.notes == ["the lake is busy (a run holds it); answered from published v1"]
+    assert [(r.id, r.conflict_with) for r in found] == [
+        ("acme-pref-dark-1", ["acme-pref-lite-2"]), ("acme-pref-lite-2", ["acme-pref-dark-1"]), ("acme-note-x", [])]
+
+
+# ------------------------------------------------------------------ the command's human output
+def _cli(capsys, monkeypatch, *args, width=80):
+    from rich.console import Console
+
+    from memory_lake import cli
+
+    monkeypatch.setattr(cli, "out", Console(soft_wrap=True, width=width))
+    code = cli.main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_human_output_shows_full_ids_scope_conflicts_and_escapes_content(lake, tmp_path, capsys, monkeypatch):
+    """11.12 / 11.3: the table at 80 columns keeps every 16-character id whole, shows the scope,
+    tier, type, score, the conflict mark and the other side; content `[/x]` is printed as is."""
+    _contradicting(lake, tmp_path)
+    lake.dedup(as_of=AS_OF)
+    code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "editor mode", "--tenant", "acme",
+                          "--mode", "keyword")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = next(line for line in lines if " id " in f" {line} ")
+    assert header.split() == ["id", "scope", "tier", "type", "score", "!", "content"]
+    rows_ = {line.split()[0]: line for line in lines if line.strip().startswith("acme-")}
+    assert set(rows_) == {"acme-pref-dark-1", "acme-pref-lite-2", "acme-note-x"}
+    assert rows_["acme-pref-dark-1"].split()[:2] + rows_["acme-pref-dark-1"].split()[3:7] == [
+        "acme-pref-dark-1", "acme", "long_term", "preference", "1.000", "!"]
+    assert rows_["acme-pref-lite-2"].split()[3:7] == ["short_term", "preference", "1.000", "!"]
+    assert rows_["acme-note-x"].split()[3:6] == ["short_term", "other", "0.211"]
+    assert "bot /" in out and "alice" in out and "[/x]" in out
+    assert "3 result(s) of 3 memories searched" in lines
+    assert "! acme-pref-dark-1 contradicts acme-pref-lite-2 (memory-lake conflicts list)" in lines
+    assert "! acme-pref-lite-2 contradicts acme-pref-dark-1 (memory-lake conflicts list)" in lines
+
+
+def test_human_output_explains_scores_and_says_why_nothing_matched(lake, tmp_path, capsys, monkeypatch):
+    _english(lake, tmp_path)
+    lake.index(as_of=AS_OF)
+    code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "coffee", "--tenant", "acme",
+                          "--explain", width=120)
+    assert code == 0 and "note:" not in err
+    lines = out.splitlines()
+    header = lines[lines.index("score parts (raw -> scaled)") + 2].split()  # the title, the box's top edge
+    assert header == ["id", "keyword", "semantic", "(cos)", "recency", "importance", "score"]
+    from memory_lake import Lake
+
+    # the command's policy, and its as_of (now: `search` takes none)
+    [result] = search(Lake.open(lake.root), "coffee", tenant="acme", explain=True)
+    parts = result.parts
+    row = next(line for line in lines[lines.index("score parts (raw -> scaled)"):] if line.strip().startswith("e2"))
+    assert row.split() == ["e2", f"{parts['keyword']:.3f}", "->", "1.000", f"{parts['semantic']:.3f}", "->", "1.000",
+                           f"{parts['recency']:.3f}", "0.500", f"{result.score:.3f}"]
+    assert lines[-1] == ("score = 0.4 x keyword + 0.4 x semantic + 0.1 x recency + 0.1 x importance "
+                         "(keyword and semantic scaled over the scope)")
+    assert parts["weights"] == {"keyword": 0.4, "semantic": 0.4, "recency": 0.1, "importance": 0.1}
+    code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "kubernetes", "--tenant", "acme")
+    assert (code, out, err) == (0, "0 results: no memory matched 'kubernetes' in scope tenant acme (none shares a "
+                                   "word with the query or has a cosine >= 0.5 to it); 4 memories searched\n", "")
