@@ -96,6 +96,11 @@ class SearchPolicy:
     max_unknown_ratio: float = 0.3
     # DESIGN "Search": a search is a hit when its best result has a raw cosine >= this (covered language).
     hit_cosine: float = 0.5
+    # The relevance floor (issue 11): a memory is returned only with a raw keyword match or a raw
+    # cosine >= this. Chosen from how unrelated text scores, not from recall: between LoCoMo
+    # questions and the turns of another conversation, MiniLM's cosine is 0.28 at the 99th and
+    # 0.38 at the 99.9th percentile, so about 1 unrelated memory in 300 passes.
+    min_cosine: float = 0.35
     # Keyword search matches a memory together with this many neighbours on each side in its session
     # (0: the memory alone); results are still the memories themselves.
     context_window: int = 1

@@ -12,7 +12,7 @@ A search loads its scope once from the lake (rows, the index's postings and vect
   ``A @ lengths``; N, document frequencies and the average length are the scope's.
 * **semantic**: the dot product of the stored L2-normalised vectors with the query's (= cosine).
 * **relevance floor**: only a memory with evidence of relevance is ranked at all: a raw keyword
-  match, or a raw cosine >= ``hit_cosine`` (the same evidence that makes a search a "hit",
+  match, or a raw cosine >= ``min_cosine`` (close to the evidence that makes a search a "hit",
   DESIGN "Search"; cosine counts only where the model covers the query's language). Min-max
   scaling and the weighted sum rank memories; they cannot tell that nothing matched.
 * **conflicts**: each row carries its ``status`` and ``conflict_with``, the other side(s) of its
@@ -127,7 +127,7 @@ class ScopeIndex:
         accessed; importance as stored. Keyword mode ranks by keyword alone, semantic by semantic
         alone, hybrid by the weighted sum (weights from the policy, the seed's 0.4 / 0.4 / 0.1 / 0.1
         by default). Only rows with evidence of relevance are ranked: a keyword match (keyword,
-        hybrid) or a raw cosine >= ``policy.hit_cosine`` (semantic, hybrid; `query_vector` is None
+        hybrid) or a raw cosine >= ``policy.min_cosine`` (semantic, hybrid; `query_vector` is None
         where the model does not cover the query's language).
         """
         keyword_raw = self.bm25(tokens) if tokens else np.zeros(self.size)
@@ -143,7 +143,7 @@ class ScopeIndex:
         age_days = np.nan_to_num((now_s - self.accessed_s) / 86400.0, nan=0.0)
         recency = np.power(0.5, np.clip(age_days, 0.0, None) / policy.recency_half_life_days)
         with np.errstate(invalid="ignore"):
-            close = cosine >= policy.hit_cosine  # False where NaN (no vector, or no query vector)
+            close = cosine >= policy.min_cosine  # False where NaN (no vector, or no query vector)
         if mode == "keyword":
             score, eligible = keyword, keyword_raw > 0
         elif mode == "semantic":

@@ -3,8 +3,8 @@
 ``keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1`` with each part in 0..1.
 
 Only memories with evidence of relevance are returned (the relevance floor): a raw keyword match,
-or a raw cosine >= ``[search] hit_cosine`` where the model covers the query's language, the same
-evidence that makes a search a "hit" (DESIGN "Search"). When nothing passes, the results are
+or a raw cosine >= ``[search] min_cosine`` (0.35) where the model covers the query's language. (A
+search is a "hit" on stronger evidence, DESIGN "Search": a keyword match or ``hit_cosine`` 0.5.) When nothing passes, the results are
 empty and ``notes`` say so, naming the scope and how many memories were searched.
 
 Each result says whether it is disputed: ``conflict`` (its status is ``conflicted`` or it is a
@@ -173,7 +173,7 @@ def search(
     default) by the seed's weighted sum. Without a model or embeddings, or where the model does not
     cover the query's language, the semantic part falls back to keyword and `notes` say so
     (``mode_used`` is "keyword" for a semantic search answered that way). Only memories with a
-    keyword match or a raw cosine >= ``hit_cosine`` are returned; when none is, `notes` say why.
+    keyword match or a raw cosine >= ``min_cosine`` are returned; when none is, `notes` say why.
     `explain` adds each result's score parts (and, for hybrid, the weights used). `as_of` (default now)
     only dates the log line. Bad input (unknown mode or filter, bad value) raises InputError; a lake busy
     with nothing published raises LakeBusy. An empty query gives no results and a note.
@@ -230,7 +230,7 @@ def search(
                     mode_used, explain, semantic is not None, lake.policy.search)
             if not results:
                 notes.append(_no_match(query, tenant, agent, user, chosen, scope.size, mode_used,
-                                       semantic is not None, lake.policy.search.hit_cosine))
+                                       semantic is not None, lake.policy.search.min_cosine))
 
     found = SearchResults(results, search_id=uuid.uuid4().hex, mode_used=mode_used, notes=notes,
                           query=query, source=source, searched=searched)

@@ -355,8 +355,8 @@ def test_nothing_relevant_gives_no_results_and_says_why(lake, tmp_path):
     """11.12: "dark mode" over eight unrelated memories returned all eight at ~0.27 (hybrid)."""
     _ingest(lake, tmp_path, [SCOPE | {"id": f"u{i}", "content": c} for i, c in enumerate(UNRELATED, 1)])
     lake.index(as_of=AS_OF)
-    for mode, why in (("hybrid", "none shares a word with the query or has a cosine >= 0.5 to it"),
-                      ("semantic", "none has a cosine >= 0.5 to the query"),
+    for mode, why in (("hybrid", "none shares a word with the query or has a cosine >= 0.35 to it"),
+                      ("semantic", "none has a cosine >= 0.35 to the query"),
                       ("keyword", "none shares a word with the query")):
         found = search(lake, "dark mode", tenant="acme", mode=mode, as_of=AS_OF)
         assert (found.results, found.mode_used, found.notes, found.searched) == (
@@ -494,4 +494,4 @@ def test_human_output_explains_scores_and_says_why_nothing_matched(lake, tmp_pat
     assert parts["weights"] == {"keyword": 0.4, "semantic": 0.4, "recency": 0.1, "importance": 0.1}
     code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "kubernetes", "--tenant", "acme")
     assert (code, out, err) == (0, "0 results: no memory matched 'kubernetes' in scope tenant acme (none shares a "
-                                   "word with the query or has a cosine >= 0.5 to it); 4 memories searched\n", "")
+                                   "word with the query or has a cosine >= 0.35 to it); 4 memories searched\n", "")
