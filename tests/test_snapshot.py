@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import pytest
@@ -104,3 +105,123 @@ def test_content_limit_is_configurable(tmp_path):
     lake.ingest([path], as_of=AS_OF)
     assert rows(lake, "SELECT line, reason, detail FROM quarantine") == [
         {"line": 2, "reason": "content too large", "detail": "18 bytes > 10"}]
+
+
+# ---------------------------------------------------------------- strict JSON (issue 11 item 6)
+def test_trailing_comma_is_bad_json_like_any_other(lake, tmp_path):
+    path = write_jsonl(tmp_path / "comma.jsonl", [
+        '{"id": "m-comma", "tenant": "t", "content": "c", "operator": "agent",}',
+        '{"id": "m-list", "tenant": "t", "content": "c", "tags": ["a",]}',
+        '{"id": "m-nan", "tenant": "t", "content": "c", "importance": NaN}',
+        '{"id": "m-inf", "tenant": "t", "content": "c", "score": -Infinity}',
+        '{"id": "m-ok", "tenant": "t", "content": "a comma, ] and NaN inside a string are fine",}'[:-2] + "}",
+    ])
+    report = lake.ingest([path], as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (1, 4)
+    assert rows(lake, "SELECT line, reason, detail, memory_id FROM quarantine ORDER BY line") == [
+        {"line": 1, "reason": "bad JSON", "detail": "not valid JSON: a trailing comma", "memory_id": None},
+        {"line": 2, "reason": "bad JSON", "detail": "not valid JSON: a trailing comma", "memory_id": None},
+        {"line": 3, "reason": "bad JSON", "detail": "not valid JSON: NaN and Infinity are not JSON numbers",
+         "memory_id": None},
+        {"line": 4, "reason": "bad JSON", "detail": "not valid JSON: NaN and Infinity are not JSON numbers",
+         "memory_id": None},
+    ]
+    assert rows(lake, "SELECT id, content FROM memories") == [
+        {"id": "m-ok", "content": "a comma, ] and NaN inside a string are fine"}]
+
+
+def test_save_file_with_a_trailing_comma_is_one_bad_json_record(lake):
+    text = ('{"tenant": "acme", "agent_id": "orchestrator",\n "memories": [\n'
+            '  {"id": "s-1", "content": "first", "operator": "agent",},\n  {"id": "s-2", "content": "second"}\n]}\n')
+    (lake.inbox / "save.json").write_text(text, encoding="utf-8")
+    report = lake.ingest(as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (0, 1)
+    (row,) = rows(lake, "SELECT file, line, reason, detail, raw FROM quarantine")
+    assert row == {"file": "save.json", "line": 1, "reason": "bad JSON", "detail": "not valid JSON: a trailing comma",
+                   "raw": text.strip().replace("\n", " ")}
+    assert not (lake.inbox / "save.json").exists()
+
+
+# ---------------------------------------------------------------- ranges (issue 12 item 1)
+NESTED_127 = "[" * 127 + "]" * 127
+OUT_OF_RANGE = [
+    # (field and value as written, reason, detail)
+    ('"created_at": 1e13', "out of range",
+     "created_at 10000000000000.0 is outside 1970-01-01..9999-12-31 (a number is read as epoch seconds)"),
+    ('"expires_at": 1e15', "out of range",
+     "expires_at 1000000000000000.0 is outside 1970-01-01..9999-12-31 (a number is read as epoch seconds)"),
+    ('"created_at": 1764460800000', "out of range",
+     "created_at 1764460800000 is outside 1970-01-01..9999-12-31 (a number is read as epoch seconds)"),
+    ('"updated_at": 1764460800000000', "out of range",
+     "updated_at 1764460800000000 is outside 1970-01-01..9999-12-31 (a number is read as epoch seconds)"),
+    ('"version": 1e19', "out of range", "version 10000000000000000000.0 is outside 1..9007199254740991"),
+    ('"version": 1e400', "out of range", "version 1e400 is outside 1..9007199254740991"),
+    ('"access_count": 1e19', "out of range", "access_count 10000000000000000000.0 is outside 0..9007199254740991"),
+    ('"reference_count": -1e300', "out of range", "reference_count -1e300 is outside 0..9007199254740991"),
+    ('"extra": ' + NESTED_127, "too deeply nested", "nested deeper than 64 levels"),
+    ('"content": ' + NESTED_127, "too deeply nested", "nested deeper than 64 levels"),
+    ('"created_at": "infinity"', "out of range", 'created_at "infinity" is outside 1970-01-01..9999-12-31'),
+    ('"last_accessed_at": "1969-12-31T23:59:59Z"', "out of range",
+     'last_accessed_at "1969-12-31T23:59:59Z" is outside 1970-01-01..9999-12-31'),
+    ('"expires_at": "9999-12-31T23:00:00-05:00"', "out of range",
+     'expires_at "9999-12-31T23:00:00-05:00" is outside 1970-01-01..9999-12-31'),
+    ('"version": 9007199254740992', "out of range", "version 9007199254740992 is outside 1..9007199254740991"),
+    ('"importance": 1e400', "out of range", "importance 1e400 is outside 0..1"),
+]
+
+
+def test_out_of_range_values_are_quarantined_and_the_rest_of_the_file_lands(tmp_path, capsys):
+    """Each value used to abort ingest and the nightly with exit 1, leaving the file in the inbox
+    in front of every later file; a millisecond epoch landed as year 57883 and broke search and
+    `sql SELECT *`."""
+    from memory_lake import Lake
+    from memory_lake.cli import main
+
+    lake = Lake.init(tmp_path / "lake")
+    lines = [f'{{"id": "bad-{i}", "tenant": "t", "content": "bad value {i}", {field}}}'
+             for i, (field, _, _) in enumerate(OUT_OF_RANGE)]
+    lines.insert(3, '{"id": "good-1", "tenant": "t", "content": "good memory about coffee", "created_at": 1764460800}')
+    write_jsonl(lake.inbox / "0001.jsonl", lines)
+    write_jsonl(lake.inbox / "0002.jsonl", [{"id": "good-2", "tenant": "t", "content": "later memory about coffee"}])
+
+    assert main(["--lake", str(lake.root), "--json", "ingest", "--as-of", "2026-11-30T00:00:00Z"]) == 0
+    capsys.readouterr()
+
+    assert sorted(p.name for p in lake.inbox.glob("*.jsonl")) == []
+    expected = [(reason, detail) for _, reason, detail in OUT_OF_RANGE]
+    got = rows(lake, "SELECT line, memory_id, reason, detail FROM quarantine ORDER BY line")
+    assert [(g["reason"], g["detail"]) for g in got] == expected
+    assert [g["line"] for g in got] == [n for n in range(1, len(lines) + 1) if n != 4]
+    # a record whose JSON was read names its id; one refused before parsing cannot
+    assert [g["memory_id"] for g in got] == [f"bad-{i}" if reason != "too deeply nested" else None
+                                             for i, (_, reason, _) in enumerate(OUT_OF_RANGE)]
+    assert rows(lake, "SELECT id, created_at FROM memories ORDER BY id") == [
+        {"id": "good-1", "created_at": datetime(2025, 11, 30)}, {"id": "good-2", "created_at": AS_OF}]
+    # everything stored reads back: SQL over every column, search
+    assert main(["--lake", str(lake.root), "--json", "sql", "SELECT * FROM memories"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert main(["--lake", str(lake.root), "--json", "search", "coffee", "--tenant", "t", "--mode", "keyword"]) == 0
+    assert "good-1" in capsys.readouterr().out
+
+
+def test_the_edges_of_every_range_land(lake, tmp_path):
+    nested_64 = "[" * 63 + "]" * 63  # the record itself is level 1
+    path = write_jsonl(tmp_path / "edges.jsonl", [
+        '{"id": "low", "tenant": "t", "content": "c", "created_at": "1970-01-01T00:00:00Z", "updated_at": 0, '
+        '"version": 1, "access_count": 0, "reference_count": 0, "importance": 0, "deep": ' + nested_64 + '}',
+        '{"id": "high", "tenant": "t", "content": "c", "created_at": 253402300799, '
+        '"expires_at": "9999-12-31T23:59:59.999999Z", "version": 9007199254740991, "access_count": 9007199254740991, '
+        '"reference_count": 9.007199254740991e15, "importance": 1}',
+        '{"id": "deeper", "tenant": "t", "content": "c", "deep": [' + nested_64 + ']}',
+    ])
+    report = lake.ingest([path], as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (2, 1)
+    assert rows(lake, "SELECT id, created_at, expires_at, version, access_count, reference_count, importance "
+                      "FROM memories ORDER BY id") == [
+        {"id": "high", "created_at": datetime(9999, 12, 31, 23, 59, 59), "expires_at": datetime(9999, 12, 31, 23, 59, 59, 999999),
+         "version": 9007199254740991, "access_count": 9007199254740991, "reference_count": 9007199254740991,
+         "importance": 1.0},
+        {"id": "low", "created_at": datetime(1970, 1, 1), "expires_at": None, "version": 1, "access_count": 0,
+         "reference_count": 0, "importance": 0.0},
+    ]
+    assert rows(lake, "SELECT line, reason FROM quarantine") == [{"line": 3, "reason": "too deeply nested"}]
