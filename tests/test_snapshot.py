@@ -225,3 +225,171 @@ def test_the_edges_of_every_range_land(lake, tmp_path):
          "reference_count": 0, "importance": 0.0},
     ]
     assert rows(lake, "SELECT line, reason FROM quarantine") == [{"line": 3, "reason": "too deeply nested"}]
+
+
+# ---------------------------------------------------------------- property: nothing aborts a run
+# Values are raw JSON texts, so that NaN/Infinity literals, 1e400 and deep nesting can be written.
+# Each invalid record carries exactly one bad value, so its reason is known. Integers stay at most
+# ten digits (plus the range edges): a longer number can look like a phone or card number, which
+# the redaction replaces by a placeholder text before validation (a redact.py matter).
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from memory_lake.snapshot import KNOWN_KEYS, MAX_DEPTH, MAX_INTEGER  # noqa: E402
+
+TEXT = st.text(max_size=30)
+HUGE_TEXT = st.integers(70_000, 200_000).map(lambda n: "x" * n)
+SMALL_INT = st.integers(-(10**10) + 1, 10**10 - 1)
+NUMBER = SMALL_INT | st.floats(allow_nan=False, allow_infinity=False)
+NON_FINITE = st.sampled_from(["NaN", "Infinity", "-Infinity"])
+HUGE_NUMBER = st.sampled_from(["1e400", "-1e400", "1e19", "-1e300", "1" * 60])
+ANY_JSON = st.recursive(st.none() | st.booleans() | NUMBER | TEXT,
+                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+                        max_leaves=10)
+
+
+def dump(value, ascii_only: bool) -> str:
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+def deep(depth: int) -> st.SearchStrategy[str]:
+    return st.sampled_from(["[", '{"k": ']).map(lambda opener: opener * depth + "1" + ("]" if opener == "[" else "}") * depth)
+
+
+def valid_values(name: str) -> st.SearchStrategy:
+    """Python values a field accepts (dumped as JSON), or raw JSON text (str subclass `Raw`)."""
+    if name in ("agent_id", "user_id", "context_id", "session_id", "trace_id"):
+        return TEXT | SMALL_INT
+    if name in ("summary", "source", "reason"):
+        return TEXT | HUGE_TEXT
+    if name == "tier":
+        return st.sampled_from(["working", "short-term", "Long Term", "important", "longTerm"])
+    if name == "type":
+        return st.sampled_from(["preference", "Preferences", "fact", "todo", "other", "long-term"])
+    if name == "status":
+        return st.sampled_from(["active", "dormant", "archived"])
+    if name == "operator":
+        return st.sampled_from(["user", "agent", "system"])
+    if name == "tags":
+        return TEXT | st.lists(TEXT, max_size=4)
+    if name == "importance":
+        return st.floats(0, 1) | st.sampled_from([0, 1])
+    if name in ("created_at", "updated_at", "last_accessed_at", "expires_at"):
+        stamps = st.datetimes(datetime(1970, 1, 1), datetime(9999, 12, 31, 23, 59, 59, 999999))
+        return (stamps.map(lambda d: d.isoformat() + "Z") | stamps.map(datetime.isoformat)
+                | st.integers(0, 9_999_999_999) | st.floats(0, 9_999_999_999))
+    if name in ("version", "access_count", "reference_count"):
+        low = 1 if name == "version" else 0
+        return st.integers(low, 10**10 - 1) | st.sampled_from([MAX_INTEGER, float(low), float(MAX_INTEGER)])
+    if name == "important":
+        return st.booleans()
+    raise AssertionError(name)
+
+
+class Raw(str):
+    """JSON text written as is."""
+
+
+def invalid_values(name: str) -> st.SearchStrategy[tuple[object, str]]:
+    """(value, reason) that a field refuses."""
+    raw = lambda s: s.map(Raw)  # noqa: E731
+    common = st.one_of(raw(NON_FINITE).map(lambda v: (v, "bad JSON")),
+                       raw(deep(MAX_DEPTH)).map(lambda v: (v, "too deeply nested")))
+    structures = st.lists(ANY_JSON, max_size=2) | st.dictionaries(TEXT, ANY_JSON, max_size=2)
+    if name in ("agent_id", "user_id", "context_id", "session_id", "trace_id", "summary", "source", "reason"):
+        wrong = structures | st.booleans() | (NUMBER if name in ("summary", "source", "reason") else st.nothing())
+        return common | wrong.map(lambda v: (v, "wrong type"))
+    if name in ("tier", "type", "status", "operator"):
+        return common | TEXT.map(lambda t: ("zz " + t, f"unknown {name}")) | (structures | NUMBER).map(lambda v: (v, "wrong type"))
+    if name == "tags":
+        return common | (st.lists(NUMBER | st.booleans(), min_size=1, max_size=3) | NUMBER).map(lambda v: (v, "wrong type"))
+    if name == "importance":
+        outside = st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: not 0 <= x <= 1)
+        return (common | outside.map(lambda v: (v, "out of range")) | raw(HUGE_NUMBER).map(lambda v: (v, "out of range"))
+                | (TEXT | structures | st.booleans()).map(lambda v: (v, "wrong type")))
+    if name in ("created_at", "updated_at", "last_accessed_at", "expires_at"):
+        early = st.datetimes(datetime(1, 1, 1), datetime(1969, 12, 31, 23, 59, 59)).map(lambda d: d.isoformat() + "Z")
+        late = st.integers(253402300800, 10**10 * 10**10) | st.integers(-(10**10), -1)
+        return (common | (early | late | raw(HUGE_NUMBER)).map(lambda v: (v, "out of range"))
+                | (st.sampled_from(["soon", "yesterday", "2026-13-01", ""]) | structures | st.booleans())
+                .map(lambda v: (v, "bad timestamp")))
+    if name in ("version", "access_count", "reference_count"):
+        low = 1 if name == "version" else 0
+        fractional = st.floats(-1e9, 1e9).filter(lambda x: not x.is_integer())
+        outside = st.integers(max_value=low - 1) | st.integers(min_value=MAX_INTEGER + 1)
+        return (common | (outside | raw(HUGE_NUMBER)).map(lambda v: (v, "out of range"))
+                | (fractional | TEXT | structures | st.booleans()).map(lambda v: (v, "wrong type")))
+    if name == "important":
+        return common | (TEXT | NUMBER | structures).map(lambda v: (v, "wrong type"))
+    if name == "content":
+        return common | HUGE_TEXT.map(lambda v: (v, "content too large")) | st.just(("   ", "missing content")) | (
+            structures | st.booleans()).map(lambda v: (v, "wrong type"))
+    if name == "tenant":
+        return common | st.sampled_from([None, "  "]).map(lambda v: (v, "missing tenant")) | (
+            structures | st.booleans()).map(lambda v: (v, "wrong type"))
+    if name == "unknown":
+        return common
+    raise AssertionError(name)
+
+
+FIELDS = ("agent_id", "user_id", "context_id", "session_id", "trace_id", "summary", "source", "reason", "tier", "type",
+          "status", "operator", "tags", "importance", "created_at", "updated_at", "last_accessed_at", "expires_at",
+          "version", "access_count", "reference_count", "important")
+UNKNOWN_KEY = TEXT.filter(lambda k: k not in KNOWN_KEYS)
+
+
+@st.composite
+def record(draw, number: int) -> tuple[str, str | None]:
+    """One JSON line and the reason it must be quarantined for (None: it must land)."""
+    fields: dict[str, object] = {"tenant": draw(st.sampled_from(["acme", "租户", "t 1"])),
+                                 "content": f"memory {number}: " + draw(TEXT)}
+    for name in draw(st.lists(st.sampled_from(FIELDS), unique=True, max_size=8)):
+        fields[name] = draw(valid_values(name))
+    for key in draw(st.lists(UNKNOWN_KEY, unique=True, max_size=3)):
+        fields[key] = draw(ANY_JSON | HUGE_TEXT | st.just(10**400))
+    reason = None
+    if draw(st.booleans()):
+        name = draw(st.sampled_from((*FIELDS, "content", "tenant", "unknown")))
+        value, reason = draw(invalid_values(name))
+        if name == "unknown":
+            name = draw(UNKNOWN_KEY.filter(lambda k: k not in fields))
+        fields[name] = value
+        if name == "tenant" and value is None:
+            del fields["tenant"]
+    ascii_only = draw(st.booleans())
+    body = ", ".join(f"{dump(k, ascii_only)}: {v if isinstance(v, Raw) else dump(v, ascii_only)}" for k, v in fields.items())
+    return "{" + body + "}", reason
+
+
+@st.composite
+def snapshot(draw) -> list[tuple[str, str | None]]:
+    lines = [draw(record(n)) for n in range(draw(st.integers(1, 12)))]
+    if draw(st.booleans()):  # a line broken as a whole
+        at = draw(st.integers(0, len(lines)))
+        lines.insert(at, (draw(st.sampled_from(['{"tenant": "acme", "content": "trailing",}', "[1, 2]", "{not json",
+                                                  '"just text"'])), "bad JSON"))
+    return lines
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(snapshot())
+def test_random_values_never_abort_ingest_and_land_or_quarantine_exactly(lines):
+    import tempfile
+
+    from memory_lake import Lake
+
+    with tempfile.TemporaryDirectory() as tmp:
+        lake = Lake.init(f"{tmp}/lake")
+        path = write_jsonl(lake.inbox / "random.jsonl", [text for text, _ in lines])
+        report = lake.ingest(as_of=AS_OF).as_dict()
+
+        expected = {n: reason for n, (_, reason) in enumerate(lines, start=1) if reason}
+        got = {r["line"]: r["reason"] for r in rows(lake, "SELECT line, reason FROM quarantine")}
+        assert got == expected
+        assert report["ingested"] == len(lines) - len(expected)
+        assert not path.exists()
+        # every stored value reads back, through SQL and search
+        assert len(rows(lake, "SELECT * FROM memories")) == report["ingested"]
+        rows(lake, "SELECT * FROM memory_history")
+        for tenant in ("acme", "租户", "t 1"):
+            lake.search("memory", tenant=tenant, mode="keyword")
