@@ -42,7 +42,7 @@ from .errors import InputError
 from .forget import compact_database, forgotten_ids, scrub_files
 from .merge import merge_records
 from .policy import IngestPolicy
-from .snapshot import assign_ids, parse_records, read_records, shape_sql
+from .snapshot import assign_ids, not_strict_sql, parse_records, read_records, shape_sql
 from .steps import StepReport
 
 SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
@@ -409,11 +409,15 @@ def _mark_replayed(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
 
 
 def export_quarantine(lake, output: Path, *, reason: str | None = None) -> int:
-    """Write open quarantined lines to `output` for fixing; JSON objects get ``_quarantine_id``."""
+    """Write open quarantined lines to `output` for fixing; JSON objects get ``_quarantine_id``.
+    An object that is not strict JSON (a trailing comma ...) gets it in front, its text kept as
+    it was, so that the fault is still there to fix."""
     where = "status = 'open'" + (" AND reason = ?" if reason else "")
     frame = lake.sql(
         f"""
-        SELECT CASE WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{')
+        SELECT CASE WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{') AND {not_strict_sql("raw")}
+                    THEN regexp_replace(raw, '^\\s*\\{{', '{{"_quarantine_id":' || quarantine_id || ',')
+                    WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{')
                     THEN json_merge_patch(raw, json_object('_quarantine_id', quarantine_id))::VARCHAR
                     ELSE raw END AS line
         FROM quarantine WHERE {where} ORDER BY quarantine_id

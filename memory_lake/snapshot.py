@@ -167,7 +167,7 @@ def _frame(lines: list[int], raws: list[str], oks: list[bool]) -> pl.DataFrame:
 def _document_records(con: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame | None:
     """Records of a save file (or a JSON array of records); None when it is not one (strict JSON)."""
     shape = con.execute(
-        f"SELECT CASE WHEN NOT json_valid($t) OR {_lenient('$t')} THEN NULL "
+        f"SELECT CASE WHEN NOT json_valid($t) OR {not_strict_sql('$t')} THEN NULL "
         "WHEN json_type($t::JSON) = 'ARRAY' THEN 'array' "
         "WHEN json_type($t::JSON, '$.memories') = 'ARRAY' THEN 'save' END",
         {"t": text},
@@ -219,7 +219,7 @@ def _parquet_records(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFram
 
 def _is_lenient_document(con: duckdb.DuckDBPyConnection, text: str) -> bool:
     """A document DuckDB reads but strict JSON does not (a trailing comma, NaN ...)."""
-    return con.execute(f"SELECT json_valid($t) AND {_lenient('$t')}", {"t": text}).fetchone()[0]
+    return con.execute(f"SELECT json_valid($t) AND {not_strict_sql('$t')}", {"t": text}).fetchone()[0]
 
 
 # ============================================================================ record shape
@@ -236,8 +236,8 @@ def _outside_strings(text: str, pattern: str) -> str:
             f"""'""', 'g'), {pattern}))""")
 
 
-def _lenient(text: str) -> str:
-    """SQL: true where `text`, JSON to DuckDB, holds a trailing comma or NaN/Infinity."""
+def not_strict_sql(text: str) -> str:
+    """SQL: true where `text`, JSON to DuckDB, holds a trailing comma or NaN/Infinity (not JSON)."""
     return f"({_outside_strings(text, _COMMA)} OR {_outside_strings(text, _NAN)})"
 
 

@@ -284,3 +284,17 @@ def test_suffixes_match_in_any_case_and_unrecognised_files_are_named(lake, capsy
     assert "not ingested, unrecognised file(s): notes.txt, sub/0005.Events.JSONL" in capsys.readouterr().out
     assert sorted(str(p.relative_to(lake.inbox)) for p in lake.inbox.rglob("*") if p.is_file()) == [
         "0006.jsonl.TMP", "0007.events.jsonl", "notes.txt", "sub/0005.Events.JSONL"]
+
+
+def test_export_keeps_a_trailing_comma_to_fix_and_replay_marks_it(lake, tmp_path):
+    path = write_jsonl(tmp_path / "s.jsonl", ['{"id": "m-1", "tenant": "acme", "content": "c", "operator": "agent",}'])
+    lake.ingest([path], as_of=AS_OF)
+    from memory_lake.ingest import export_quarantine
+
+    export = tmp_path / "fix.jsonl"
+    assert export_quarantine(lake, export) == 1
+    assert export.read_text() == '{"_quarantine_id":1,"id": "m-1", "tenant": "acme", "content": "c", "operator": "agent",}\n'
+    export.write_text(export.read_text().replace(',}', '}'))
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (1, 0)
+    assert rows(lake, "SELECT quarantine_id, status FROM quarantine") == [{"quarantine_id": 1, "status": "replayed"}]
