@@ -42,7 +42,7 @@ from .errors import InputError
 from .forget import compact_database, forgotten_ids, scrub_files
 from .merge import merge_records
 from .policy import IngestPolicy
-from .snapshot import assign_ids, not_strict_sql, parse_records, read_records, shape_sql
+from .snapshot import assign_ids, not_strict_sql, parse_records, read_records, shape_hints, shape_sql
 from .steps import StepReport
 
 SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
@@ -354,7 +354,7 @@ def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame) -> Path:
 def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.DataFrame:
     """Canonical, redacted text per record: (line, ok, is_object, problem, text); `problem` says why
     a record is not a strict JSON object within the depth limit (``snapshot.shape_sql``)."""
-    con.register("redact_raw", lines)
+    con.register("redact_raw", shape_hints(lines))
     try:
         # A JSON text with backslash escapes is re-serialised first (json() unescapes \\uXXXX), so
         # that PII cannot hide behind escapes; other texts are kept byte for byte.

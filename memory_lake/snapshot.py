@@ -92,9 +92,10 @@ TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id"
 # Identifiers that some agents write as JSON numbers; accepted as text.
 NUMERIC_TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id", "trace_id")
 TIMESTAMP_FIELDS = ("created_at", "updated_at", "last_accessed_at", "expires_at")
-INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quarantine_id": 0}  # name -> minimum
-# (maximum: MAX_INTEGER)
+# name -> minimum (the maximum is MAX_INTEGER)
+INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quarantine_id": 0}
 BOOL_FIELDS = ("important", "deleted")
+NUMERIC_FIELDS = (*TIMESTAMP_FIELDS, *INTEGER_FIELDS, "importance")
 NUMBERS = "('UBIGINT', 'BIGINT', 'DOUBLE')"
 
 
@@ -224,47 +225,56 @@ def _is_lenient_document(con: duckdb.DuckDBPyConnection, text: str) -> bool:
 
 # ============================================================================ record shape
 # DuckDB's JSON reader (yyjson) accepts trailing commas and NaN/Infinity (any case). Outside JSON
-# strings neither can hide, and the cheap pre-test keeps the string-stripping to the few
-# records that contain such characters at all.
-_STRINGS = r"""'"([^"\\]|\\.)*"'"""  # a JSON string literal (SQL text of an RE2 pattern)
-_COMMA, _NAN = r"',\s*[\]}]'", r"'(?i:nan|inf)'"
+# strings neither can hide. Both patterns match only where a value may stand (after ":", "[" or
+# ","), so that ordinary text ("tenant" holds "nan") rarely pays for stripping the strings.
+_STRING_RE = r'"([^"\\]|\\.)*"'
+_COMMA_RE = r",\s*[\]}]"
+_NAN_RE = r"[:\[,]\s*[-+]?(?i:nan|inf)"
 
 
 def _outside_strings(text: str, pattern: str) -> str:
-    """SQL: true where `pattern` (an RE2 literal) matches `text` outside its JSON strings."""
-    return (f"(regexp_matches({text}, {pattern}) AND regexp_matches(regexp_replace({text}, {_STRINGS}, "
-            f"""'""', 'g'), {pattern}))""")
+    """SQL: true where regex `pattern` matches `text` outside its JSON strings."""
+    return (f"(regexp_matches({text}, '{pattern}') AND "
+            f"""regexp_matches(regexp_replace({text}, '{_STRING_RE}', '""', 'g'), '{pattern}'))""")
 
 
 def not_strict_sql(text: str) -> str:
     """SQL: true where `text`, JSON to DuckDB, holds a trailing comma or NaN/Infinity (not JSON)."""
-    return f"({_outside_strings(text, _COMMA)} OR {_outside_strings(text, _NAN)})"
+    return f"({_outside_strings(text, _COMMA_RE)} OR {_outside_strings(text, _NAN_RE)})"
+
+
+def shape_hints(lines: pl.DataFrame) -> pl.DataFrame:
+    """`lines` (line, raw, ok, problem) with the cheap pre-tests ``shape_sql`` needs: whether a
+    record may hold a trailing comma or NaN, and whether it has more than MAX_DEPTH brackets
+    at all (Polars' regex engine does these scans far faster than DuckDB's)."""
+    return lines.with_columns(
+        suspect=pl.col("raw").str.contains(f"{_COMMA_RE}|{_NAN_RE}"),
+        bracketed=pl.col("raw").str.count_matches(r"[\[{]") > MAX_DEPTH,
+    )
 
 
 def shape_sql(source: str) -> str:
-    """(line, ok, raw, problem) of `source` (line, ok, raw, problem): ``problem`` says why a
-    record is not a strict JSON object of at most MAX_DEPTH levels (NULL when it is one).
-
-    Depth is counted only for records with more than MAX_DEPTH brackets at all, from their
-    brackets outside strings, one row per bracket; everything else costs one scan."""
-    residue = "regexp_replace(raw, " + _STRINGS + """, '""', 'g')"""
+    """SQL: the records of `source` (``shape_hints``) as (line, ok, raw, problem), ``problem``
+    saying why a record is not a strict JSON object of at most MAX_DEPTH levels (NULL when it
+    is one). Depth is counted from the brackets outside strings, one row per bracket, and only
+    for records with enough brackets."""
+    residue = f"""regexp_replace(raw, '{_STRING_RE}', '""', 'g')"""
     return rf"""
         WITH src AS (
-            SELECT line, ok, raw, problem, ok AND json_valid(raw) AS valid FROM {source}
+            SELECT line, ok, raw, problem, suspect, bracketed, ok AND json_valid(raw) AS valid FROM {source}
         ), deep AS (
             SELECT line, max(depth) > {MAX_DEPTH} AS too_deep
             FROM (SELECT line, sum(CASE WHEN c IN ('[', '{{') THEN 1 ELSE -1 END) OVER (PARTITION BY line ORDER BY i) AS depth
                   FROM (SELECT line, unnest(string_split(b, '')) AS c, unnest(range(strlen(b))) AS i
                         FROM (SELECT line, regexp_replace({residue}, '[^\[\]{{}}]', '', 'g') AS b
-                              FROM src
-                              WHERE valid AND strlen(raw) - strlen(replace(replace(raw, '[', ''), '{{', '')) > {MAX_DEPTH})))
+                              FROM src WHERE valid AND bracketed)))
             GROUP BY line
         )
         SELECT line, ok, raw, CASE
             WHEN NOT ok THEN coalesce(problem, 'line is not valid UTF-8')
             WHEN NOT valid THEN 'not valid JSON'
-            WHEN {_outside_strings('raw', _COMMA)} THEN 'not valid JSON: a trailing comma'
-            WHEN {_outside_strings('raw', _NAN)} THEN 'not valid JSON: NaN and Infinity are not JSON numbers'
+            WHEN suspect AND {_outside_strings('raw', _COMMA_RE)} THEN 'not valid JSON: a trailing comma'
+            WHEN suspect AND {_outside_strings('raw', _NAN_RE)} THEN 'not valid JSON: NaN and Infinity are not JSON numbers'
             WHEN NOT regexp_matches(raw, '^\s*\{{') THEN 'not a JSON object'
             WHEN too_deep THEN '{TOO_DEEP_DETAIL}'
         END AS problem
@@ -345,9 +355,6 @@ def _typed_sql() -> list[str]:
         "x -> json_type(x) = 'VARCHAR')) IS NOT false THEN json_extract_string(j_tags, '$[*]') END AS l_tags"
     )
     return typed
-
-
-NUMERIC_FIELDS = (*TIMESTAMP_FIELDS, *INTEGER_FIELDS, "importance")
 
 
 def _numbers_sql() -> str:
