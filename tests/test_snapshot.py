@@ -6,6 +6,10 @@ import json
 from datetime import datetime
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_lake.snapshot import KNOWN_KEYS, MAX_DEPTH, MAX_INTEGER
 
 from .conftest import AS_OF, rows, write_jsonl
 
@@ -232,11 +236,6 @@ def test_the_edges_of_every_range_land(lake, tmp_path):
 # Each invalid record carries exactly one bad value, so its reason is known. Integers stay at most
 # ten digits (plus the range edges): a longer number can look like a phone or card number, which
 # the redaction replaces by a placeholder text before validation (a redact.py matter).
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from memory_lake.snapshot import KNOWN_KEYS, MAX_DEPTH, MAX_INTEGER  # noqa: E402
-
 TEXT = st.text(max_size=30)
 HUGE_TEXT = st.integers(70_000, 200_000).map(lambda n: "x" * n)
 SMALL_INT = st.integers(-(10**10) + 1, 10**10 - 1)
@@ -257,7 +256,7 @@ def deep(depth: int) -> st.SearchStrategy[str]:
 
 
 def valid_values(name: str) -> st.SearchStrategy:
-    """Python values a field accepts (dumped as JSON), or raw JSON text (str subclass `Raw`)."""
+    """Values a field accepts (written with json.dumps)."""
     if name in ("agent_id", "user_id", "context_id", "session_id", "trace_id"):
         return TEXT | SMALL_INT
     if name in ("summary", "source", "reason"):
