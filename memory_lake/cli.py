@@ -263,6 +263,9 @@ def _print_ingest(data: dict[str, Any]) -> None:
     )
     for reason, count in data["quarantine_reasons"].items():
         out.print(f"  quarantined: {count} × {reason}")
+    if data.get("unrecognised_files"):
+        out.print(f"  not ingested, unrecognised file(s): {', '.join(data['unrecognised_files'])} "
+                  "(snapshots end in .jsonl, .ndjson, .json or .parquet)")
 
 
 def _wait_s() -> float:
@@ -296,7 +299,7 @@ def sql(
 @app.command()
 def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """Rows per table, memories per tenant and tier, files waiting in the inbox."""
-    from .ingest import discover_snapshots
+    from .ingest import scan_inbox
 
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts)
@@ -308,13 +311,16 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
         "(SELECT count(*) FROM quarantine WHERE status = 'open') AS quarantined, "
         "(SELECT count(*) FROM ingested_files) AS files, (SELECT count(*) FROM runs) AS runs"
     ).frame.to_dicts()[0] if result.source == "live" else {}
+    waiting, unrecognised = scan_inbox(the_lake)
     data = {
-        "lake": str(the_lake.root), "source": result.source, "inbox_files": len(discover_snapshots(the_lake, None)),
-        **counts, "by_tenant_tier_status": frame_records(result.frame),
+        "lake": str(the_lake.root), "source": result.source, "inbox_files": len(waiting),
+        "inbox_unrecognised": unrecognised, **counts, "by_tenant_tier_status": frame_records(result.frame),
     }
 
     def human() -> None:
         out.print(f"lake {data['lake']} ({result.source}); {data['inbox_files']} file(s) waiting in the inbox")
+        if unrecognised:
+            out.print(f"unrecognised file(s) in inbox: {', '.join(unrecognised)} (not snapshots: never ingested)")
         if counts:
             out.print(", ".join(f"{k}: {v}" for k, v in counts.items()))
         print_frame(result.frame)

@@ -42,7 +42,7 @@ from .errors import InputError
 from .forget import compact_database, forgotten_ids, scrub_files
 from .merge import merge_records
 from .policy import IngestPolicy
-from .snapshot import assign_ids, parse_records, read_records
+from .snapshot import assign_ids, not_strict_sql, parse_records, read_records, shape_hints, shape_sql
 from .steps import StepReport
 
 SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
@@ -82,6 +82,7 @@ class IngestReport:
     dry_run: bool
     files: list[FileReport] = field(default_factory=list)
     duration_s: float = 0.0
+    unrecognised: list[str] = field(default_factory=list)  # files found that ingest does not read
 
     def total(self, name: str) -> int:
         return sum(getattr(f, name) for f in self.files)
@@ -110,6 +111,7 @@ class IngestReport:
             "quarantine_reasons": self.reasons,
             "duration_s": round(self.duration_s, 3),
             "per_file": [asdict(f) for f in self.files],
+            "unrecognised_files": self.unrecognised,
         }
 
 
@@ -121,13 +123,18 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
     `record` writes a `runs` row (a nightly run records its own instead); `on_progress("ingested",
     done, total)` hears each file ingested."""
     started = time.monotonic()
-    files = discover_snapshots(lake, paths)
+    discover_snapshots(lake, paths)  # a wrong path fails before waiting for the lake
     with lake.writer(wait_s=wait_s, purpose="ingest") as con:
-        report = IngestReport(run_id=run_id or lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run)
+        # Listed under the lock: a concurrent ingest that held it has taken its files already.
+        files, unrecognised = scan_inbox(lake, paths)
+        report = IngestReport(run_id=run_id or lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run,
+                              unrecognised=unrecognised)
         policy = lake.policy.ingest
         for path in _progress(files, progress):
-            report.files.append(ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
-                                            dry_run=dry_run, replay=replay))
+            done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
+                               dry_run=dry_run, replay=replay)
+            if done is not None:
+                report.files.append(done)
             if on_progress:
                 on_progress("ingested", len(report.files), len(files))
         report.duration_s = time.monotonic() - started
@@ -144,6 +151,8 @@ def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -
     """The nightly step: ingest everything waiting in the inbox."""
     report = ingest_paths(lake, None, as_of=as_of, wait_s=0, run_id=run_id, record=False).as_dict()
     counts = {k: report[k] for k in ("files", "ingested", "updated", "unchanged", "forgotten", "quarantined")}
+    if report["unrecognised_files"]:
+        counts["unrecognised files"] = len(report["unrecognised_files"])
     return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
 
 
@@ -156,28 +165,46 @@ def replay_quarantine(lake, path: Path, *, as_of: datetime, wait_s: float) -> In
 
 def discover_snapshots(lake, paths: Sequence[str | os.PathLike] | None) -> list[Path]:
     """Snapshot files under the given paths (default the inbox), in name order, complete files only."""
+    return scan_inbox(lake, paths)[0]
+
+
+def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[list[Path], list[str]]:
+    """(snapshots in name order, names of unrecognised files) under the given paths (default the
+    inbox). Nothing is ignored silently: a file that is not a snapshot, not a usage events file
+    and not a temporary name is named, so that its writer can be told."""
     if not paths:
         paths = [lake.inbox]
     found: list[Path] = []
+    unrecognised: list[str] = []
     for raw in paths:
         path = Path(raw).expanduser().resolve()
         if path.is_dir():
             candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents)
-            found.extend(p for p in candidates if _is_snapshot(p))
+            kinds = [(p, _kind(lake, p)) for p in candidates]
+            found.extend(p for p, kind in kinds if kind == "snapshot")
+            unrecognised.extend(_label(lake, p) for p, kind in kinds if kind == "unrecognised")
         elif path.is_file():
-            if not _is_snapshot(path):
+            if _kind(lake, path) != "snapshot":
                 raise InputError(f"{path}: not a snapshot (expected {', '.join(SNAPSHOT_SUFFIXES)})")
             found.append(path)
         else:
             raise InputError(f"{path}: no such file or folder")
     unique = list(dict.fromkeys(found))
-    return sorted(unique, key=lambda p: (str(p.parent), p.name))
+    return sorted(unique, key=lambda p: (str(p.parent), p.name)), sorted(set(unrecognised))
 
 
-def _is_snapshot(path: Path) -> bool:
+def _kind(lake, path: Path) -> str:
+    """snapshot | events | temporary | unrecognised. Suffixes match in any case (``.JSONL``);
+    usage events are what the events step collects: ``*.events.jsonl`` at the inbox's top."""
     name = path.name
-    return (not name.startswith(".") and name.endswith(SNAPSHOT_SUFFIXES)
-            and not name.endswith(EVENTS_SUFFIX) and not name.endswith(IN_PROGRESS_SUFFIXES))
+    lower = name.lower()
+    if name.startswith(".") or lower.endswith(IN_PROGRESS_SUFFIXES):
+        return "temporary"
+    if name.endswith(EVENTS_SUFFIX) and path.parent == lake.inbox:
+        return "events"
+    if lower.endswith(SNAPSHOT_SUFFIXES) and not lower.endswith(EVENTS_SUFFIX):
+        return "snapshot"
+    return "unrecognised"
 
 
 def _progress(files: list[Path], enabled: bool):
@@ -202,9 +229,13 @@ def _stderr_console():
 
 # ============================================================================ one file
 def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: datetime, run_id: str,
-                policy: IngestPolicy, dry_run: bool = False, replay: bool = False) -> FileReport:
-    """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing."""
-    data = path.read_bytes()
+                policy: IngestPolicy, dry_run: bool = False, replay: bool = False) -> FileReport | None:
+    """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing;
+    a file gone since it was listed (someone else took it) is skipped (None)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
     file_hash = hashlib.sha256(data).hexdigest()
     fmt = _format_of(path)
     label = redact.redact_text(_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
@@ -324,19 +355,18 @@ def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame) -> Path:
 
 # ============================================================================ 2. redact
 def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.DataFrame:
-    """Canonical, redacted text per record: (line, ok, is_object, text)."""
-    con.register("redact_raw", lines)
+    """Canonical, redacted text per record: (line, ok, is_object, problem, text); `problem` says why
+    a record is not a strict JSON object within the depth limit (``snapshot.shape_sql``)."""
+    con.register("redact_raw", shape_hints(lines))
     try:
         # A JSON text with backslash escapes is re-serialised first (json() unescapes \\uXXXX), so
         # that PII cannot hide behind escapes; other texts are kept byte for byte.
         canon = con.execute(
-            """
-            SELECT line, ok, is_object,
+            f"""
+            SELECT line, ok, is_object, problem,
                    CASE WHEN is_object AND contains(raw, '\\') THEN json(raw)::VARCHAR ELSE raw END AS text,
                    CASE WHEN is_object THEN json_extract_string(raw, '$.tenant') END AS tenant
-            FROM (SELECT line, ok, raw,
-                         ok AND json_valid(raw) AND regexp_matches(raw, '^\\s*\\{') AS is_object
-                  FROM redact_raw)
+            FROM (SELECT *, problem IS NULL AS is_object FROM ({shape_sql("redact_raw")}))
             ORDER BY line
             """
         ).pl()
@@ -380,11 +410,15 @@ def _mark_replayed(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
 
 
 def export_quarantine(lake, output: Path, *, reason: str | None = None) -> int:
-    """Write open quarantined lines to `output` for fixing; JSON objects get ``_quarantine_id``."""
+    """Write open quarantined lines to `output` for fixing; JSON objects get ``_quarantine_id``.
+    An object that is not strict JSON (a trailing comma ...) gets it in front, its text kept as
+    it was, so that the fault is still there to fix."""
     where = "status = 'open'" + (" AND reason = ?" if reason else "")
     frame = lake.sql(
         f"""
-        SELECT CASE WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{')
+        SELECT CASE WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{') AND {not_strict_sql("raw")}
+                    THEN regexp_replace(raw, '^\\s*\\{{', '{{"_quarantine_id":' || quarantine_id || ',')
+                    WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{')
                     THEN json_merge_patch(raw, json_object('_quarantine_id', quarantine_id))::VARCHAR
                     ELSE raw END AS line
         FROM quarantine WHERE {where} ORDER BY quarantine_id

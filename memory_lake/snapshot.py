@@ -9,6 +9,11 @@ are kept in ``extra``. ``version`` is the version a write was based on; ``delete
 
 Validation is set-based in DuckDB: each record is parsed once into a struct of JSON values,
 typed, and given the first failing check as its quarantine ``reason`` (with a ``detail``).
+JSON is read strictly (RFC 8259): DuckDB's reader accepts trailing commas and NaN/Infinity, so
+those are looked for outside strings and quarantined as ``bad JSON``. Every value a record can
+carry has a documented range (README "The snapshot contract"), so that nothing stored can break
+a later step or a reader: out-of-range numbers and timestamps, and values nested deeper than
+``MAX_DEPTH``, are quarantined, never passed on.
 """
 
 from __future__ import annotations
@@ -36,7 +41,19 @@ BAD_TIMESTAMP = "bad timestamp"
 WRONG_TYPE = "wrong type"
 OUT_OF_RANGE = "out of range"
 TOO_LARGE = "content too large"
+TOO_DEEP = "too deeply nested"
 DUPLICATE_ID = "duplicate id in file"
+
+# Accepted ranges (README "The snapshot contract"). Timestamps: what every reader (DuckDB,
+# Python's datetime, Parquet) can hold; epoch numbers are seconds. Integers: exact in any JSON
+# reader (RFC 8259 section 6: up to 2^53 - 1), and a version or a sum of counters stays far from
+# BIGINT overflow. Depth: a record object counts as level 1; the redaction's JSON reader stops
+# at 128 levels, and no memory needs more than a few.
+MIN_TIMESTAMP, MAX_TIMESTAMP = "1970-01-01 00:00:00", "9999-12-31 23:59:59.999999"
+MAX_EPOCH_S = 253402300800  # 10000-01-01T00:00:00Z in seconds
+MAX_INTEGER = 2**53 - 1
+MAX_DEPTH = 64
+TOO_DEEP_DETAIL = f"nested deeper than {MAX_DEPTH} levels"
 
 # Accepted keys per field: snake_case first, then camelCase as JavaScript agents write them.
 FIELD_KEYS: dict[str, tuple[str, ...]] = {
@@ -79,19 +96,26 @@ TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id"
 # Identifiers that some agents write as JSON numbers; accepted as text.
 NUMERIC_TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id", "trace_id")
 TIMESTAMP_FIELDS = ("created_at", "updated_at", "last_accessed_at", "expires_at")
-INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quarantine_id": 0}  # name -> minimum
+# name -> minimum (the maximum is MAX_INTEGER)
+INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quarantine_id": 0}
 BOOL_FIELDS = ("important", "deleted")
+NUMERIC_FIELDS = (*TIMESTAMP_FIELDS, *INTEGER_FIELDS, "importance")
 NUMBERS = "('UBIGINT', 'BIGINT', 'DOUBLE')"
 
 
 # ============================================================================ read
 def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str) -> pl.DataFrame:
-    """Records of a file as (line, raw, ok): 1-based line (record position in a document),
-    the record's text, and whether it decoded as UTF-8. Blank lines are skipped."""
+    """Records of a file as (line, raw, ok, problem): 1-based line (record position in a
+    document), the record's text, whether it decoded as UTF-8 and, when not, where it failed.
+    Blank lines are skipped.
+
+    What is unambiguous is tolerated: a byte-order mark (UTF-8, or UTF-16 as Windows tools
+    write it), and CRLF or CR-only line ends (a raw CR is never part of a JSON value)."""
     if fmt == "parquet":
         return _parquet_records(con, data)
+    data = _normalise(data)
     try:
-        text, decoded = data.decode("utf-8-sig"), True
+        text, decoded = data.decode("utf-8"), True
     except UnicodeDecodeError:
         text, decoded = "", False
     if fmt == "json" and decoded:
@@ -100,40 +124,56 @@ def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str) -> pl.Da
             return records
         if not text.strip():
             return _frame([], [], [])
-        if "\n" not in text.strip():
-            return _frame([1], [text.strip()], [True])  # one broken document: one bad record
+        if "\n" not in text.strip() or _is_lenient_document(con, text):
+            # one broken document is one bad record; its line breaks are JSON whitespace
+            return _frame([1], [text.strip().replace("\n", " ")], [True])
     if decoded:
-        frame = pl.DataFrame({"raw": text.split("\n")}).with_columns(ok=pl.lit(True))
+        frame = pl.DataFrame({"raw": text.split("\n")}).with_columns(ok=pl.lit(True), problem=pl.lit(None, pl.String))
     else:
         frame = _decode_lines(data)
-    frame = frame.with_row_index("line", offset=1).with_columns(
-        pl.col("line").cast(pl.Int64), pl.col("raw").str.strip_chars_end("\r")
-    )
-    return frame.filter(pl.col("raw").str.strip_chars() != "").select("line", "raw", "ok")
+    frame = frame.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
+    return frame.filter(pl.col("raw").str.strip_chars() != "").select("line", "raw", "ok", "problem")
+
+
+def _normalise(data: bytes) -> bytes:
+    """Without a byte-order mark, in UTF-8 when it came as UTF-16 with one, and LF line ends."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            pass  # not UTF-16 after all: its lines are quarantined as bad encoding
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
 
 
 def _decode_lines(data: bytes) -> pl.DataFrame:
     # Rare path: one undecodable byte costs its line, not the file.
-    raws, oks = [], []
+    raws, oks, problems = [], [], []
     for chunk in data.split(b"\n"):
         try:
             raws.append(chunk.decode("utf-8"))
             oks.append(True)
-        except UnicodeDecodeError:
+            problems.append(None)
+        except UnicodeDecodeError as exc:
             raws.append(chunk.decode("utf-8", "replace"))
             oks.append(False)
-    return pl.DataFrame({"raw": raws, "ok": oks})
+            problems.append(f"byte 0x{chunk[exc.start]:02X} at byte {exc.start + 1} of the line is not valid UTF-8")
+    return pl.DataFrame({"raw": raws, "ok": oks, "problem": problems},
+                        schema={"raw": pl.String, "ok": pl.Boolean, "problem": pl.String})
 
 
 def _frame(lines: list[int], raws: list[str], oks: list[bool]) -> pl.DataFrame:
-    return pl.DataFrame({"line": lines, "raw": raws, "ok": oks},
-                        schema={"line": pl.Int64, "raw": pl.String, "ok": pl.Boolean})
+    return pl.DataFrame({"line": lines, "raw": raws, "ok": oks, "problem": [None] * len(lines)},
+                        schema={"line": pl.Int64, "raw": pl.String, "ok": pl.Boolean, "problem": pl.String})
 
 
 def _document_records(con: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame | None:
-    """Records of a save file (or a JSON array of records); None when it is not one."""
+    """Records of a save file (or a JSON array of records); None when it is not one (strict JSON)."""
     shape = con.execute(
-        "SELECT CASE WHEN NOT json_valid($t) THEN NULL WHEN json_type($t::JSON) = 'ARRAY' THEN 'array' "
+        f"SELECT CASE WHEN NOT json_valid($t) OR {not_strict_sql('$t')} THEN NULL "
+        "WHEN json_type($t::JSON) = 'ARRAY' THEN 'array' "
         "WHEN json_type($t::JSON, '$.memories') = 'ARRAY' THEN 'save' END",
         {"t": text},
     ).fetchone()[0]
@@ -158,7 +198,7 @@ def _document_records(con: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame
                CASE WHEN json_type(rec) = 'OBJECT' AND defaults IS NOT NULL
                     THEN json_merge_patch(defaults, rec)::VARCHAR  -- the record's own values win
                     ELSE rec::VARCHAR END AS raw,
-               true AS ok
+               true AS ok, NULL::VARCHAR AS problem
         FROM records ORDER BY line
         """,
         {"t": text, "shape": shape},
@@ -175,25 +215,100 @@ def _parquet_records(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFram
     con.register("snapshot_parquet", table)
     try:
         return con.execute(
-            "SELECT (row_number() OVER ())::BIGINT AS line, to_json(t)::VARCHAR AS raw, true AS ok "
-            "FROM snapshot_parquet t"
+            "SELECT (row_number() OVER ())::BIGINT AS line, to_json(t)::VARCHAR AS raw, true AS ok, "
+            "NULL::VARCHAR AS problem FROM snapshot_parquet t"
         ).pl()
     finally:
         con.unregister("snapshot_parquet")
+
+
+def _is_lenient_document(con: duckdb.DuckDBPyConnection, text: str) -> bool:
+    """A document DuckDB reads but strict JSON does not (a trailing comma, NaN ...)."""
+    return con.execute(f"SELECT json_valid($t) AND {not_strict_sql('$t')}", {"t": text}).fetchone()[0]
+
+
+# ============================================================================ record shape
+# DuckDB's JSON reader (yyjson) accepts trailing commas and NaN/Infinity (any case). Outside JSON
+# strings neither can hide. Both patterns match only where a value may stand (after ":", "[" or
+# ","), so that ordinary text ("tenant" holds "nan") rarely pays for stripping the strings.
+_STRING_RE = r'"([^"\\]|\\.)*"'
+_COMMA_RE = r",\s*[\]}]"
+_NAN_RE = r"[:\[,]\s*[-+]?(?i:nan|inf)"
+
+
+def _outside_strings(text: str, pattern: str) -> str:
+    """SQL: true where regex `pattern` matches `text` outside its JSON strings."""
+    return (f"(regexp_matches({text}, '{pattern}') AND "
+            f"""regexp_matches(regexp_replace({text}, '{_STRING_RE}', '""', 'g'), '{pattern}'))""")
+
+
+def not_strict_sql(text: str) -> str:
+    """SQL: true where `text`, JSON to DuckDB, holds a trailing comma or NaN/Infinity (not JSON)."""
+    return f"({_outside_strings(text, _COMMA_RE)} OR {_outside_strings(text, _NAN_RE)})"
+
+
+def shape_hints(lines: pl.DataFrame) -> pl.DataFrame:
+    """`lines` (line, raw, ok, problem) with the cheap pre-tests ``shape_sql`` needs: whether a
+    record may hold a trailing comma or NaN, and whether it has more than MAX_DEPTH brackets
+    at all (Polars' regex engine does these scans far faster than DuckDB's)."""
+    return lines.with_columns(
+        suspect=pl.col("raw").str.contains(f"{_COMMA_RE}|{_NAN_RE}"),
+        bracketed=pl.col("raw").str.count_matches(r"[\[{]") > MAX_DEPTH,
+    )
+
+
+def shape_sql(source: str) -> str:
+    """SQL: the records of `source` (``shape_hints``) as (line, ok, raw, problem), ``problem``
+    saying why a record is not a strict JSON object of at most MAX_DEPTH levels (NULL when it
+    is one). Depth is counted from the brackets outside strings, one row per bracket, and only
+    for records with enough brackets."""
+    residue = f"""regexp_replace(raw, '{_STRING_RE}', '""', 'g')"""
+    return rf"""
+        WITH src AS (
+            SELECT line, ok, raw, problem, suspect, bracketed, ok AND json_valid(raw) AS valid FROM {source}
+        ), deep AS (
+            SELECT line, max(depth) > {MAX_DEPTH} AS too_deep
+            FROM (SELECT line, sum(CASE WHEN c IN ('[', '{{') THEN 1 ELSE -1 END) OVER (PARTITION BY line ORDER BY i) AS depth
+                  FROM (SELECT line, unnest(string_split(b, '')) AS c, unnest(range(strlen(b))) AS i
+                        FROM (SELECT line, regexp_replace({residue}, '[^\[\]{{}}]', '', 'g') AS b
+                              FROM src WHERE valid AND bracketed)))
+            GROUP BY line
+        )
+        SELECT line, ok, raw, CASE
+            WHEN NOT ok THEN coalesce(problem, 'line is not valid UTF-8')
+            WHEN NOT valid THEN 'not valid JSON'
+            WHEN suspect AND {_outside_strings('raw', _COMMA_RE)} THEN 'not valid JSON: a trailing comma'
+            WHEN suspect AND {_outside_strings('raw', _NAN_RE)} THEN 'not valid JSON: NaN and Infinity are not JSON numbers'
+            WHEN NOT regexp_matches(raw, '^\s*\{{') THEN 'not a JSON object'
+            WHEN too_deep THEN '{TOO_DEEP_DETAIL}'
+        END AS problem
+        FROM src LEFT JOIN deep USING (line)
+    """
 
 
 # ============================================================================ parse and validate
 def parse_records(con: duckdb.DuckDBPyConnection, texts: pl.DataFrame, policy: IngestPolicy) -> None:
     """Typed columns plus the first failing check per record, into temp table ``snap_parsed``.
 
-    `texts` has (line, ok, is_object, text); it stays in ``snap_texts`` for the quarantine. Output columns: line, reason, detail, the memory
+    `texts` has (line, ok, is_object, problem, text) (``shape_sql``, then redacted); it stays in
+    ``snap_texts`` for the quarantine. Output columns: line, reason, detail, the memory
     fields (NULL where the record leaves them out), is_forget, forget_reason, quarantine_id and
     has_extra; ``snap_extra`` holds the JSON of unknown keys per line. One statement, so DuckDB
     parses each record once and materialises only the result.
     """
     con.register("snap_texts_frame", texts)
     try:
-        con.execute("CREATE OR REPLACE TEMP TABLE snap_texts AS SELECT * FROM snap_texts_frame")
+        # Redaction keeps JSON valid; should a placeholder ever break a line, that line is bad
+        # JSON, not a failed run.
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE snap_texts AS
+            SELECT line, ok, is_object AND still_valid AS is_object,
+                   CASE WHEN is_object AND NOT still_valid THEN 'not valid JSON after redaction' ELSE problem END AS problem,
+                   text
+            FROM (SELECT *, CASE WHEN is_object THEN json_valid(text) END AS still_valid FROM snap_texts_frame)
+            """
+        )
     finally:
         con.unregister("snap_texts_frame")
     con.execute(f"CREATE OR REPLACE TEMP TABLE snap_parsed AS {_parse_sql(policy)}")
@@ -226,28 +341,40 @@ def _typed_sql() -> list[str]:
     for name in TEXT_FIELDS:
         numbers = f"WHEN jt_{name} IN {NUMBERS} THEN j_{name} " if name in NUMERIC_TEXT_FIELDS else ""
         typed.append(f"CASE WHEN jt_{name} = 'VARCHAR' THEN {_string_sql(name)} {numbers}END AS s_{name}")
-    for name in TIMESTAMP_FIELDS:
-        typed.append(
-            f"CASE WHEN jt_{name} = 'VARCHAR' THEN try_cast({_string_sql(name)} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' "
-            f"WHEN jt_{name} IN {NUMBERS} THEN to_timestamp(try_cast(j_{name} AS DOUBLE)) AT TIME ZONE 'UTC' "
-            f"END AS t_{name}"
-        )
+    for name in TIMESTAMP_FIELDS:  # v_* (stamps) is the parsed value, t_* the value in range
+        typed.append(f"CASE WHEN v_{name} BETWEEN TIMESTAMP '{MIN_TIMESTAMP}' AND TIMESTAMP '{MAX_TIMESTAMP}' "
+                     f"THEN v_{name} END AS t_{name}")
         typed.append(f"left(j_{name}, 60) AS {name}_text")
-    for name in INTEGER_FIELDS:
+    for name, low in INTEGER_FIELDS.items():
         typed.append(
-            f"CASE WHEN jt_{name} = 'BIGINT' THEN try_cast(j_{name} AS BIGINT) "
-            f"WHEN jt_{name} = 'DOUBLE' AND try_cast(j_{name} AS DOUBLE) = floor(try_cast(j_{name} AS DOUBLE)) "
-            f"THEN try_cast(j_{name} AS DOUBLE)::BIGINT END AS n_{name}"
+            f"CASE WHEN d_{name} = floor(d_{name}) AND d_{name} BETWEEN {low} AND {MAX_INTEGER} "
+            f"THEN coalesce(try_cast(j_{name} AS BIGINT), try_cast(d_{name} AS BIGINT)) END AS n_{name}"
         )
     for name in BOOL_FIELDS:
         typed.append(f"CASE WHEN jt_{name} = 'BOOLEAN' THEN j_{name} = 'true' END AS b_{name}")
-    typed.append(f"CASE WHEN jt_importance IN {NUMBERS} THEN try_cast(j_importance AS DOUBLE) END AS x_importance")
+    typed.append("d_importance AS x_importance")
     typed.append(
         "CASE WHEN jt_tags = 'VARCHAR' THEN [j_tags::JSON ->> '$'] "
         "WHEN jt_tags = 'ARRAY' AND list_bool_and(list_transform(json_extract(j_tags, '$[*]'), "
         "x -> json_type(x) = 'VARCHAR')) IS NOT false THEN json_extract_string(j_tags, '$[*]') END AS l_tags"
     )
     return typed
+
+
+def _numbers_sql() -> str:
+    """d_*: the value of a JSON number as DOUBLE (NULL for other JSON types); +-inf beyond it."""
+    return ", ".join(f"CASE WHEN jt_{name} IN {NUMBERS} THEN try_cast(j_{name} AS DOUBLE) END AS d_{name}"
+                     for name in NUMERIC_FIELDS)
+
+
+def _stamps_sql() -> str:
+    """v_*: a timestamp as given (ISO text, any zone, to UTC; or epoch seconds), before its range
+    check; NULL when it is none. Epochs beyond year 9999 are not converted (they would not fit)."""
+    return ", ".join(
+        f"CASE WHEN jt_{name} = 'VARCHAR' THEN try_cast({_string_sql(name)} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' "
+        f"WHEN d_{name} BETWEEN 0 AND {MAX_EPOCH_S} THEN to_timestamp(d_{name}) AT TIME ZONE 'UTC' END AS v_{name}"
+        for name in TIMESTAMP_FIELDS
+    )
 
 
 def _parse_sql(policy: IngestPolicy) -> str:
@@ -261,15 +388,19 @@ def _parse_sql(policy: IngestPolicy) -> str:
     return f"""
         WITH parsed AS (
             -- one JSON parse per record, into a struct of raw JSON values
-            SELECT line, ok, is_object, NOT list_has_all({KNOWN_KEYS!r}, json_keys(j)) AS has_extra,
+            SELECT line, ok, is_object, problem, NOT list_has_all({KNOWN_KEYS!r}, json_keys(j)) AS has_extra,
                    unnest(from_json(j, '{struct}'))
             FROM (SELECT *, CASE WHEN is_object THEN text ELSE '{{}}' END AS j FROM snap_texts)
         ), raw AS (
-            SELECT line, ok, is_object, has_extra, {raw} FROM parsed
+            SELECT line, ok, is_object, problem, has_extra, {raw} FROM parsed
         ), kinds AS (
             SELECT *, {kinds} FROM raw
+        ), numbers AS (
+            SELECT *, {_numbers_sql()} FROM kinds
+        ), stamps AS (
+            SELECT *, {_stamps_sql()} FROM numbers
         ), typed AS (
-            SELECT *, {', '.join(_typed_sql())} FROM kinds
+            SELECT *, {', '.join(_typed_sql())} FROM stamps
         ), mapped AS (
             SELECT *,
                    {_alias_case(key.format('s_tier'), schema.TIER_ALIASES)} AS tier_alias,
@@ -306,22 +437,30 @@ def _checks(policy: IngestPolicy) -> list[tuple[str, str, str]]:
     """(condition, reason, detail) in the order they are tried; the first that holds wins."""
     forget = "is_forget"
     checks = [
-        ("NOT ok", BAD_ENCODING, "'line is not valid UTF-8'"),
-        ("NOT is_object", BAD_JSON, "'not a JSON object'"),
+        ("NOT ok", BAD_ENCODING, "problem"),
+        (f"problem = '{TOO_DEEP_DETAIL}'", TOO_DEEP, "problem"),
+        ("NOT is_object", BAD_JSON, "coalesce(problem, 'not a JSON object')"),
         ("jt_tenant IS NULL", MISSING_TENANT, "'tenant is required'"),
     ]
     for name in TEXT_FIELDS:
         checks.append((f"jt_{name} IS NOT NULL AND s_{name} IS NULL", WRONG_TYPE, f"'{name} must be text'"))
+    stamp_range = f"{MIN_TIMESTAMP[:10]}..{MAX_TIMESTAMP[:10]}"
     for name in TIMESTAMP_FIELDS:
-        checks.append((f"jt_{name} IS NOT NULL AND t_{name} IS NULL", BAD_TIMESTAMP, f"'{name}: ' || {name}_text"))
+        checks.append((f"jt_{name} IS NOT NULL AND jt_{name} NOT IN {NUMBERS} AND v_{name} IS NULL", BAD_TIMESTAMP,
+                       f"'{name}: ' || {name}_text"))
+        checks.append((f"jt_{name} IS NOT NULL AND t_{name} IS NULL", OUT_OF_RANGE,
+                       f"'{name} ' || {name}_text || ' is outside {stamp_range}' || "
+                       f"CASE WHEN d_{name} > {MAX_EPOCH_S} THEN ' (a number is read as epoch seconds)' ELSE '' END"))
     for name, low in INTEGER_FIELDS.items():
-        checks.append((f"jt_{name} IS NOT NULL AND n_{name} IS NULL", WRONG_TYPE, f"'{name} must be an integer'"))
-        checks.append((f"n_{name} < {low}", OUT_OF_RANGE, f"'{name} must be >= {low}'"))
+        checks.append((f"jt_{name} IS NOT NULL AND (jt_{name} NOT IN {NUMBERS} OR d_{name} <> floor(d_{name}))",
+                       WRONG_TYPE, f"'{name} must be an integer'"))
+        checks.append((f"jt_{name} IS NOT NULL AND n_{name} IS NULL", OUT_OF_RANGE,
+                       f"'{name} ' || left(j_{name}, 60) || ' is outside {low}..{MAX_INTEGER}'"))
     for name in BOOL_FIELDS:
         checks.append((f"jt_{name} IS NOT NULL AND b_{name} IS NULL", WRONG_TYPE, f"'{name} must be true or false'"))
     checks += [
         ("jt_importance IS NOT NULL AND x_importance IS NULL", WRONG_TYPE, "'importance must be a number'"),
-        ("NOT (x_importance BETWEEN 0 AND 1)", OUT_OF_RANGE, "'importance must be within 0..1'"),
+        ("NOT (x_importance BETWEEN 0 AND 1)", OUT_OF_RANGE, "'importance ' || left(j_importance, 60) || ' is outside 0..1'"),
         ("jt_tags IS NOT NULL AND l_tags IS NULL", WRONG_TYPE, "'tags must be a list of text'"),
         ("nullif(trim(s_tenant), '') IS NULL", MISSING_TENANT, "'tenant is empty'"),
         (f"{forget} AND nullif(trim(s_id), '') IS NULL", MISSING_ID, "'a forget request needs the id'"),

@@ -89,3 +89,35 @@ def test_eight_writers_while_ingest_runs(lake, tmp_path):
     versions = rows(lake, "SELECT m.id, m.version, count(h.seq) AS updates FROM memories m LEFT JOIN memory_history h "
                           "ON h.memory_id = m.id AND h.change = 'update' WHERE m.id LIKE 'shared-%' GROUP BY ALL")
     assert all(v["version"] == 1 + v["updates"] for v in versions)
+
+
+def test_two_ingests_of_one_inbox_both_exit_cleanly_and_every_record_lands_once(lake):
+    """Two `memory-lake ingest` processes started together on the same inbox: the second used to
+    list the files before the first released the lake, then crash on a file the first had taken
+    (FileNotFoundError, 4 rounds of 4). It waits for the lake and ingests what is still there."""
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "memory-lake"
+    files, per_file = 30, 100
+    for round_ in range(2):
+        for f in range(files):
+            write_snapshot([{"id": f"r{round_}-f{f}-{i}", "tenant": "acme", "content": f"round {round_} file {f} memory {i}"}
+                            for i in range(per_file)], lake.root, name=f"{round_}-{f:04d}")
+        procs = [subprocess.Popen([str(script), "--lake", str(lake.root), "--json", "ingest", "--as-of", "2026-11-30T00:00:00Z"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]
+        for p in procs:
+            p.stdout.close()
+            p.stderr.close()
+        assert [(code, err) for code, _, err in results] == [(0, ""), (0, "")]
+        reports = [json.loads(out) for _, out, _ in results]
+        assert sum(r["files"] for r in reports) == files  # each file once, by one of the two
+        assert sum(r["ingested"] for r in reports) == files * per_file
+        assert sum(r["quarantined"] for r in reports) == 0
+        assert sorted(lake.inbox.glob("*.jsonl")) == []
+    total = 2 * files * per_file
+    assert rows(lake, "SELECT count(*) AS n, count(DISTINCT id) AS ids FROM memories") == [{"n": total, "ids": total}]
+    assert rows(lake, "SELECT count(*) AS n FROM memory_history") == [{"n": total}]
+    assert rows(lake, "SELECT count(*) AS n, count(DISTINCT file_name) AS names FROM ingested_files") == [
+        {"n": 2 * files, "names": 2 * files}]

@@ -221,3 +221,80 @@ def test_raw_copy_keeps_line_numbers(lake, tmp_path):
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert (lake.raw / f"{digest}.jsonl").read_text().split("\n") == [
         '{"tenant": "t", "content": "one"}', "", "", '{"tenant": "t", "content": "four"}', "broken", ""]
+
+
+# ---------------------------------------------------------------- tolerate what is unambiguous (issue 12 item 2)
+def test_bom_and_one_bad_byte_cost_only_the_bad_line(lake, tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"tenant": "acme", "content": "first"}\n'
+                     b'{"tenant": "acme", "content": "caf\xe9"}\n{"tenant": "acme", "content": "third"}\n')
+    report = lake.ingest([path], as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (2, 1)
+    assert rows(lake, "SELECT content FROM memories ORDER BY content") == [{"content": "first"}, {"content": "third"}]
+    assert rows(lake, "SELECT line, reason, detail FROM quarantine") == [
+        {"line": 2, "reason": "bad encoding", "detail": "byte 0xE9 at byte 35 of the line is not valid UTF-8"}]
+
+
+def test_utf16_with_a_bom_is_read(lake, tmp_path):
+    path = tmp_path / "windows.jsonl"
+    path.write_bytes('{"tenant": "acme", "content": "用户喜欢喝咖啡"}\r\n'.encode("utf-16"))
+    assert lake.ingest([path], as_of=AS_OF).as_dict()["ingested"] == 1
+    assert rows(lake, "SELECT content FROM memories") == [{"content": "用户喜欢喝咖啡"}]
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_cr_and_crlf_line_ends_split_records(lake, tmp_path, newline):
+    path = tmp_path / "mac.jsonl"
+    body = ['{"tenant": "acme", "content": "one"}', '{"tenant": "acme", "content": "two"}', "", "broken"]
+    path.write_bytes(newline.join(body).encode() + newline.encode())
+    report = lake.ingest([path], as_of=AS_OF).as_dict()
+    assert (report["records"], report["ingested"], report["quarantined"]) == (3, 2, 1)
+    assert rows(lake, "SELECT content FROM memories ORDER BY content") == [{"content": "one"}, {"content": "two"}]
+    assert rows(lake, "SELECT line, reason, raw FROM quarantine") == [{"line": 4, "reason": "bad JSON", "raw": "broken"}]
+
+
+def test_suffixes_match_in_any_case_and_unrecognised_files_are_named(lake, capsys):
+    from memory_lake.cli import main
+
+    write_jsonl(lake.inbox / "0001.JSONL", [{"tenant": "acme", "content": "upper case jsonl"}])
+    write_jsonl(lake.inbox / "0002.NDJSON", [{"tenant": "acme", "content": "upper case ndjson"}])
+    (lake.inbox / "0003.Json").write_text(json.dumps({"tenant": "acme", "memories": [{"content": "mixed case json"}]}))
+    pl.DataFrame({"tenant": ["acme"], "content": ["upper case parquet"]}).write_parquet(lake.inbox / "0004.PARQUET")
+    (lake.inbox / "notes.txt").write_text("not a snapshot")
+    write_jsonl(lake.inbox / "sub" / "0005.Events.JSONL", [{"event": "access"}])  # never collected by events
+    write_jsonl(lake.inbox / "0006.jsonl.TMP", [{"tenant": "acme", "content": "still writing"}])
+    write_jsonl(lake.inbox / "0007.events.jsonl", [{"ts": "2026-11-01T00:00:00Z", "tenant": "acme",
+                                                    "event": "access", "memory_id": "x"}])
+    root = str(lake.root)
+
+    assert main(["--lake", root, "status"]) == 0
+    out = capsys.readouterr().out
+    assert "4 file(s) waiting in the inbox" in out
+    assert "unrecognised file(s) in inbox: notes.txt, sub/0005.Events.JSONL" in out
+    assert main(["--lake", root, "--json", "status"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert (status["inbox_files"], status["inbox_unrecognised"]) == (4, ["notes.txt", "sub/0005.Events.JSONL"])
+
+    assert main(["--lake", root, "--json", "ingest", "--as-of", "2026-11-30T00:00:00Z"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(f["file"], f["format"], f["ingested"]) for f in report["per_file"]] == [
+        ("0001.JSONL", "jsonl", 1), ("0002.NDJSON", "jsonl", 1), ("0003.Json", "json", 1), ("0004.PARQUET", "parquet", 1)]
+    assert report["unrecognised_files"] == ["notes.txt", "sub/0005.Events.JSONL"]
+    assert main(["--lake", root, "ingest"]) == 0
+    assert "not ingested, unrecognised file(s): notes.txt, sub/0005.Events.JSONL" in capsys.readouterr().out
+    assert sorted(str(p.relative_to(lake.inbox)) for p in lake.inbox.rglob("*") if p.is_file()) == [
+        "0006.jsonl.TMP", "0007.events.jsonl", "notes.txt", "sub/0005.Events.JSONL"]
+
+
+def test_export_keeps_a_trailing_comma_to_fix_and_replay_marks_it(lake, tmp_path):
+    path = write_jsonl(tmp_path / "s.jsonl", ['{"id": "m-1", "tenant": "acme", "content": "c", "operator": "agent",}'])
+    lake.ingest([path], as_of=AS_OF)
+    from memory_lake.ingest import export_quarantine
+
+    export = tmp_path / "fix.jsonl"
+    assert export_quarantine(lake, export) == 1
+    assert export.read_text() == '{"_quarantine_id":1,"id": "m-1", "tenant": "acme", "content": "c", "operator": "agent",}\n'
+    export.write_text(export.read_text().replace(',}', '}'))
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (1, 0)
+    assert rows(lake, "SELECT quarantine_id, status FROM quarantine") == [{"quarantine_id": 1, "status": "replayed"}]
