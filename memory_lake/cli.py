@@ -578,11 +578,9 @@ def search(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Search a scope (read-only; logged to events/ for the hit rate)."""
-    from .names import check_scope
-
+    """Search a scope (read-only; logged to events/ for the hit rate). An unknown tenant, agent or
+    user is an error that names the known ones."""
     opts = _options(ctx, lake, json_out)
-    check_scope(_open(opts), tenant, agent, user)  # an unknown name is an error, not 0 results
     results = _open(opts).search(query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit,
                                  include_inactive=include_inactive, explain=explain, tier=tier, type=type_,
                                  source=source, tag=tag, context=context, since=since, until=until)

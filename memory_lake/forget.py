@@ -403,14 +403,14 @@ def _scrub_raw(job: FileScrub) -> list[str]:
 
 def _lines_of_ids(con: duckdb.DuckDBPyConnection, data: bytes, ids: list[str], policy) -> pl.Series:
     """Lines of a raw copy whose record has one of `ids`, as ingest would assign it."""
-    from .snapshot import assign_ids, parse_records, read_records
+    from .snapshot import assign_ids, parse_records, read_records, shape_hints, shape_sql
 
     records = read_records(con, data, "jsonl")
-    con.register("raw_records", records)
+    con.register("raw_records", shape_hints(records))
     try:
+        # the same shape checks as ingest's, so a line gets the id (or the reason) it got there
         texts = con.execute(
-            "SELECT line, ok, ok AND json_valid(raw) AND regexp_matches(raw, '^\\s*\\{') AS is_object, raw AS text "
-            "FROM raw_records"
+            f"SELECT line, ok, problem IS NULL AS is_object, problem, raw AS text FROM ({shape_sql('raw_records')})"
         ).pl()
     finally:
         con.unregister("raw_records")

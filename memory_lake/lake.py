@@ -472,10 +472,8 @@ class Lake:
                mode: str = "hybrid", limit: int = 10, **filters):
         """Read-only search of a scope; see `memory_lake.search.search` (filters, as_of, explain). An
         unknown tenant, agent or user is an InputError that names the known ones."""
-        from .names import check_scope
         from .search import search
 
-        check_scope(self, tenant, agent, user)
         return search(self, query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit, **filters)
 
     def health(self, *, tenant: str | None = None, as_of: datetime | str | None = None) -> dict:

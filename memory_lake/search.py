@@ -43,6 +43,7 @@ from typing import Any
 from . import schema
 from .clock import iso, resolve_as_of
 from .errors import InputError, MemoryLakeError
+from .names import check_scope
 from .redact import redact_text
 from .scopeindex import SCOPES, load_scope
 from .textsearch import TOKENIZER_VERSION, tokenize
@@ -190,6 +191,9 @@ def search(
     notes: list[str] = []
     query = "" if query is None else str(query)
     tenant, agent, user, query, chosen = _redact_request(lake, tenant, agent, user, query, chosen)
+    # an unknown name is an error, not 0 results; checked as stored (after redaction: an e-mail
+    # tenant is known by its placeholder)
+    check_scope(lake, tenant, agent, user)
     results: list[SearchResult] = []
     raw_scores: list[float] = []
     semantic_match = False

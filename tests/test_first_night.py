@@ -51,7 +51,7 @@ def test_first_night_of_a_new_install(prefect_harness, capsys, tmp_path):
     assert sorted(p.name for p in (lake / "exports").iterdir()) == ["CURRENT", "v1"]
     assert sorted(p.name for p in reports.iterdir()) == ["health-2026-11-30.html"]
     manifest = json.loads((lake / "exports" / "CURRENT" / "manifest.json").read_text())
-    assert manifest["version"] == 1
+    assert manifest["version"] == "v1"
     assert pl.read_parquet(lake / "exports" / "CURRENT" / "memories.parquet").height == 0
     code, out, _ = cli(capsys, "--lake", str(lake), "--json", "sql", "SELECT kind, status FROM runs")
     assert json.loads(out) == [{"kind": "nightly", "status": "ok"}]

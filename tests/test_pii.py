@@ -206,6 +206,10 @@ def _run_scenario(root: Path, reports: Path, plants: list[Plant], nightly) -> La
     records += [{**base, "id": f"r{k}", "content": f"note {p.value} end"} for k, p in enumerate(_by_path(plants, "record"))]
     records += [{**base, "id": f"x{k}", "content": "extra", "contact": {"note": p.value}}
                 for k, p in enumerate(_by_path(plants, "unknown field"))]
+    # scopes named by PII: a search names them as the agent typed them, and finds them (an
+    # unknown scope is an error, so the scopes exist)
+    records += [{**base, "agent_id": p.value, "content": "a plain memory of an agent"} for p in _by_path(plants, "search agent")]
+    records += [{**base, "user_id": p.value, "content": "a plain memory of a user"} for p in _by_path(plants, "search user")]
     bad = [{"tenant": "acme", "note": p.value} for p in _by_path(plants, "quarantined line")]
     escaped = ['{"tenant":"acme","content":"' + _escape_all(p.value) for p in _by_path(plants, "escaped broken line")]
     _jsonl(lake.inbox / "0001-plants.jsonl", records + bad + escaped)

@@ -134,7 +134,8 @@ def test_scope_isolation(lake, tmp_path):
     assert ids(tenant="acme", agent="bot") == ["a1", "a2"]
     assert ids(tenant="acme", user="alice") == ["a1", "a3"]
     assert ids(tenant="acme", agent="bot", user="alice") == ["a1"]
-    assert ids(tenant="initech") == []
+    with pytest.raises(InputError, match="unknown tenant 'initech': known tenants: acme, globex"):
+        ids(tenant="initech")
     assert {r.tenant for r in search(lake, "budget", tenant="acme", as_of=AS_OF)} == {"acme"}
     with pytest.raises(InputError, match="search needs a tenant"):
         search(lake, "budget", tenant="")

@@ -390,5 +390,5 @@ def test_random_values_never_abort_ingest_and_land_or_quarantine_exactly(lines):
         # every stored value reads back, through SQL and search
         assert len(rows(lake, "SELECT * FROM memories")) == report["ingested"]
         rows(lake, "SELECT * FROM memory_history")
-        for tenant in ("acme", "租户", "t 1"):
+        for (tenant,) in lake.sql("SELECT DISTINCT tenant FROM memories").iter_rows():
             lake.search("memory", tenant=tenant, mode="keyword")
