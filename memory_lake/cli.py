@@ -135,16 +135,43 @@ def frame_records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return json.loads(json.dumps(frame.to_dicts(), default=_jsonable))
 
 
+def _print_records(frame: pl.DataFrame, title: str | None) -> None:
+    if title:
+        out.print(Text(title))
+    label = max(len(name) for name in frame.columns)
+    for number, row in enumerate(frame.iter_rows(named=True), start=1):
+        out.print(Text(f"-- row {number} " + "-" * max(0, min(out.width, 60) - 10 - len(str(number)))))
+        for name, value in row.items():
+            out.print(Text(f"{name.ljust(label)}  {'' if value is None else value}"))
+    out.print(f"{frame.height} row(s)")
+
+
+def _is_id_column(name: str) -> bool:
+    return name == "id" or name.endswith("_id")
+
+
 def print_frame(frame: pl.DataFrame, title: str | None = None, max_width: int = 60) -> None:
-    """A table for people; every cell and the title are plain text (never rich markup)."""
+    """A table for people; every cell and the title are plain text (never rich markup). When the
+    table cannot fit the terminal (or 80 columns when piped), each row is printed as a block of
+    `column: value` lines instead, so no id is folded and no column squeezed to nothing."""
+    cells_width = [max([len(name)] + [min(len(str(v)), max_width) for v in frame[name].to_list()]) for name in frame.columns]
+    if frame.height and sum(cells_width) + 3 * len(cells_width) + 1 > out.width:
+        _print_records(frame, title)
+        return
     table = Table(title=Text(title) if title else None, show_lines=False)
     for name in frame.columns:
-        table.add_column(Text(name), overflow="fold")
+        if _is_id_column(name):
+            # ids are pasted into the next command: never folded over lines, never cut
+            table.add_column(Text(name), no_wrap=True, overflow="ignore",
+                             min_width=max([len(name)] + [len(str(v)) for v in frame[name].drop_nulls().to_list()]))
+        else:
+            table.add_column(Text(name), overflow="fold")
     for row in frame.iter_rows():
         cells = []
-        for value in row:
+        for name, value in zip(frame.columns, row):
             text = "" if value is None else str(value)
-            cells.append(Text(text if len(text) <= max_width else text[: max_width - 1] + "…"))
+            cut = len(text) > max_width and not _is_id_column(name)
+            cells.append(Text(text[: max_width - 1] + "…" if cut else text))
         table.add_row(*cells)
     out.print(table)
     out.print(f"{frame.height} row(s)")
@@ -287,6 +314,9 @@ def sql(
     PRAGMA, INSTALL/LOAD, several statements, and functions that reach files or the network
     (read_csv, read_text, ...)."""
     opts = _options(ctx, lake, json_out)
+    from .lake import check_no_secrets
+
+    check_no_secrets(query)
     result = _open(opts).read(query)
     if result.note:
         err.print(f"note: {result.note}")
@@ -865,9 +895,18 @@ def edit(
 
 
 # ------------------------------------------------------------------ entry point
+def _say_waiting(message: str) -> None:
+    """A command that must wait for another process's lock says so at once (never on stdout)."""
+    err.print(f"lake busy: {message}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry: one clear error line and an exit code instead of a traceback."""
     argv = sys.argv[1:] if argv is None else argv
+    from .lake import WAIT_LISTENERS
+
+    if _say_waiting not in WAIT_LISTENERS:
+        WAIT_LISTENERS.append(_say_waiting)
     try:
         result = app(args=argv, prog_name="memory-lake", standalone_mode=False)
         return result if isinstance(result, int) else 0

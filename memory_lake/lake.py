@@ -120,6 +120,29 @@ def check_read_query(query: str) -> None:
         raise InputError(f"sql is read-only: {shown} is not allowed; run {READ_ONLY_RULE}")
 
 
+# Told once when a write has to wait for another process's lock: ``listener(message)``. The CLI
+# prints it on stderr, so a command waiting for a nightly run does not look hung.
+WAIT_LISTENERS: list = []
+WAIT_ENV = "MEMORY_LAKE_WAIT_S"
+
+# Tables no user query may read: with a tenant's salt, a phone number's placeholder could be
+# guessed back by trying numbers (the salts never leave lake.duckdb; the export leaves them out).
+SECRET_TABLES = ("tenant_salts",)
+
+
+def check_no_secrets(query: str) -> None:
+    """Raise InputError when `query` names a secret table, directly or through ``query_table``."""
+    lowered = query.lower()
+    if not any(name in lowered for name in SECRET_TABLES):
+        return
+    with duckdb.connect(":memory:") as con:
+        tree = con.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0]
+    named = {n.lower() for n in re.findall(r'"table_name":"([^"]*)"', tree)}
+    if json.loads(tree).get("error") or named & set(SECRET_TABLES) or re.search(r'"function_name":"query(_table)?"', tree):
+        raise InputError(f"sql cannot read {', '.join(SECRET_TABLES)}: the salts behind the PII placeholders are a "
+                         "secret that never leaves lake.duckdb")
+
+
 @dataclass
 class _Hold:
     """A run's hold on a lake in this process: nesting depth and the one connection its steps share
@@ -223,6 +246,7 @@ class Lake:
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + wait_s
+            waited = False
             while True:
                 try:
                     fcntl.flock(fd, mode | fcntl.LOCK_NB)
@@ -230,6 +254,11 @@ class Lake:
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
                         raise LakeBusy(self._busy_message(exclusive)) from None
+                    if not waited:
+                        waited = True
+                        for listener in list(WAIT_LISTENERS):
+                            listener(f"{self._busy_message(exclusive).split(': ', 1)[-1].split(';')[0]}; "
+                                     f"waiting up to {wait_s:.0f} s for it ({WAIT_ENV} sets how long)")
                     time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
             if exclusive:
                 holder = {"pid": os.getpid(), "purpose": purpose}
@@ -442,7 +471,8 @@ class Lake:
         READ_ONLY_RULE) on a sealed connection, so it cannot write, copy, attach, load extensions,
         change settings or read files outside the lake's tables (InputError). A process holding the
         lake for a run (`hold`) reads through its own write connection; the statement rule still
-        applies there."""
+        applies there. The PII salts (`tenant_salts`) are a secret: no query may read them."""
+        check_no_secrets(query)
         return self.read(query, params).frame
 
     # ---------------------------------------------------------------- runs
@@ -550,14 +580,24 @@ class Lake:
         return edit_memory(self, memory_id, changes, operator=operator, as_of=as_of)
 
     def quarantine(self, *, status: str | None = "open", reason: str | None = None) -> pl.DataFrame:
-        """Quarantined lines (open ones by default), oldest first."""
+        """Quarantined lines (open ones by default), oldest first. A `reason` no quarantined line
+        has is an InputError naming the reasons there are (case does not matter)."""
         where, params = [], []
         if status:
             where.append("status = ?")
             params.append(status)
         if reason:
+            import difflib
+
+            known = [r for (r,) in self.read("SELECT DISTINCT reason FROM quarantine ORDER BY 1").frame.iter_rows()]
+            exact = [k for k in known if k.lower() == reason.strip().lower()]
+            if not exact:
+                close = difflib.get_close_matches(reason.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
+                hint = f"did you mean {', '.join(repr(k) for k in known if k.lower() in close)}? " if close else ""
+                listed = ", ".join(known) if known else "none: nothing was ever quarantined"
+                raise InputError(f"no quarantined line has reason {reason!r}: {hint}reasons in the quarantine: {listed}")
             where.append("reason = ?")
-            params.append(reason)
+            params.append(exact[0])
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         return self.sql(f"SELECT * FROM quarantine {clause} ORDER BY quarantine_id", params)
 

@@ -454,3 +454,61 @@ def test_run_nightly_prints_a_line_per_step_on_stderr_and_only_json_on_stdout(pr
         name = re.fullmatch(rf"nightly: step {number} (\w+) …", start)[1]
         assert re.fullmatch(rf"nightly: step {number} {name} done in [0-9.]+ s: {re.escape(step_summary)}", done), done
     assert ours[0] == "nightly: step 1 apply_decisions …" and ours[2] == "nightly: step 2 ingest_step …"
+
+
+def test_a_command_waiting_for_the_lock_says_so_at_once(tmp_path):
+    """A stranger's `ingest` on a held lake stayed silent for up to 600 s and looked hung."""
+    import time
+
+    from memory_lake import Lake
+
+    lake = Lake.init(tmp_path / "lake")
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import time; from memory_lake import Lake\n"
+        f"lake = Lake.open({str(lake.root)!r})\n"
+        "with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep(3)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        proc = subprocess.run([str(Path(sys.executable).parent / "memory-lake"), "--lake", str(lake.root), "ingest"],
+                              capture_output=True, text=True, env={**os.environ, "MEMORY_LAKE_WAIT_S": "30"}, timeout=60)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith("lake busy: pid ") and first.endswith(
+        "(nightly run) holds the write lock; waiting up to 30 s for it (MEMORY_LAKE_WAIT_S sets how long)")
+    assert time.monotonic() - started < 30
+
+
+def test_quarantine_list_with_an_unknown_reason_is_an_error_that_suggests(capsys, tmp_path):
+    """`quarantine list --reason "bad jsn"` answered 0 rows with exit 0."""
+    lake = new_lake(tmp_path)
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "content": "hello"}, "broken"])
+    run(capsys, "--lake", lake, "ingest", str(snapshot))
+    code, out, err = run(capsys, "--lake", lake, "quarantine", "list", "--reason", "bad jsn")
+    assert (code, out, err) == (2, "", "error: no quarantined line has reason 'bad jsn': did you mean 'bad JSON'? "
+                                       "reasons in the quarantine: bad JSON\n")
+    code, out, _ = run(capsys, "--lake", lake, "--json", "quarantine", "list", "--reason", "BAD json")
+    assert code == 0 and [r["reason"] for r in json.loads(out)] == ["bad JSON"]
+
+
+def test_a_wide_listing_keeps_every_id_whole_at_80_columns(tmp_path):
+    """`conflicts list` split a 16-character conflict id over four lines at 80 columns (piped)."""
+    from memory_lake import Lake
+
+    lake = Lake.init(tmp_path / "lake")
+    base = {"id": "pref-theme", "tenant": "acme", "agent_id": "support-bot", "user_id": "alice"}
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [{**base, "content": "Alice prefers dark mode"}])])
+    lake.ingest([write_jsonl(tmp_path / "b.jsonl", [{**base, "content": "Alice prefers light mode", "version": 1}])])
+    lake.ingest([write_jsonl(tmp_path / "c.jsonl", [{**base, "content": "Alice prefers sepia mode", "version": 1}])])
+    (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
+    proc = subprocess.run([str(Path(sys.executable).parent / "memory-lake"), "--lake", str(lake.root), "conflicts", "list"],
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert f"conflict_id        {conflict_id}" in lines and "memory_id          pref-theme" in lines
+    assert 'incoming_value     "Alice prefers sepia mode"' in lines

@@ -182,3 +182,22 @@ def test_every_read_statement_kind_still_reads(lake):
     assert lake.sql("EXPLAIN SELECT * FROM runs").height == 1
     # the sealed reader keeps the lake's session settings
     assert lake.sql("SELECT current_setting('TimeZone') AS tz").item() == "UTC"
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM tenant_salts",
+    'SELECT salt FROM "TENANT_SALTS"',
+    "SELECT (SELECT salt FROM main.tenant_salts LIMIT 1) AS s",
+    "WITH x AS (FROM tenant_salts) SELECT * FROM x",
+    "SELECT * FROM query_table('tenant_salts')",
+    "DESCRIBE tenant_salts",
+])
+def test_sql_never_reads_the_pii_salts(lake, query):
+    """A stranger read every tenant's salt with `sql "SELECT * FROM tenant_salts"`: with it, a
+    phone number's placeholder can be guessed back. The salts never leave lake.duckdb."""
+    from memory_lake.cli import main
+
+    with pytest.raises(InputError, match="sql cannot read tenant_salts: the salts behind the PII placeholders"):
+        lake.sql(query)
+    assert main(["--lake", str(lake.root), "sql", query]) == 2
+    assert lake.sql("SELECT count(*) AS n FROM memories").item() == 0  # other tables still read
