@@ -420,10 +420,22 @@ def _print_run(summary: dict[str, Any]) -> None:
         out.print(f"published {publish['version']}: {publish['path']} (exports/CURRENT points at it)", markup=False)
     elif publish.get("status") == "unchanged":
         out.print(f"nothing changed since {publish.get('current')}: no new version", markup=False)
-    ingest = (summary["steps"].get("ingest_inbox") or {}).get("counts") or {}
+    ingest_step = summary["steps"].get("ingest_inbox") or {}
+    ingest = ingest_step.get("counts") or {}
+    unrecognised = (ingest_step.get("details") or {}).get("unrecognised_files") or []
+    if unrecognised:
+        err.print(f"not ingested, unrecognised file(s) in inbox/: {', '.join(unrecognised)} (a snapshot ends in "
+                  ".jsonl, .ndjson, .json or .parquet; usage events in .events.jsonl)")
     if ingest.get("files") == 0:
         out.print("no snapshot files were waiting in the lake's inbox/ (see README, \"The snapshot contract\")",
                   markup=False)
+
+
+def _rate(hit_rate: dict[str, Any]) -> str:
+    value = hit_rate.get("last_7d")
+    if value is None:
+        return "n/a (" + (hit_rate.get("note") or "no searches logged in the last 7 days") + ")"
+    return f"{value:.0%}"
 
 
 @run_app.command("nightly")
@@ -580,7 +592,7 @@ def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(hel
             out.print(f"  {tier:<11} {cap['used']}{limit}")
         stale = overall["staleness"]
         out.print(f"  stale: {stale['stale_count']} ({stale['stale_ratio']:.0%}), oldest unaccessed "
-                  f"{stale['oldest_unaccessed_days']} days; hit rate 7d: {overall['hit_rate']['last_7d']}")
+                  f"{stale['oldest_unaccessed_days']} days; hit rate 7d: {_rate(overall['hit_rate'])}")
         for alert in overall["alerts"]:
             out.print(f"  [{alert['level']}] {alert['message']} - {alert['action']}", markup=False)
 
