@@ -861,6 +861,15 @@ def conflicts_resolve(
         if "queued" in result:
             out.print(f"the lake is busy: queued for the next run as {result['queued']}")
             return
+        if "other_memory_id" in result:  # a contradiction between two memories
+            first, other = result["memory_id"], result["other_memory_id"]
+            first_at = f"version {result['version']}, {result['status']}"
+            other_at = f"version {result['other_version']}, {result['other_status']}"
+            said = {"incoming": f"{other} keeps its text ({other_at}); {first} archived ({first_at})",
+                    "value": f"{first} now holds your text ({first_at}); {other} archived ({other_at})"}.get(
+                result["take"], f"both keep their text: {first} ({first_at}) and {other} ({other_at})")
+            out.print(f"resolved contradiction {conflict_id} ({result['take']}): {said}")
+            return
         extra = f"; kept the incoming value as {result['new_memory_id']}" if result["new_memory_id"] else ""
         out.print(f"resolved {conflict_id} ({result['take']}): {result['memory_id']} is at version "
                   f"{result['version']}, {result['status']}{extra}")

@@ -24,11 +24,12 @@ import json
 from datetime import datetime
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from . import schema
 from .clock import iso, resolve_as_of
-from .errors import InputError
+from .errors import InputError, LakeBusy, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 
 TAKES = ("lake", "incoming", "both", "value")
@@ -95,7 +96,9 @@ def resolve_conflict(lake, conflict_id: str, take: str, *, value: str | None = N
 
     `take` is ``lake``, ``incoming``, ``both`` or ``value`` (with `value`), or ``value=TEXT``.
     Only a user resolves (seed 000: 等待用户确认). Unknown or already resolved ids raise
-    InputError. When another process holds the lake the result is ``{"queued": path}``.
+    InputError (NotApplicable). When another process holds the lake the result is
+    ``{"queued": path}``, once the id is checked against the latest published version (a
+    conflict that version does not hold, or holds as resolved, is refused, not queued).
     """
     from .decisions import apply_or_queue
 
@@ -112,17 +115,52 @@ def resolve_conflict(lake, conflict_id: str, take: str, *, value: str | None = N
                 "operator": operator, "requested_at": iso(as_of)}
     run_id = run_id or lake.new_run_id("resolve", as_of)
     return apply_or_queue(lake, decision, as_of,
-                          lambda con: _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, source))
+                          lambda con: _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, source),
+                          check=lambda: _check_published(lake, conflict_id, take, value))
+
+
+def _check_published(lake, conflict_id: str, take: str, value: str | None) -> None:
+    """Before a resolution is queued: the latest published version must hold the conflict, open,
+    and a typed value must suit its field. Nothing published yet: the next run checks it."""
+    try:
+        with lake.reading() as (con, source, _note):
+            found = con.execute("SELECT * FROM conflicts WHERE conflict_id = ?", [conflict_id]).pl()
+    except (LakeBusy, duckdb.CatalogException):
+        return
+    if found.height == 0:
+        where = "the lake holds" if source == "live" else (
+            f"the lake is busy (a run holds it), and {source}, the latest published version, holds")
+        raise NotApplicable(f"unknown conflict id {conflict_id!r}: {where} no such conflict; see "
+                            "`memory-lake conflicts list --all`, or try again when the run ends")
+    conflict = found.row(0, named=True)
+    if conflict["status"] != "open":
+        raise NotApplicable(_resolved_message(conflict))
+    if take == "value":
+        parse_field_value(conflict["field"], value, b"validation-only")
+
+
+def _resolved_message(conflict: dict[str, Any]) -> str:
+    """Why a closed conflict cannot be resolved again: when, how and by whom it was closed."""
+    when = iso(conflict["resolved_at"])
+    if conflict["resolution"] == "forgotten":
+        return (f"conflict {conflict['conflict_id']} is already resolved: closed when its memory was forgotten "
+                f"(by {conflict['resolved_by']} at {when}); nothing is left to decide")
+    return (f"conflict {conflict['conflict_id']} is already resolved ({conflict['resolution']} by "
+            f"{conflict['resolved_by']} at {when}); see `memory-lake conflicts list --all`")
 
 
 def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, source) -> dict[str, Any]:
     found = con.execute("SELECT * FROM conflicts WHERE conflict_id = ?", [conflict_id]).pl()
     if found.height == 0:
-        raise InputError(f"no conflict {conflict_id!r} (see `memory-lake conflicts list`)")
+        raise NotApplicable(f"unknown conflict id {conflict_id!r}: the lake holds no such conflict "
+                            "(see `memory-lake conflicts list --all`)")
     conflict = found.row(0, named=True)
     if conflict["status"] != "open":
-        raise InputError(f"conflict {conflict_id} is already resolved ({conflict['resolution']} by "
-                         f"{conflict['resolved_by']} at {iso(conflict['resolved_at'])})")
+        raise NotApplicable(_resolved_message(conflict))
+    forgotten = con.execute("SELECT id FROM memories WHERE id IN (?, ?) AND status = 'deleted' ORDER BY id",
+                            [conflict["memory_id"], conflict["other_memory_id"]]).fetchall()
+    if forgotten:
+        raise NotApplicable(f"conflict {conflict_id} cannot be resolved: memory {forgotten[0][0]} was forgotten")
     if conflict["kind"] == "contradiction":
         return _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, run_id, source)
     memory_id, field, tenant = conflict["memory_id"], conflict["field"], conflict["tenant"]
@@ -187,9 +225,11 @@ def _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, ru
         "resolved_value = ? WHERE conflict_id = ?",
         [as_of, take, operator, json.dumps(value, ensure_ascii=False) if take == "value" else None,
          conflict["conflict_id"]])
+    (version, status), (other_version, other_status) = (
+        con.execute("SELECT version, status FROM memories WHERE id = ?", [i]).fetchone() for i in (first, second))
     return {"conflict_id": conflict["conflict_id"], "memory_id": first, "other_memory_id": second, "field": "content",
-            "take": take, "archived": archived, "new_memory_id": None, "version": None, "status": None,
-            "open_left": 0, "run_id": run_id}
+            "take": take, "archived": archived, "new_memory_id": None, "version": version, "status": status,
+            "other_version": other_version, "other_status": other_status, "open_left": 0, "run_id": run_id}
 
 
 def _jsonable(value: Any) -> Any:

@@ -7,12 +7,20 @@ a temporary name and renamed (a run never sees half of one). Files are applied i
 (named ``<as_of>-<kind>-<uuid8>.json``, so name order is request order) and then moved to
 ``inbox/decisions/applied/``, which keeps them as the audit of who asked for what.
 
+A decision is checked before it is queued, against the latest published version (the live file
+is busy): resolving a conflict that version does not hold, or holds as resolved, is refused at
+once. The lake may still move on before the next run, so a decision the lake refuses when it is
+applied (an unknown id, a conflict already resolved, a forgotten memory, a canonical id with no
+merge left to undo) is moved to ``inbox/decisions/failed/``, the file's object with a ``failure``
+member added (reason, run id, as_of), and counted as ``failed`` with its reason in the step
+report: it is never applied later and never retried.
+
 Kinds known so far: ``forget`` (``{"kind": "forget", "ids", "tenant", "agent", "user", "operator",
 "reason", "requested_at"}``) and ``resolve`` (``{"kind": "resolve", "conflict_id", "take", "value",
 "operator", "requested_at"}``) and ``unmerge`` (``{"kind": "unmerge", "canonical_id", "operator",
 "requested_at"}``). A manual edit needs no decision file: it is a snapshot, and waits in
-the inbox itself. A file of an unknown kind, or one that cannot be applied (bad JSON,
-missing reason ...), stays where it is and is reported on every run until someone deals with it.
+the inbox itself. A file of an unknown kind, or a malformed one (bad JSON, missing reason ...),
+stays where it is and is reported (``left``) on every run until someone fixes or removes it.
 
 No raw PII goes into a decision file (they are kept for good, in ``applied/``). Free text (a
 forget's reason, a resolution's value) is redacted by the ingest's rules when the file is
@@ -32,12 +40,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .clock import iso
+from .errors import InputError, NotApplicable
 from .policy import Policy
 from .redact import redact_text
 from .steps import StepReport
 
 APPLIED_DIR = "applied"
+FAILED_DIR = "failed"
 UNKNOWN_KIND = "unknown kind"
 BAD_DECISION = "bad decision"
 # Decision fields that only say what kind of change it is; they are written as given.
@@ -67,23 +77,30 @@ def queue_decision(lake, decision: dict[str, Any], as_of: datetime) -> Path:
     return target
 
 
-def apply_or_queue(lake, decision: dict[str, Any], as_of: datetime, apply) -> dict[str, Any]:
+def apply_or_queue(lake, decision: dict[str, Any], as_of: datetime, apply, check=None) -> dict[str, Any]:
     """Apply a decision at once when the lake is free, else queue it (``{"queued": path}``).
 
     `apply(con)` runs inside one transaction on the writer connection (a run's shared one when
-    this process holds the lake). Used by resolve and unmerge; forget has its own batch path."""
+    this process holds the lake). `check()`, when given, runs before queuing and raises
+    InputError for a decision that could not apply (checked against what can be read while the
+    lake is busy). Used by resolve and unmerge; forget has its own batch path."""
     from .db import transaction
     from .errors import LakeBusy
 
+    def queue() -> dict[str, Any]:
+        if check is not None:
+            check()
+        return {"queued": str(queue_decision(lake, decision, as_of))}
+
     held = lake.held_here()
     if not held and lake.is_busy():
-        return {"queued": str(queue_decision(lake, decision, as_of))}
+        return queue()
     try:
         with lake.writer(purpose=str(decision.get("kind")), wait_s=600 if held else 0) as con:
             with transaction(con):
                 return apply(con)
     except LakeBusy:
-        return {"queued": str(queue_decision(lake, decision, as_of))}
+        return queue()
 
 
 def pending_decisions(lake) -> list[Path]:
@@ -100,9 +117,11 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
     as their source, and the files of all forgotten memories are scrubbed and the database
     compacted once for the whole batch (inside a run's hold the compaction stays pending, and the
     run calls ``forget.compact_database(lake, only_if_pending=True)`` after its hold ends). Each
-    applied file moves to ``inbox/decisions/applied/``; one that cannot be applied stays and is
-    listed under ``details["left"]``. Applying the same decision again changes nothing (its
-    memories are already deleted).
+    applied file moves to ``inbox/decisions/applied/``; one the lake refuses (NotApplicable: an
+    unknown id, a conflict already resolved, a forgotten memory) moves to ``failed/`` with its
+    reason and is listed under ``details["failed"]``; a malformed one stays and is listed under
+    ``details["left"]``. Applying the same forget again changes nothing (its memories are
+    already deleted).
     """
     from .forget import compact_database, forget, scrub_files
 
@@ -112,6 +131,7 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
     if not files:
         return report
     applied: list[dict[str, Any]] = []
+    failed: list[dict[str, str]] = []
     left: list[dict[str, str]] = []
     with lake.hold("apply decisions"):
         for path in files:  # one decision at a time, in request order
@@ -130,15 +150,10 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
                 elif decision["kind"] == "resolve":
                     from .conflicts import resolve_conflict
 
-                    try:
-                        outcome = resolve_conflict(lake, decision.get("conflict_id"), decision.get("take"),
-                                                   value=decision.get("value"),
-                                                   operator=decision.get("operator") or "user", as_of=as_of,
-                                                   run_id=run_id, source=f"inbox/decisions/{path.name}")
-                    except InputError as exc:
-                        if "already resolved" not in str(exc):
-                            raise
-                        outcome = {"conflict_id": decision.get("conflict_id"), "already_resolved": True}
+                    outcome = resolve_conflict(lake, decision.get("conflict_id"), decision.get("take"),
+                                               value=decision.get("value"),
+                                               operator=decision.get("operator") or "user", as_of=as_of,
+                                               run_id=run_id, source=f"inbox/decisions/{path.name}")
                     applied.append({"file": path.name, "kind": "resolve", **outcome, "forgotten": [], "refused": [],
                                     "already_deleted": []})
                 else:
@@ -149,6 +164,10 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
                                      scrub=False, compact=False, record=False)
                     applied.append({"file": path.name, "kind": "forget",
                                     **{k: outcome[k] for k in ("forgotten", "refused", "already_deleted", "unknown")}})
+            except NotApplicable as exc:
+                failed.append({"file": path.name, "kind": decision["kind"], "reason": str(exc)})
+                _fail(lake, path, decision, str(exc), as_of=as_of, run_id=run_id)
+                continue
             except InputError as exc:
                 left.append({"file": path.name, "reason": f"{BAD_DECISION}: {exc}"})
                 continue
@@ -159,8 +178,8 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
     forgotten = sum(len(a["forgotten"]) for a in applied)
     report.counts = {"applied": len(applied), "forgotten": forgotten,
                      "resolved": sum(a["kind"] == "resolve" for a in applied),
-                     "refused": sum(len(a["refused"]) for a in applied), "left": len(left)}
-    report.details = {"applied": applied, "left": left, "files": scrubbed}
+                     "refused": sum(len(a["refused"]) for a in applied), "failed": len(failed), "left": len(left)}
+    report.details = {"applied": applied, "failed": failed, "left": left, "files": scrubbed}
     if forgotten:
         # After the hold, whose shared connection closes only when it ends; inside a run the
         # compaction stays pending and the run does it after its own hold.
@@ -218,3 +237,19 @@ def _archive(lake, path: Path) -> None:
             n += 1
         target = folder / f"{path.stem}-{n}{path.suffix}"
     os.replace(path, target)
+
+
+def _fail(lake, path: Path, decision: dict[str, Any], reason: str, *, as_of: datetime, run_id: str) -> None:
+    """Move a decision the lake refused to ``failed/``, with why, when and in which run (written
+    whole under a temporary name first; should the run stop before the original goes, the next
+    run refuses it again and writes the file anew)."""
+    folder = lake.decisions / FAILED_DIR
+    folder.mkdir(exist_ok=True)
+    tmp = folder / f".{path.name}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump({**decision, "failure": {"reason": reason, "as_of": iso(as_of), "run_id": run_id}}, handle,
+                  ensure_ascii=False, indent=1)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, folder / path.name)
+    path.unlink()

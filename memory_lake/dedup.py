@@ -61,7 +61,7 @@ import polars as pl
 from . import schema
 from .clock import iso, resolve_as_of
 from .db import transaction
-from .errors import InputError
+from .errors import NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .policy import Policy
 from .steps import StepReport
@@ -885,8 +885,10 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
 def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime | str | None = None,
             run_id: str | None = None, source: str | None = None) -> dict[str, Any]:
     """Undo the latest dedup merge into `canonical_id`: every memory of that cluster gets back the
-    exact row it had before the merge, and the pairs are never merged again. Queued in
-    ``inbox/decisions/`` while another process holds the lake (``{"queued": path}``)."""
+    exact row it had before the merge, and the pairs are never merged again; one with a write or
+    important conflict still open stays ``conflicted`` (seed 000: 等待用户确认) and returns to its
+    restored status when that is resolved. Queued in ``inbox/decisions/`` while another process
+    holds the lake (``{"queued": path}``)."""
     from .decisions import apply_or_queue
 
     as_of = resolve_as_of(as_of)
@@ -899,13 +901,13 @@ def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime 
 def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any]:
     if con.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'deleted'", [canonical_id]).fetchone():
         # its members were forgotten with it, and history keeps no text to restore
-        raise InputError(f"{canonical_id} was forgotten (with the memories merged into it); a forgotten memory "
-                         "cannot be unmerged")
+        raise NotApplicable(f"{canonical_id} was forgotten (with the memories merged into it); a forgotten memory "
+                            "cannot be unmerged")
     found = con.execute("SELECT cluster_id FROM dedup_merges WHERE canonical_id = ? AND unmerged_at IS NULL "
                         "ORDER BY as_of DESC, cluster_id LIMIT 1", [canonical_id]).fetchone()
     if not found:
-        raise InputError(f"{canonical_id} is not the canonical memory of a merge (see `memory-lake dedup --dry-run` "
-                         "or the dedup_merges table)")
+        raise NotApplicable(f"{canonical_id} is not the canonical memory of a merge (see `memory-lake dedup --dry-run` "
+                            "or the dedup_merges table)")
     (cluster,) = found
     members = [m for (m,) in con.execute("SELECT member_id FROM dedup_merges WHERE cluster_id = ? AND canonical_id = ? "
                                          "AND unmerged_at IS NULL ORDER BY member_id", [cluster, canonical_id]).fetchall()]
@@ -924,6 +926,20 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
                 "WHERE id IN (SELECT id FROM unmerge_images)")
     assignments = ", ".join(f"{c} = i.image.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
     con.execute(f"UPDATE memories SET {assignments} FROM unmerge_images i WHERE memories.id = i.id")
+    # A write or important conflict filed since the merge is still open: its memory stays
+    # conflicted, and the status it returns to once resolved is the restored one, not `merged`.
+    con.execute(
+        """
+        UPDATE conflicts SET lake_status = i.image.status FROM unmerge_images i
+        WHERE conflicts.memory_id = i.id AND conflicts.status = 'open' AND conflicts.kind IN ('write', 'important')
+          AND i.image.status <> 'conflicted'
+        """)
+    con.execute(
+        """
+        UPDATE memories SET status = 'conflicted'
+        WHERE id IN (SELECT c.memory_id FROM conflicts c JOIN unmerge_images i ON i.id = c.memory_id
+                     WHERE c.status = 'open' AND c.kind IN ('write', 'important'))
+        """)
     con.execute(
         f"""
         INSERT INTO memory_history ({HISTORY_COLUMNS})

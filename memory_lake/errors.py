@@ -21,3 +21,8 @@ class InputError(MemoryLakeError):
 
 class LakeNotFound(InputError):
     """The path holds no lake (only `init`, `demo` and ``Lake.init`` create one)."""
+
+
+class NotApplicable(InputError):
+    """A decision the lake's state refuses for good (an unknown id, a conflict already resolved, a
+    forgotten memory): a queued one is moved to ``inbox/decisions/failed/``, never retried."""

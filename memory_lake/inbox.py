@@ -61,10 +61,15 @@ def write_snapshot(records: Iterable[Mapping[str, Any]], lake_dir: str | os.Path
 
 def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: str = "user",
                 as_of: datetime | str | None = None) -> dict[str, Any]:
-    """A manual edit: `changes` (field -> text, as typed) written as a snapshot based on the version
-    the lake has now, then ingested at once, so it takes the versioned write path (three-way
+    """A manual edit: `changes` (field -> text, as typed) written as a snapshot based on the memory
+    as the lake shows it now, then ingested at once, so it takes the versioned write path (three-way
     merge, history, conflicts). While another process holds the lake the snapshot waits in the
     inbox and the next run ingests it (``{"queued": path}``). Pin a memory with ``tier=important``.
+
+    A person edits what they see, moves of the tier rules included (they bump no version): the
+    record carries ``_base_seq``, the memory's latest history row when it was read, and the merge
+    takes that row's image as the base. Only a write that lands between the read and the ingest
+    (an agent's, another person's, a rule's in a run that held the lake) is the lake's side.
     """
     from .conflicts import parse_field_value
 
@@ -76,8 +81,11 @@ def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: s
         raise InputError("nothing to edit: give --set field=value")
     if operator not in ("user", "agent"):
         raise InputError(f"operator must be user or agent, not {operator!r}")
-    found = lake.read("SELECT tenant, agent_id, user_id, version, status, content FROM memories WHERE id = ?",
-                      [memory_id]).frame
+    # While a run holds the lake this reads the published version, history included: its image is
+    # what the person saw.
+    found = lake.read("SELECT tenant, agent_id, user_id, version, status, content, "
+                      "(SELECT max(seq) FROM memory_history h WHERE h.memory_id = m.id) AS base_seq "
+                      "FROM memories m WHERE id = ?", [memory_id]).frame
     if found.height == 0:
         raise InputError(f"no memory {memory_id!r}")
     row = found.row(0, named=True)
@@ -87,6 +95,8 @@ def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: s
     record: dict[str, Any] = {"id": memory_id, "tenant": row["tenant"], "version": row["version"], "content": row["content"],
                               "operator": operator, "updated_at": iso(as_of),
                               "trace_id": f"edit-{uuid.uuid4().hex[:12]}"}
+    if row["base_seq"] is not None:
+        record["_base_seq"] = row["base_seq"]
     for field, text in changes.items():
         # validated here for a clear error; the text goes as typed: the ingest redacts the line
         value = parse_field_value(field, text, b"validation-only")

@@ -5,18 +5,21 @@ Rules (DESIGN "Memory record"; seed 000 乐观锁 + 字段级合并):
   records without an id get a derived id, so concurrent adds never collide;
 - an existing id is sent with the version it was based on (default 1) and merged per field, three
   ways: the base is the row as the last agent/user write left it at that version (its history
-  after-image); a field only the writer changed is applied, one only the lake changed is kept,
-  one both changed to the same value is fine, and one both changed to different values is a
-  conflict: the lake's value stays, the memory's status becomes ``conflicted`` (no version bump
-  for that alone) and a ``conflicts`` row keeps base, both values, both operators and trace ids;
+  after-image), or, for a record carrying ``_base_seq`` (a manual edit, `inbox.edit_memory`), the
+  image after that history row: what the person saw, system moves included. A field only the
+  writer changed is applied, one only the lake changed is kept, one both changed to the same
+  value is fine, and one both changed to different values is a conflict: the lake's value stays,
+  the memory's status becomes ``conflicted`` (no version bump for that alone) and a ``conflicts``
+  row keeps base, both values, both operators and trace ids (the lake's are those of the latest
+  history row that changed the field: ``system`` for a rule's move);
 - tags merge as sets (the writer's additions and removals since the base); usage counters add the
   writer's delta and move ``last_accessed_at`` forward without a version bump (history operator
   ``system``);
 - any applied change to a versioned field bumps ``version`` (+1) and writes ``memory_history``
   (before, after, operator, run id, reason); history rows name their source file and line;
 - a record that changes nothing is a no-op;
-- a base newer than the lake's version, or one the history does not hold, is quarantined as
-  ``unknown base version``;
+- a base newer than the lake's version, or one the history does not hold (a version, or a
+  ``_base_seq`` row of another memory or version), is quarantined as ``unknown base version``;
 - important memories change only by a user (seed 000: 仅可手动修改): an agent's changes are not
   applied but filed as conflicts of kind ``important`` for a user to decide; an agent's forget of
   one is quarantined; usage counters still move;
@@ -83,10 +86,18 @@ def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
             "'no memory ' || id || ' in tenant ' || tenant")
     _reject(con, "merge_checked", "exists_ AND base_version > m_version", UNKNOWN_BASE,
             "'based on version ' || base_version || ', lake has version ' || m_version")
+    # A manual edit names the history row it read: that row must be this memory's, at that version.
+    _reject(con, "merge_checked",
+            "exists_ AND NOT is_forget AND base_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_history h "
+            "WHERE h.memory_id = merge_checked.id AND h.seq = merge_checked.base_seq "
+            "AND h.version = merge_checked.base_version AND h.after IS NOT NULL)",
+            UNKNOWN_BASE,
+            "'based on history row ' || base_seq || ' at version ' || base_version || ', which the history of ' || id "
+            "|| ' does not hold (lake has version ' || m_version || ')'")
     # An older base is merged three ways against the row as it was then: that image must be in
     # the history (an edit never reaches the lake without one).
     _reject(con, "merge_checked",
-            "exists_ AND NOT is_forget AND base_version < m_version AND NOT EXISTS (SELECT 1 FROM memory_history h "
+            "exists_ AND NOT is_forget AND base_seq IS NULL AND base_version < m_version AND NOT EXISTS (SELECT 1 FROM memory_history h "
             "WHERE h.memory_id = merge_checked.id AND h.version = merge_checked.base_version "
             "AND h.operator <> 'system' AND h.after IS NOT NULL)",
             UNKNOWN_BASE,
@@ -190,10 +201,11 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         ),
         base AS (
             -- the row as the last agent/user write left it at the base version; system moves made
-            -- since (tier, status, counters) bump no version and are the lake's side of the merge
+            -- since (tier, status, counters) bump no version and are the lake's side of the merge.
+            -- A manual edit (base_seq) is based on the row as the person saw it, moves included.
             SELECT h.memory_id, arg_max(h.after, h.seq) AS after
             FROM memory_history h JOIN todo c ON h.memory_id = c.id AND h.version = c.base_version
-            WHERE h.operator <> 'system'
+            WHERE CASE WHEN c.base_seq IS NULL THEN h.operator <> 'system' ELSE h.seq = c.base_seq END
             GROUP BY h.memory_id
         ), merged AS (
             SELECT c.line, c.operator AS c_operator, c.trace_id AS c_trace_id, c.updated_at AS c_updated_at,
@@ -236,6 +248,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
     )
     assignments = ", ".join(f"{c} = f.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
     con.execute(f"UPDATE memories SET {assignments} FROM merge_final f WHERE memories.id = f.id")
+    seq = next_history_seq(con)  # rows up to here are the lake's side; this merge's own come after
     con.execute(
         f"""
         INSERT INTO memory_history ({HISTORY_COLUMNS})
@@ -254,19 +267,34 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
                $as_of, before, {row_image('f')}, $label, line, c_trace_id
         FROM merge_final f
         """,
-        {**params, "seq": next_history_seq(con)},
+        {**params, "seq": seq},
     )
+    # The lake's side of a conflict is whoever last changed that field (a rule's move: system),
+    # from the history images; the memory's last writer when the history shows no change.
+    field_changed = " ".join(f"WHEN '{n}' THEN h.before.{n} IS DISTINCT FROM h.after.{n}"
+                             for n in schema.VERSIONED_FIELDS)
     con.execute(
-        """
+        f"""
         INSERT INTO conflicts
-        SELECT substr(md5(id || ':' || item.field || ':' || $label || ':' || line), 1, 16),
-               CASE WHEN guard THEN 'important' ELSE 'write' END, 'open', tenant, id, NULL, item.field,
-               base_version, m_version, item.base, item.lake, item.incoming, m_operator, c_operator,
-               m_trace_id, c_trace_id, m_status, $label, line, $as_of, $run_id,
-               NULL, NULL, NULL, NULL, NULL
-        FROM (SELECT *, unnest(conflict_items) AS item FROM merge_final WHERE conflicted)
+        WITH items AS (
+            SELECT *, unnest(conflict_items) AS item FROM merge_final WHERE conflicted
+        ), changers AS (
+            SELECT i.id, i.item.field AS field,
+                   arg_max(struct_pack(operator := h.operator, trace_id := h.trace_id), h.seq) AS w
+            FROM items i JOIN memory_history h ON h.memory_id = i.id
+            WHERE h.seq <= $seq AND h.before IS NOT NULL AND h.after IS NOT NULL
+              AND CASE i.item.field {field_changed} ELSE false END
+            GROUP BY ALL
+        )
+        SELECT substr(md5(i.id || ':' || i.item.field || ':' || $label || ':' || line), 1, 16),
+               CASE WHEN guard THEN 'important' ELSE 'write' END, 'open', tenant, i.id, NULL, i.item.field,
+               base_version, m_version, i.item.base, i.item.lake, i.item.incoming,
+               CASE WHEN c.w IS NULL THEN m_operator ELSE c.w.operator END, c_operator,
+               CASE WHEN c.w IS NULL THEN m_trace_id ELSE c.w.trace_id END, c_trace_id, m_status, $label, line,
+               $as_of, $run_id, NULL, NULL, NULL, NULL, NULL
+        FROM items i LEFT JOIN changers c ON c.id = i.id AND c.field = i.item.field
         """,
-        params,
+        {**params, "seq": seq},
     )
     updated, conflicted = con.execute(
         "SELECT count(*) FILTER (WHERE versioned), count(*) FILTER (WHERE conflicted) FROM merge_final").fetchone()

@@ -84,6 +84,9 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
     "trace_id": ("trace_id", "traceId"),
     "reason": ("reason",),  # why a forget was asked for
     "quarantine_id": ("_quarantine_id",),  # set by `quarantine export`, read by `quarantine replay`
+    # Set by `memory-lake edit`: the memory's latest history row when the person read it; the merge
+    # takes that row's image as the base, so system moves made before the read are not the lake's side.
+    "base_seq": ("_base_seq",),
     # Marks an export adds (publish.py): derived from the conflict queue, so ignored on ingest
     # rather than kept in `extra` (a re-ingested memory.json then changes nothing).
     "conflict": ("conflict",),
@@ -97,7 +100,7 @@ TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id"
 NUMERIC_TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id", "trace_id")
 TIMESTAMP_FIELDS = ("created_at", "updated_at", "last_accessed_at", "expires_at")
 # name -> minimum (the maximum is MAX_INTEGER)
-INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quarantine_id": 0}
+INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quarantine_id": 0, "base_seq": 1}
 BOOL_FIELDS = ("important", "deleted")
 NUMERIC_FIELDS = (*TIMESTAMP_FIELDS, *INTEGER_FIELDS, "importance")
 NUMBERS = "('UBIGINT', 'BIGINT', 'DOUBLE')"
@@ -292,8 +295,8 @@ def parse_records(con: duckdb.DuckDBPyConnection, texts: pl.DataFrame, policy: I
 
     `texts` has (line, ok, is_object, problem, text) (``shape_sql``, then redacted); it stays in
     ``snap_texts`` for the quarantine. Output columns: line, reason, detail, the memory
-    fields (NULL where the record leaves them out), is_forget, forget_reason, quarantine_id and
-    has_extra; ``snap_extra`` holds the JSON of unknown keys per line. One statement, so DuckDB
+    fields (NULL where the record leaves them out), is_forget, forget_reason, quarantine_id, base_seq
+    and has_extra; ``snap_extra`` holds the JSON of unknown keys per line. One statement, so DuckDB
     parses each record once and materialises only the result.
     """
     con.register("snap_texts_frame", texts)
@@ -423,7 +426,7 @@ def _parse_sql(policy: IngestPolicy) -> str:
                n_access_count AS access_count, n_reference_count AS reference_count, t_expires_at AS expires_at,
                n_version AS version, CASE WHEN s_status <> 'deleted' THEN s_status END AS status,
                is_forget, coalesce(s_operator, 'agent') AS operator, s_trace_id AS trace_id,
-               s_reason AS forget_reason, n_quarantine_id AS quarantine_id, has_extra
+               s_reason AS forget_reason, n_quarantine_id AS quarantine_id, n_base_seq AS base_seq, has_extra
         FROM judged
     """
 

@@ -175,3 +175,27 @@ def test_write_snapshot_is_atomic_and_ingested_once(lake):
     assert (first["files"], first["ingested"], again["files"]) == (1, 1, 0)
     assert sorted(p.name for p in lake.inbox.iterdir() if p.is_file()) == [".half.jsonl.tmp"]
     assert rows(lake, "SELECT count(*) AS n FROM ingested_files") == [{"n": 1}]
+
+
+# Observed: resolving a contradiction printed "zh-1 is at version None, None".
+@pytest.mark.parametrize(("take", "said", "statuses"), [
+    ("lake", "both keep their text: zh-1 (version 1, active) and zh-2 (version 1, active)",
+     [("zh-1", 1, "active"), ("zh-2", 1, "active")]),
+    ("incoming", "zh-2 keeps its text (version 1, active); zh-1 archived (version 2, archived)",
+     [("zh-1", 2, "archived"), ("zh-2", 1, "active")]),
+    ("value=用户在编辑器里跟随系统主题", "zh-1 now holds your text (version 2, active); zh-2 archived (version 2, archived)",
+     [("zh-1", 2, "active"), ("zh-2", 2, "archived")]),
+])
+def test_resolving_a_contradiction_says_what_each_memory_became(lake, tmp_path, capsys, take, said, statuses):
+    from memory_lake.dedup import dedup
+
+    scope = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "type": "preference"}
+    ingest(lake, tmp_path, "zh.jsonl", [{**scope, "id": "zh-1", "content": "用户在编辑器里偏好深色主题模式"},
+                                        {**scope, "id": "zh-2", "content": "用户在编辑器里偏好浅色主题模式"}])
+    assert dedup(lake, AS_OF).counts["contradictions_filed"] == 1
+    (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
+    assert main(["--lake", str(lake.root), "conflicts", "resolve", conflict_id, "--take", take,
+                 "--as-of", "2026-11-30T00:00:00Z"]) == 0
+    kind = take.partition("=")[0]
+    assert capsys.readouterr().out == f"resolved contradiction {conflict_id} ({kind}): {said}\n"
+    assert [(r["id"], r["version"], r["status"]) for r in memories(lake)] == statuses

@@ -518,3 +518,37 @@ def test_a_code_that_mixes_letters_and_digits_is_compared_whole(a, b, why):
     alone, 14, is the same), kept apart; letters that are only a unit or an ordinal make a value."""
     assert contradiction(a, b) == why
     assert contradiction(b, a) == why
+
+
+def test_unmerge_keeps_a_memory_with_an_open_conflict_conflicted(lake, tmp_path):
+    # Observed: agents wrote to merged memories (two from the same version each: a conflict), and
+    # `unmerge` then gave them back `active`, so search reported `conflict: false` for them.
+    build(lake, tmp_path)
+    before = {r["id"]: r for r in rows(lake, "SELECT * FROM memories ORDER BY id")}
+    dedup(lake, AS_OF)
+    base = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "version": 1}
+    for name, memory_id, change in (("x.jsonl", "a2", {"importance": 0.9}), ("y.jsonl", "a2", {"importance": 0.1}),
+                                    ("z.jsonl", "a1", {"importance": 0.8}), ("w.jsonl", "a1", {"importance": 0.2})):
+        content = before[memory_id]["content"]
+        lake.ingest([write_jsonl(tmp_path / name, [{**base, "id": memory_id, "content": content, **change}])],
+                    as_of=AS_OF)
+    assert rows(lake, "SELECT memory_id, field, lake_status FROM conflicts WHERE kind = 'write' ORDER BY memory_id") == [
+        {"memory_id": "a1", "field": "importance", "lake_status": "merged"},
+        {"memory_id": "a2", "field": "importance", "lake_status": "active"}]
+
+    lake.unmerge("a2", as_of=AS_OF)
+    # the rows before the merge, but the two with an open conflict stay conflicted
+    assert rows(lake, "SELECT * FROM memories ORDER BY id") == [
+        {**row, "status": "conflicted"} if row["id"] in ("a1", "a2") else row for row in before.values()]
+    assert rows(lake, "SELECT memory_id, before.status AS before, after.status AS after FROM memory_history "
+                      "WHERE change = 'unmerge' ORDER BY memory_id") == [
+        {"memory_id": "a1", "before": "conflicted", "after": "conflicted"},
+        {"memory_id": "a2", "before": "conflicted", "after": "conflicted"},
+        {"memory_id": "a3", "before": "merged", "after": "active"}]
+    # the status a1 returns to once its conflict is resolved is its own again, not `merged`
+    assert rows(lake, "SELECT memory_id, lake_status FROM conflicts WHERE kind = 'write' ORDER BY memory_id") == [
+        {"memory_id": "a1", "lake_status": "active"}, {"memory_id": "a2", "lake_status": "active"}]
+    found = lake.search("dark mode editor", tenant="acme", user="alice", mode="keyword", as_of=AS_OF)
+    assert {r.id: r.conflict for r in found} == {"a1": True, "a2": True, "a3": False, "b1": True, "imp": False}
+    (a1_conflict,) = [c["conflict_id"] for c in lake.conflicts().to_dicts() if c["memory_id"] == "a1"]
+    assert lake.resolve_conflict(a1_conflict, "lake", as_of=AS_OF)["status"] == "active"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
 from memory_lake.history import row_image
 
 from .conftest import AS_OF, rows, write_jsonl
@@ -259,3 +261,110 @@ def test_two_snapshots_in_one_run_apply_in_file_order(lake):
     assert [(f["file"], f["ingested"], f["updated"], f["conflicted"]) for f in report["per_file"]] == [
         ("0001.jsonl", 1, 0, 0), ("0002.jsonl", 0, 1, 0), ("0003.jsonl", 0, 0, 1)]
     assert (memory(lake)["content"], memory(lake)["status"]) == ("second", "conflicted")
+
+
+# ---------------------------------------------------------------- manual edits after a system move
+# Observed by a new user: after the nightly tier rule moved zh-3 and en-2 from short_term to
+# long_term (no version bump), `memory-lake edit zh-3 --set tier=short_term --operator user` said
+# "version 1 (active)" and changed nothing, and `edit en-2 --set tier=important` filed a conflict
+# naming operator `agent` for the lake's side instead of pinning.
+IDLE = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "tier": "short_term", "type": "fact",
+        "created_at": "2026-11-01T00:00:00Z", "last_accessed_at": "2026-11-01T00:00:00Z"}
+MOVED = [{**IDLE, "id": "zh-3", "content": "用户每周五下午三点开组会"},
+         {**IDLE, "id": "en-2", "content": "Alice prefers dark mode in the editor"}]
+
+
+def moved_by_a_tier_rule(lake, tmp_path):
+    from memory_lake.tiers import enforce_tiers
+
+    ingest(lake, tmp_path, "moved.jsonl", MOVED)
+    assert enforce_tiers(lake, AS_OF).counts["short_term_idle"] == 2  # idle over 7 days -> long_term
+    assert rows(lake, "SELECT id, tier, version, status FROM memories ORDER BY id") == [
+        {"id": "en-2", "tier": "long_term", "version": 1, "status": "active"},
+        {"id": "zh-3", "tier": "long_term", "version": 1, "status": "active"}]
+
+
+def edited(lake, memory_id):
+    (row,) = rows(lake, "SELECT id, content, tier, version, status, operator FROM memories WHERE id = ?", [memory_id])
+    last = rows(lake, "SELECT version, change, changed_fields, operator FROM memory_history WHERE memory_id = ? "
+                      "ORDER BY seq DESC LIMIT 1", [memory_id])[0]
+    return row, last
+
+
+@pytest.mark.parametrize(("memory_id", "changes", "expected"), [
+    ("zh-3", {"tier": "short_term"}, {"tier": "short_term"}),   # moved back by hand
+    ("en-2", {"tier": "important"}, {"tier": "important"}),     # the README's way to pin
+    ("en-2", {"content": "Alice prefers light mode in the editor"},
+     {"content": "Alice prefers light mode in the editor", "tier": "long_term"}),  # the move stays
+])
+def test_a_manual_edit_after_a_tier_rule_moved_the_memory_applies(lake, tmp_path, memory_id, changes, expected):
+    moved_by_a_tier_rule(lake, tmp_path)
+    original = next(m for m in MOVED if m["id"] == memory_id)
+    result = lake.edit(memory_id, operator="user", as_of=AS_OF, **changes)
+    assert (result["version"], result["status"], result["updated"], result["conflicted"], result["quarantined"]) == (
+        2, "active", 1, 0, 0)
+    assert edited(lake, memory_id) == (
+        {"id": memory_id, "content": original["content"], "tier": "long_term", "version": 2, "status": "active",
+         "operator": "user", **expected},
+        {"version": 2, "change": "update", "changed_fields": sorted(changes), "operator": "user"})
+    assert conflicts(lake) == []
+
+
+def test_an_edit_queued_while_the_lake_is_busy_applies_next_run(lake, tmp_path):
+    moved_by_a_tier_rule(lake, tmp_path)
+    lake.publish(as_of=AS_OF)  # a busy lake is read from the latest published version
+    with lake.writer():  # another process holds the lake
+        queued = lake.edit("en-2", tier="important", operator="user", as_of=AS_OF)
+    assert set(queued) == {"queued", "memory_id", "base_version"}
+    report = lake.ingest(as_of=AS_OF).as_dict()  # the next run
+    assert (report["files"], report["updated"], report["conflicted"], report["quarantined"]) == (1, 1, 0, 0)
+    assert edited(lake, "en-2") == (
+        {"id": "en-2", "content": MOVED[1]["content"], "tier": "important", "version": 2, "status": "active",
+         "operator": "user"},
+        {"version": 2, "change": "update", "changed_fields": ["tier"], "operator": "user"})
+    assert conflicts(lake) == []
+
+
+def test_a_write_between_the_edits_read_and_its_apply_still_conflicts(lake, tmp_path):
+    moved_by_a_tier_rule(lake, tmp_path)
+    lake.publish(as_of=AS_OF)
+    with lake.writer():
+        lake.edit("en-2", content="Alice prefers light mode in the editor", operator="user", as_of=AS_OF)
+    # before the queued edit is ingested, an agent that read version 1 changes the same field
+    ingest(lake, tmp_path, "agent.jsonl", [{**MOVED[1], "version": 1, "content": "Alice prefers auto mode",
+                                            "trace_id": "agent-t"}])
+    report = lake.ingest(as_of=AS_OF).as_dict()
+    assert (report["updated"], report["conflicted"]) == (0, 1)
+    (conflict,) = conflicts(lake)
+    assert {k: conflict[k] for k in ("kind", "field", "base_version", "lake_version", "base_value", "lake_value",
+                                     "incoming_value", "lake_operator", "incoming_operator", "lake_trace_id",
+                                     "lake_status")} == {
+        "kind": "write", "field": "content", "base_version": 1, "lake_version": 2,
+        "base_value": '"Alice prefers dark mode in the editor"', "lake_value": '"Alice prefers auto mode"',
+        "incoming_value": '"Alice prefers light mode in the editor"', "lake_operator": "agent",
+        "incoming_operator": "user", "lake_trace_id": "agent-t", "lake_status": "active"}
+    assert edited(lake, "en-2")[0] == {"id": "en-2", "content": "Alice prefers auto mode", "tier": "long_term",
+                                       "version": 2, "status": "conflicted", "operator": "agent"}
+
+
+def test_the_lake_side_of_a_conflict_names_the_system_for_a_rules_move(lake, tmp_path):
+    moved_by_a_tier_rule(lake, tmp_path)
+    # an agent that read version 1 (short_term) sends working: the rule moved it to long_term since
+    report = ingest(lake, tmp_path, "agent.jsonl", [{**MOVED[0], "version": 1, "tier": "working", "trace_id": "t"}])
+    assert (report["updated"], report["conflicted"]) == (0, 1)
+    (conflict,) = conflicts(lake)
+    assert {k: conflict[k] for k in ("memory_id", "field", "base_value", "lake_value", "incoming_value",
+                                     "lake_operator", "incoming_operator", "lake_trace_id", "incoming_trace_id")} == {
+        "memory_id": "zh-3", "field": "tier", "base_value": '"short_term"', "lake_value": '"long_term"',
+        "incoming_value": '"working"', "lake_operator": "system", "incoming_operator": "agent",
+        "lake_trace_id": None, "incoming_trace_id": "t"}
+
+
+def test_a_base_history_row_of_another_memory_is_quarantined(lake, tmp_path):
+    moved_by_a_tier_rule(lake, tmp_path)
+    (other,) = rows(lake, "SELECT max(seq) AS seq FROM memory_history WHERE memory_id = 'zh-3'")
+    ingest(lake, tmp_path, "forged.jsonl", [{**MOVED[1], "version": 1, "_base_seq": other["seq"], "tier": "working"}])
+    assert rows(lake, "SELECT reason, detail, memory_id FROM quarantine") == [
+        {"reason": "unknown base version", "memory_id": "en-2",
+         "detail": f"based on history row {other['seq']} at version 1, which the history of en-2 does not hold "
+                   "(lake has version 1)"}]
