@@ -82,187 +82,54 @@ class _Scope:
     zh_share: float  # fraction of generated memories written in Chinese
 
 
-# --- vocabulary for generated content -----------------------------------------------------------
+# --- vocabulary and sentence templates for generated content (data files beside this module) ----
 
-_TOPICS_EN = [
-    "billing", "onboarding", "SSO login", "data export", "API rate limits", "invoice disputes",
-    "mobile app crashes", "password resets", "the Q4 roadmap", "webhook retries", "GDPR requests",
-    "shipping delays", "the pricing page", "seat upgrades", "the analytics dashboard",
-    "backup restores", "VPN access", "release notes", "on-call handover", "the partner portal",
-]
-_TOPICS_ZH = [
-    "发票", "退款", "账号登录", "数据导出", "接口限流", "合同续签", "移动端闪退", "密码重置",
-    "季度规划", "消息推送", "物流延迟", "价格调整", "报表看板", "备份恢复", "权限申请",
-    "版本发布", "值班交接", "渠道合作",
-]
-_CHANNELS_EN = ["email", "Slack", "a phone call", "Teams chat", "a short Loom video", "the ticket thread"]
-_CHANNELS_ZH = ["微信", "邮件", "电话", "钉钉", "企业微信群", "工单回复"]
-_STYLES_EN = [
-    "short and in bullet points", "with code samples", "with links to the docs",
-    "in plain language without jargon", "with a one-line summary first", "as a numbered checklist",
-]
-_STYLES_ZH = ["简洁，分点列出", "先给结论再给细节", "附上操作截图", "不要用专业术语", "用表格对比", "控制在三句话以内"]
-_WEEKDAYS_EN = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
-_WEEKDAYS_ZH = ["周一", "周二", "周三", "周四", "周五"]
-_REPORTS_EN = [
-    "the churn report", "the SLA report", "the weekly ticket digest", "the usage summary",
-    "the incident review", "the pipeline forecast",
-]
-_REPORTS_ZH = ["流失分析报告", "SLA 报告", "每周工单汇总", "用量摘要", "故障复盘", "销售预测"]
-_FORMATS = ["CSV", "Parquet", "PDF", "Excel", "JSON"]
-_SYSTEMS_EN = [
-    "the billing service", "the search cluster", "the legacy CRM", "the ticketing system",
-    "the data warehouse", "the auth gateway", "the mobile backend", "the reporting job",
-]
-_SYSTEMS_ZH = ["计费系统", "客服工单系统", "数据仓库", "统一认证网关", "移动端后台", "报表服务", "搜索集群", "老版CRM"]
-_VERBS_EN = ["migrate", "retire", "freeze changes to", "upgrade", "split", "re-platform"]
-_VERBS_ZH = ["迁移", "下线", "冻结变更", "升级", "拆分", "重构"]
-_TECH = ["PostgreSQL", "DuckDB", "Kafka", "Redis", "Terraform", "Prefect", "dbt", "Grafana", "Kubernetes"]
-_COMPONENTS_EN = [
-    "the nightly batch", "event ingestion", "the customer portal", "alerting", "feature flags",
-    "the export API", "audit logging", "search indexing",
-]
-_COMPONENTS_ZH = ["夜间批处理", "事件接入", "客户门户", "告警", "功能开关", "导出接口", "审计日志", "搜索索引"]
-_TEAMS_EN = ["Tier 2", "the platform team", "billing ops", "the EU desk", "customer success", "security"]
-_TEAMS_ZH = ["二线支持", "平台组", "计费运营", "华南客服组", "客户成功部", "安全组"]
-_PLANS = ["Starter", "Team", "Business", "Enterprise"]
-_REGIONS_EN = ["eu-west-1", "us-east-1", "ap-southeast-1", "eu-central-1"]
-_REGIONS_ZH = ["华北2（北京）", "华东1（杭州）", "华南1（深圳）", "西南1（成都）"]
-_CITIES_EN = ["Berlin", "Austin", "Toronto", "Singapore", "Lisbon", "Melbourne", "Dublin"]
-_CITIES_ZH = ["北京", "上海", "深圳", "杭州", "成都", "武汉", "南京"]
-_PEOPLE_EN = ["Priya", "Marco", "Jonas", "Sofia", "Kenji", "Amara", "Lucas", "Mei", "Omar", "Hannah"]
-_PEOPLE_ZH = ["王芳", "李雷", "张伟", "刘洋", "陈静", "赵磊", "孙丽", "周杰", "吴敏", "郑浩"]
-_COMPANIES_EN = [
-    "Initech", "Umbrella Health", "Stark Logistics", "Wayne Retail", "Hooli", "Vandelay Imports",
-    "Soylent Foods", "Tyrell Labs",
-]
-_COMPANIES_ZH = ["华信科技", "东方物流", "百川零售", "云帆医疗", "星河教育", "青松食品", "长风汽车", "北辰能源"]
-_LESSONS_EN = [
-    "check the timezone before scheduling anything across regions",
-    "always confirm the invoice number before issuing a refund",
-    "restart the sync worker only after draining the queue",
-    "ask for the browser version first when the dashboard fails to load",
-    "never promise a release date before QA signs off",
-    "export a backup before running bulk edits",
-    "loop in security as soon as a customer mentions a leaked key",
-    "read the last three tickets before replying to an escalation",
-]
-_LESSONS_ZH = [
-    "跨时区排期前先确认对方时区", "退款前务必核对发票号", "批量修改前先导出备份",
-    "客户提到密钥泄露时立即通知安全组", "QA 未签字前不要承诺上线日期", "回复升级工单前先看最近三条记录",
-    "重启同步任务前先清空队列", "节假日前一天不做数据库变更",
-]
-_EVENTS_EN = [
-    "The payment gateway outage", "The quarterly business review", "The onboarding workshop",
-    "The data migration dry run", "The security audit kickoff", "The customer advisory board",
-    "The failover drill", "The pricing change rollout",
-]
-_EVENTS_ZH = ["支付网关故障", "季度业务复盘会", "新客户培训", "数据迁移演练", "安全审计启动会", "容灾切换演练", "价格调整上线", "客户顾问委员会"]
-_OUTCOMES_EN = [
-    "resolved within the SLA", "postponed by a week", "went well with two follow-ups",
-    "needs a second session", "customer satisfied", "escalated to engineering",
-]
-_OUTCOMES_ZH = ["已在 SLA 内解决", "推迟一周", "顺利完成，有两项待跟进", "需要再安排一次", "客户满意", "已升级给研发"]
-_TODOS_EN = [
-    "send the revised quote", "update the runbook", "close stale tickets", "schedule the renewal call",
-    "share the migration checklist", "collect feedback on the beta", "renew the TLS certificate",
-    "review the access list",
-]
-_TODOS_ZH = ["发送修订后的报价单", "更新运维手册", "关闭过期工单", "安排续约电话", "共享迁移检查清单", "收集内测反馈", "续期 TLS 证书", "复核权限清单"]
-_MISC_EN = [
-    "the office is closed on public holidays", "the sandbox resets every Sunday night",
-    "the status page is updated by the on-call engineer", "screenshots are preferred over screen recordings",
-    "the shared inbox is checked twice a day", "the staging data is anonymised weekly",
-]
-_MISC_ZH = ["法定节假日办公室不上班", "测试环境每周日晚上重置", "状态页由值班工程师更新", "截图比录屏更受欢迎", "共享邮箱每天查看两次", "预发环境数据每周脱敏一次"]
-_MONTHS_EN = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+_DATA_DIR = Path(__file__).parent / "data"
+_VOCABULARY: dict[str, list[str]] = json.loads((_DATA_DIR / "vocabulary.json").read_text(encoding="utf-8"))
+_TEMPLATES: dict[str, dict[str, list[str]]] = json.loads((_DATA_DIR / "templates.json").read_text(encoding="utf-8"))
+_TOPICS_EN = _VOCABULARY["topics_en"]
+_TOPICS_ZH = _VOCABULARY["topics_zh"]
+_CHANNELS_EN = _VOCABULARY["channels_en"]
+_CHANNELS_ZH = _VOCABULARY["channels_zh"]
+_STYLES_EN = _VOCABULARY["styles_en"]
+_STYLES_ZH = _VOCABULARY["styles_zh"]
+_WEEKDAYS_EN = _VOCABULARY["weekdays_en"]
+_WEEKDAYS_ZH = _VOCABULARY["weekdays_zh"]
+_REPORTS_EN = _VOCABULARY["reports_en"]
+_REPORTS_ZH = _VOCABULARY["reports_zh"]
+_FORMATS = _VOCABULARY["formats"]
+_SYSTEMS_EN = _VOCABULARY["systems_en"]
+_SYSTEMS_ZH = _VOCABULARY["systems_zh"]
+_VERBS_EN = _VOCABULARY["verbs_en"]
+_VERBS_ZH = _VOCABULARY["verbs_zh"]
+_TECH = _VOCABULARY["tech"]
+_COMPONENTS_EN = _VOCABULARY["components_en"]
+_COMPONENTS_ZH = _VOCABULARY["components_zh"]
+_TEAMS_EN = _VOCABULARY["teams_en"]
+_TEAMS_ZH = _VOCABULARY["teams_zh"]
+_PLANS = _VOCABULARY["plans"]
+_REGIONS_EN = _VOCABULARY["regions_en"]
+_REGIONS_ZH = _VOCABULARY["regions_zh"]
+_CITIES_EN = _VOCABULARY["cities_en"]
+_CITIES_ZH = _VOCABULARY["cities_zh"]
+_PEOPLE_EN = _VOCABULARY["people_en"]
+_PEOPLE_ZH = _VOCABULARY["people_zh"]
+_COMPANIES_EN = _VOCABULARY["companies_en"]
+_COMPANIES_ZH = _VOCABULARY["companies_zh"]
+_LESSONS_EN = _VOCABULARY["lessons_en"]
+_LESSONS_ZH = _VOCABULARY["lessons_zh"]
+_EVENTS_EN = _VOCABULARY["events_en"]
+_EVENTS_ZH = _VOCABULARY["events_zh"]
+_OUTCOMES_EN = _VOCABULARY["outcomes_en"]
+_OUTCOMES_ZH = _VOCABULARY["outcomes_zh"]
+_TODOS_EN = _VOCABULARY["todos_en"]
+_TODOS_ZH = _VOCABULARY["todos_zh"]
+_MISC_EN = _VOCABULARY["misc_en"]
+_MISC_ZH = _VOCABULARY["misc_zh"]
+_MONTHS_EN = _VOCABULARY["months_en"]
+_TEMPLATES_EN: dict[str, list[str]] = _TEMPLATES["en"]
+_TEMPLATES_ZH: dict[str, list[str]] = _TEMPLATES["zh"]
 
-_TEMPLATES_EN: dict[str, list[str]] = {
-    "preference": [
-        "{user} prefers {channel} for updates about {topic}.",
-        "{user} likes answers about {topic} {style}.",
-        "{user} wants {report} delivered every {weekday} morning.",
-        "{user} prefers {format} exports over {format2} for {topic}.",
-    ],
-    "decision": [
-        "Decided to {verb} {system} by {date}.",
-        "Team agreed to use {tech} for {component}.",
-        "{user} approved routing {topic} tickets to {team}.",
-        "We will keep {system} on {tech} until {date}; revisit after {topic} work lands.",
-    ],
-    "fact": [
-        "{company} has {n} seats on the {plan} plan.",
-        "{system} runs in the {region} region.",
-        "{user}'s team for {topic} is based in {city}.",
-        "{person} owns {component} and reviews changes to {system}.",
-    ],
-    "lesson": [
-        "Lesson: {lesson} (learned while handling {topic}).",
-        "When {topic} comes up, {lesson}.",
-        "Lesson from {event_lc}: {lesson}.",
-    ],
-    "event": [
-        "{event} on {date}: {outcome}.",
-        "{person} joined the {topic} call on {date} with {company}.",
-        "{company} reported trouble with {topic} on {date}; {outcome}.",
-    ],
-    "todo": [
-        "TODO: {todo} for {company} by {date}.",
-        "Follow up with {person} about {topic} by {date}.",
-        "Remind {user} to {todo} before the {weekday} sync.",
-    ],
-    "summary": [
-        "Session summary: discussed {topic} and {topic2} with {company}; next step is to {todo}.",
-        "Summary of the {weekday} sync: {event_lc} {outcome}; {person} will {todo}.",
-    ],
-    "other": [
-        "Note for {topic}: {misc}.",
-        "FYI from {person}: {misc}.",
-    ],
-}
-_TEMPLATES_ZH: dict[str, list[str]] = {
-    "preference": [
-        "{user}希望通过{channel}接收{topic}相关的通知。",
-        "{user}希望关于{topic}的回答{style}。",
-        "{user}希望每{weekday}上午收到{report}。",
-        "{user}导出{topic}数据时偏好{format}格式，不要{format2}。",
-    ],
-    "decision": [
-        "决定在{date}前{verb}{system}。",
-        "团队同意{component}改用{tech}。",
-        "{user}同意把{topic}类工单转给{team}。",
-        "{system}在{date}前继续使用{tech}，{topic}上线后再评估。",
-    ],
-    "fact": [
-        "{company}目前购买了{n}个{plan}版席位。",
-        "{system}部署在{region}。",
-        "{user}负责{topic}的团队在{city}办公。",
-        "{person}负责{component}，{system}的变更也由其评审。",
-    ],
-    "lesson": [
-        "教训：{lesson}（处理{topic}时总结）。",
-        "经验：遇到{topic}问题时，{lesson}。",
-        "{event}的教训：{lesson}。",
-    ],
-    "event": [
-        "{date}{event}，结果：{outcome}。",
-        "{person}参加了{date}与{company}的{topic}会议。",
-        "{company}在{date}反馈{topic}问题，{outcome}。",
-    ],
-    "todo": [
-        "待办：{date}前为{company}{todo}。",
-        "跟进：和{person}确认{topic}进展，截止{date}。",
-        "提醒{user}在{weekday}例会前{todo}。",
-    ],
-    "summary": [
-        "会话摘要：与{company}讨论了{topic}和{topic2}，下一步{todo}。",
-        "{weekday}例会纪要：{event}{outcome}，{person}负责{todo}。",
-    ],
-    "other": [
-        "{topic}备注：{misc}。",
-        "{person}提醒：{misc}。",
-    ],
-}
 _TYPE_WEIGHTS = {
     "preference": 20, "decision": 15, "fact": 20, "lesson": 10,
     "event": 12, "todo": 13, "summary": 5, "other": 5,
