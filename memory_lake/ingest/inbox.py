@@ -18,8 +18,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from .clock import iso, resolve_as_of
-from .errors import InputError
+from ..store import iso, resolve_as_of
+from ..store import InputError
 
 EDITABLE = ("content", "summary", "tags", "importance", "tier", "type", "expires_at", "context_id")
 
@@ -66,7 +66,7 @@ def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: s
     merge, history, conflicts). While another process holds the lake the snapshot waits in the
     inbox and the next run ingests it (``{"queued": path}``). Pin a memory with ``tier=important``.
     """
-    from .conflicts import parse_field_value
+    from ..maintain import parse_field_value
 
     as_of = resolve_as_of(as_of)
     unknown = sorted(set(changes) - set(EDITABLE))
@@ -98,7 +98,9 @@ def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: s
     path = write_snapshot([record], lake.root, name=f"{as_of:%Y%m%dT%H%M%S}-edit-{memory_id}-{uuid.uuid4().hex[:8]}")
     if not lake.held_here() and lake.is_busy():
         return {"queued": str(path), "memory_id": memory_id, "base_version": row["version"]}
-    report = lake.ingest([path], as_of=as_of).as_dict()
+    from .load import ingest_paths
+
+    report = ingest_paths(lake, [path], as_of=resolve_as_of(as_of)).as_dict()
     after = lake.read("SELECT version, status FROM memories WHERE id = ?", [memory_id]).frame.row(0, named=True)
     return {"memory_id": memory_id, "base_version": row["version"], "version": after["version"],
             "status": after["status"], "updated": report["updated"], "conflicted": report["conflicted"],

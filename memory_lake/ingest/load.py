@@ -37,13 +37,12 @@ import duckdb
 import polars as pl
 
 from . import redact
-from .clock import iso
-from .errors import InputError
-from .forget import compact_database, forgotten_ids, scrub_files
+from ..store import iso
+from ..store import InputError
 from .merge import merge_records
-from .policy import IngestPolicy
+from ..store import IngestPolicy
 from .snapshot import assign_ids, not_strict_sql, parse_records, read_records, shape_hints, shape_sql
-from .steps import StepReport
+from ..store import StepReport
 
 SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 # Files agents are still writing (the inbox convention: write a temporary name, then rename).
@@ -122,6 +121,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
     """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
     `record` writes a `runs` row (a nightly run records its own instead); `on_progress("ingested",
     done, total)` hears each file ingested."""
+    from ..maintain import compact_database  # lazy: maintain builds on ingest
     started = time.monotonic()
     discover_snapshots(lake, paths)  # a wrong path fails before waiting for the lake
     with lake.writer(wait_s=wait_s, purpose="ingest") as con:
@@ -232,6 +232,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
                 policy: IngestPolicy, dry_run: bool = False, replay: bool = False) -> FileReport | None:
     """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing;
     a file gone since it was listed (someone else took it) is skipped (None)."""
+    from ..maintain import forgotten_ids, scrub_files  # lazy: maintain builds on ingest
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -29,10 +29,9 @@ from datetime import datetime
 
 import duckdb
 
-from . import schema
-from .forget import forget_memories
-from .history import HISTORY_COLUMNS, next_history_seq, row_image
-from .policy import IngestPolicy
+from ..store import schema
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
+from ..store import IngestPolicy
 
 OTHER_TENANT = "id belongs to another tenant"
 UNKNOWN_ID = "unknown id"
@@ -276,6 +275,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
 
 
 def _apply_forgets(con: duckdb.DuckDBPyConnection, params: dict) -> int:
+    from ..maintain import forget_memories  # lazy: maintain builds on ingest
     requests = con.execute(
         "SELECT id, operator, coalesce(forget_reason, 'forget request') AS reason, line "
         "FROM merge_checked WHERE is_forget ORDER BY line"

@@ -23,9 +23,9 @@ import io
 import duckdb
 import polars as pl
 
-from . import schema
-from .errors import InputError
-from .policy import IngestPolicy
+from ..store import schema
+from ..store import InputError
+from ..store import IngestPolicy
 
 # Quarantine reasons, as users see them in `memory-lake quarantine list`.
 BAD_ENCODING = "bad encoding"

@@ -26,10 +26,10 @@ from typing import Any
 
 import polars as pl
 
-from . import schema
-from .clock import iso, resolve_as_of
-from .errors import InputError
-from .history import HISTORY_COLUMNS, next_history_seq, row_image
+from ..store import schema
+from ..store import iso, resolve_as_of
+from ..store import InputError
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 
 TAKES = ("lake", "incoming", "both", "value")
 # Fields a person may set by hand (`memory-lake edit`, `--take value=`), with how text becomes a value.
@@ -199,7 +199,7 @@ def _jsonable(value: Any) -> Any:
 def parse_field_value(field: str, text: str | None, salt: bytes) -> Any:
     """The value of `field` a person typed: text fields are redacted like ingest's; tags are a
     JSON list or comma-separated; importance 0..1; tier and type by the ingest's spellings."""
-    from .redact import redact_text
+    from ..ingest import redact_text
 
     if text is None:
         raise InputError(f"{field} needs a value")
@@ -255,7 +255,7 @@ def _sql_value(field: str, value: Any) -> tuple[str, Any]:
 
 
 def _content_hash(con, content: str) -> str:
-    from .snapshot import normalise_content
+    from ..ingest import normalise_content
 
     norm = pl.select(normalise_content(pl.lit(content))).item()
     return con.execute("SELECT sha256(?)", [norm]).fetchone()[0]

@@ -32,10 +32,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .policy import Policy
-from .redact import redact_text
-from .steps import StepReport
+from ..store import InputError
+from ..store import Policy
+from ..ingest import redact_text
+from ..store import StepReport
 
 APPLIED_DIR = "applied"
 UNKNOWN_KIND = "unknown kind"
@@ -72,8 +72,8 @@ def apply_or_queue(lake, decision: dict[str, Any], as_of: datetime, apply) -> di
 
     `apply(con)` runs inside one transaction on the writer connection (a run's shared one when
     this process holds the lake). Used by resolve and unmerge; forget has its own batch path."""
-    from .db import transaction
-    from .errors import LakeBusy
+    from ..store import transaction
+    from ..store import LakeBusy
 
     held = lake.held_here()
     if not held and lake.is_busy():

@@ -58,13 +58,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import schema
-from .clock import iso, resolve_as_of
-from .db import transaction
-from .errors import InputError
-from .history import HISTORY_COLUMNS, next_history_seq, row_image
-from .policy import Policy
-from .steps import StepReport
+from ..store import schema
+from ..store import iso, resolve_as_of
+from ..store import transaction
+from ..store import InputError
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
+from ..store import Policy
+from ..store import StepReport
 
 PASSES = ("exact", "near", "semantic")
 CHANGED_VALUE = "changed value"
@@ -197,7 +197,7 @@ def _singular(word: str) -> str:
 def _label(word: str) -> bool:
     """A word that names what the number after it identifies (ticket, order, room, number): a
     content word that is not a verb taking an amount, a unit, a date or a number word."""
-    from .textsearch import ENGLISH_STOP_WORDS
+    from ..search import ENGLISH_STOP_WORDS
 
     return (word not in ENGLISH_STOP_WORDS and word not in _EN_NUMBERS and word not in _DATE_WORDS
             and word not in _UNITS_EN and word not in _QUANTITY_VERBS and word not in _NEGATIONS_EN
@@ -250,7 +250,7 @@ def _numbers(norm: str) -> tuple[_Number, ...]:
 
 
 def _sequence(norm: str) -> tuple[str, ...]:
-    from .textsearch import _jieba
+    from ..search import jieba_segmenter as _jieba
 
     out: list[str] = []
     for token in _SEQUENCE_RE.findall(norm):
@@ -276,7 +276,7 @@ def _has(facts: _Facts, word: str) -> bool:
 @functools.lru_cache(maxsize=200_000)
 def _content_words(text: str) -> frozenset:
     """Words that carry content: Latin words (lower case, not stop words) and jieba's Chinese words."""
-    from .textsearch import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, _jieba
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, jieba_segmenter as _jieba
 
     norm = _normalise(text)
     words = {w for w in _WORD_RE.findall(norm) if w not in ENGLISH_STOP_WORDS}

@@ -32,11 +32,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from . import redact
-from .db import transaction
-from .history import HISTORY_COLUMNS, next_history_seq, row_image
-from .policy import Policy
-from .steps import StepReport
+from ..ingest import redact_records, redact_text
+from ..store import transaction
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
+from ..store import Policy
+from ..store import StepReport
 from .tiers import append_cleanup_log, apply_moves
 
 EVENT_KINDS = ("access", "reference", "hit")
@@ -75,7 +75,7 @@ def _collect_inbox_events(lake, con: duckdb.DuckDBPyConnection) -> None:
     for path in sorted(lake.inbox.glob("*.events.jsonl")):
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()[:16]
-        target = lake.events / f"inbox-{digest}-{redact.redact_text(path.name, lake_salt)}"
+        target = lake.events / f"inbox-{digest}-{redact_text(path.name, lake_salt)}"
         if not target.exists():
             lines = pl.DataFrame({"raw": data.decode("utf-8", "replace").split("\n")})
             body = "\n".join(_redact_lines(lake, con, lines)["raw"].to_list())
@@ -90,7 +90,7 @@ def _redact_lines(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> 
     tenants = lines.select(
         pl.col("raw").str.json_path_match("$.tenant").alias("tenant")
     ).to_series()
-    return lines.with_columns(raw=redact.redact_records(lines["raw"], tenants,
+    return lines.with_columns(raw=redact_records(lines["raw"], tenants,
                                                         lambda names: lake.tenant_salts(con, names)))
 
 

@@ -47,12 +47,12 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from . import schema
-from .clock import iso, resolve_as_of
-from .errors import InputError, LakeBusy
-from .db import transaction
-from .history import HISTORY_COLUMNS, next_history_seq, row_image
-from .redact import redact_text
+from ..store import schema
+from ..store import iso, resolve_as_of
+from ..store import InputError, LakeBusy
+from ..store import transaction
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
+from ..ingest import redact_text
 
 # Columns that can hold a memory's text; emptied in every history image of a forgotten memory.
 TEXT_COLUMNS = ("content", "summary", "tags", "extra")
@@ -338,7 +338,7 @@ def _sql_path(path: Path) -> str:
 
 def _private_connection() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB for file work, so nothing touches the caller's temp tables."""
-    from .lake import connect
+    from ..store import connect
 
     return connect(Path(":memory:"))
 
@@ -403,7 +403,7 @@ def _scrub_raw(job: FileScrub) -> list[str]:
 
 def _lines_of_ids(con: duckdb.DuckDBPyConnection, data: bytes, ids: list[str], policy) -> pl.Series:
     """Lines of a raw copy whose record has one of `ids`, as ingest would assign it."""
-    from .snapshot import assign_ids, parse_records, read_records, shape_hints, shape_sql
+    from ..ingest import assign_ids, parse_records, read_records, shape_hints, shape_sql
 
     records = read_records(con, data, "jsonl")
     con.register("raw_records", shape_hints(records))
@@ -596,7 +596,7 @@ def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubbe
 
 def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str]) -> list[str]:
     """Rewrite the scope files of the scopes that held a forgotten memory (loop per scope)."""
-    from .publish import _context_pack, _segment
+    from ..publish import context_pack as _context_pack, folder_name as _segment
 
     gone = set(ids)
     changed = []
@@ -629,7 +629,7 @@ def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str]) -> list[st
 def _update_manifest(folder: Path, changed: list[str], job: FileScrub) -> list[str]:
     """New checksums and counts for a rewritten version, and a ``rewrites`` entry (ids' count
     only); returns the files recorded as rewritten (with the manifest), or [] when none."""
-    from .publish import _sha256
+    from ..publish import file_sha256 as _sha256
 
     path = folder / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -785,7 +785,7 @@ def compact_database(lake, *, only_if_pending: bool = False, wait_s: float = FOR
 def _finish_scrubs(lake) -> int:
     """Scrub the files of owed forgets whose process stopped before it did (their ids from their
     history rows); return how many forgets still owe a compaction. The caller holds the lake."""
-    from .lake import connect
+    from ..store import connect
 
     con = connect(lake.db_path)  # read-write: a WAL a killed process left is replayed here
     try:
@@ -851,7 +851,7 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
     `source` names the request in history (a decision file); `scrub`, `compact` and `record` (a
     ``runs`` row) let a batch of forgets do those once.
     """
-    from .merge import IMPORTANT_NEEDS_USER
+    from ..ingest import IMPORTANT_NEEDS_USER
 
     as_of = resolve_as_of(as_of)
     ids = _check_request(ids, tenant, operator, reason)

@@ -39,11 +39,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from .clock import iso
-from .db import transaction
-from .history import HISTORY_COLUMNS, next_history_seq, row_image
-from .policy import Policy
-from .steps import StepReport, tenant_limits
+from ..store import iso
+from ..store import transaction
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
+from ..store import Policy
+from ..store import StepReport, tenant_limits
 
 ACTIVE = "('active', 'conflicted')"
 CLEANUP_LOG_FILE = "memory-cleanup.log"
@@ -290,7 +290,7 @@ def restore_memories(lake, ids: list[str], *, operator: str = "user", as_of: dat
     operator, version + 1). The restore counts as a use (last access = as_of) and clears an
     expiry that has passed, so the next run does not undo it; an archived short_term memory comes
     back in long_term, which has no capacity for the FIFO to archive it again."""
-    from .errors import InputError
+    from ..store import InputError
 
     if operator not in ("user", "agent"):
         raise InputError(f"operator must be user or agent, not {operator!r}")

@@ -15,11 +15,11 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from .clock import iso
-from .db import transaction
-from .policy import Policy
-from .schema import TIERS
-from .steps import StepReport
+from ..store import iso
+from ..store import transaction
+from ..store import Policy
+from ..store import TIERS
+from ..store import StepReport
 
 ACTIVE = "('active', 'conflicted')"
 NO_LOG_NOTE = "no retrieval log yet: the hit rate needs searches (memory-lake search) in the window"

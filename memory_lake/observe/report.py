@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .policy import HealthPolicy
-from .schema import TIERS
+from ..store import HealthPolicy
+from ..store import TIERS
 
 AGE_BUCKETS = ("last_7d", "last_30d", "older")
 # The health alerts' thresholds (one home: policy.HealthPolicy), so a highlighted cell and a

@@ -10,11 +10,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from .clock import iso
-from .forget import record_report
-from .errors import MemoryLakeError
+from ..store import iso
+from ..maintain import record_report
+from ..store import MemoryLakeError
 from .health import compute_health, latest_health
-from .steps import StepReport
+from ..store import StepReport
 
 REPORTS_ENV = "MEMORY_LAKE_REPORTS"
 
@@ -136,7 +136,7 @@ def record_failed_run(lake, run_id: str, kind: str, as_of: datetime, steps: list
                       error: BaseException) -> RunFailed:
     """After a step raised: remove the half-written staging folder, record the `runs` row with
     status failed, and return the one-line error to raise (CURRENT is left as it was)."""
-    from .publish import current_version, remove_staging
+    from ..publish import current_version, remove_staging
 
     remove_staging(lake)
     summary = record_run(lake, run_id, kind, as_of, steps, error)

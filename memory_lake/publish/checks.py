@@ -1,4 +1,4 @@
-"""Data checks that gate every publish: the Great Expectations suite ``schema.PUBLISH_EXPECTATIONS``
+"""Data checks that gate every publish: the Great Expectations suite ``PUBLISH_EXPECTATIONS``
 run over the rows to publish (write-audit-publish: a failure blocks the publish).
 
 Great Expectations is imported lazily (it takes seconds) and validates pandas DataFrames through
@@ -14,8 +14,34 @@ from typing import Any
 
 import polars as pl
 
-from . import redact
-from .schema import PUBLISH_EXPECTATIONS
+from ..ingest import pii_mask
+from ..store import PUBLISHED_STATUSES, TIERS, TYPES
+
+# The Great Expectations suite that gates every publish. Each entry: (name shown to the operator,
+# batch, GX expectation class, its arguments). Batch "memories" is the rows to publish with a
+# computed `raw_pii` column; batch "scopes" has one row per scope with `working_over` /
+# `short_term_over` = count minus that tenant's capacity.
+PUBLISH_EXPECTATIONS: list[tuple[str, str, str, dict]] = [
+    ("ids not null", "memories", "ExpectColumnValuesToNotBeNull", {"column": "id"}),
+    ("ids unique", "memories", "ExpectColumnValuesToBeUnique", {"column": "id"}),
+    ("tier in set", "memories", "ExpectColumnValuesToBeInSet", {"column": "tier", "value_set": list(TIERS)}),
+    ("status in set", "memories", "ExpectColumnValuesToBeInSet",
+     {"column": "status", "value_set": list(PUBLISHED_STATUSES)}),
+    ("type in set", "memories", "ExpectColumnValuesToBeInSet", {"column": "type", "value_set": list(TYPES)}),
+    ("content not empty", "memories", "ExpectColumnValueLengthsToBeBetween", {"column": "content", "min_value": 1}),
+    ("version at least 1", "memories", "ExpectColumnValuesToBeBetween", {"column": "version", "min_value": 1}),
+    ("importance within 0..1", "memories", "ExpectColumnValuesToBeBetween",
+     {"column": "importance", "min_value": 0, "max_value": 1}),
+    ("updated_at not before created_at", "memories", "ExpectColumnPairValuesAToBeGreaterThanB",
+     {"column_A": "updated_at", "column_B": "created_at", "or_equal": True}),
+    ("last_accessed_at not before created_at", "memories", "ExpectColumnPairValuesAToBeGreaterThanB",
+     {"column_A": "last_accessed_at", "column_B": "created_at", "or_equal": True}),
+    ("no raw PII", "memories", "ExpectColumnValuesToBeInSet", {"column": "raw_pii", "value_set": [False]}),
+    ("working within capacity per scope", "scopes", "ExpectColumnValuesToBeBetween",
+     {"column": "working_over", "max_value": 0}),
+    ("short_term within capacity per scope", "scopes", "ExpectColumnValuesToBeBetween",
+     {"column": "short_term_over", "max_value": 0}),
+]
 
 
 @dataclass
@@ -49,12 +75,12 @@ def batches(memories: pl.DataFrame, scope_counts: pl.DataFrame) -> dict[str, pl.
     """The frames the suite validates: rows to publish with `raw_pii`, and per-scope overflow.
 
     `raw_pii` looks at every text a published row carries (content, summary, tags, extra, scope
-    names, source ...) with the same detectors that redact at ingest (``redact.pii_mask``)."""
+    names, source ...) with the same detectors that redact at ingest (``pii_mask``)."""
     texts = [pl.col(name).fill_null("") for name, dtype in memories.schema.items() if dtype == pl.String]
     texts += [pl.col(name).list.join("\n").fill_null("") for name, dtype in memories.schema.items()
               if dtype == pl.List(pl.String)]
     text = pl.concat_str(texts, separator="\n")
-    with_pii = memories.with_columns(raw_pii=redact.pii_mask(memories.select(text).to_series()))
+    with_pii = memories.with_columns(raw_pii=pii_mask(memories.select(text).to_series()))
     return {"memories": with_pii, "scopes": scope_counts}
 
 

@@ -37,12 +37,12 @@ from urllib.parse import quote
 import duckdb
 import polars as pl
 
-from . import schema
+from ..store import schema
 from .checks import batches, validate
-from .conflicts import CONTRADICTION_PARTNERS_SQL
-from .clock import iso
-from .policy import Policy
-from .steps import StepReport
+from ..maintain import CONTRADICTION_PARTNERS_SQL
+from ..store import iso
+from ..store import Policy
+from ..store import StepReport
 
 CURRENT = "CURRENT"
 STAGING_PREFIX = ".staging-"

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from .db import transaction
+from ..store import transaction
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 # With a progress callback, texts are encoded this many batches at a time (one report each).

@@ -20,10 +20,10 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 
-from .db import transaction
+from ..store import transaction
 from .embeddings import embed_missing
-from .policy import Policy
-from .steps import StepReport
+from ..store import Policy
+from ..store import StepReport
 from .textsearch import TOKENIZER_VERSION, term_counts
 
 # Contents tokenised per batch (bounded memory; the progress bar advances per batch).

@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from . import schema
-from .clock import iso, resolve_as_of
-from .errors import InputError, MemoryLakeError
-from .names import check_scope
-from .redact import redact_text
+from ..store import schema
+from ..store import iso, resolve_as_of
+from ..store import InputError, MemoryLakeError
+from ..store import check_scope
+from ..ingest import redact_text
 from .scopeindex import SCOPES, load_scope
 from .textsearch import TOKENIZER_VERSION, tokenize
 

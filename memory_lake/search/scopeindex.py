@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .conflicts import CONTRADICTION_PARTNERS_SQL
+from ..maintain import CONTRADICTION_PARTNERS_SQL
 from .textsearch import BM25_B, BM25_K1, TOKENIZER_VERSION, term_counts
 
 # Columns a search returns or scores; `session_id` orders the neighbours.

@@ -377,34 +377,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
-# ---------------------------------------------------------------------------- publish checks
-# The Great Expectations suite that gates every publish, beside the schema it guards (checks.py
-# runs it). Each entry: (name shown to the operator, GX expectation class, its arguments). Batch
-# "memories" is the rows to publish with a computed `raw_pii` column; batch "scopes" has one row
-# per scope with `working_over` / `short_term_over` = count minus that tenant's capacity.
 # A forgotten memory (deleted) and a merged one are not published: the kept memory stands for it.
+# (The Great Expectations suite that gates a publish lives beside its runner, publish/checks.py.)
 PUBLISHED_STATUSES = tuple(s for s in STATUSES if s not in ("deleted", "merged"))
-PUBLISH_EXPECTATIONS: list[tuple[str, str, str, dict]] = [
-    ("ids not null", "memories", "ExpectColumnValuesToNotBeNull", {"column": "id"}),
-    ("ids unique", "memories", "ExpectColumnValuesToBeUnique", {"column": "id"}),
-    ("tier in set", "memories", "ExpectColumnValuesToBeInSet", {"column": "tier", "value_set": list(TIERS)}),
-    ("status in set", "memories", "ExpectColumnValuesToBeInSet",
-     {"column": "status", "value_set": list(PUBLISHED_STATUSES)}),
-    ("type in set", "memories", "ExpectColumnValuesToBeInSet", {"column": "type", "value_set": list(TYPES)}),
-    ("content not empty", "memories", "ExpectColumnValueLengthsToBeBetween", {"column": "content", "min_value": 1}),
-    ("version at least 1", "memories", "ExpectColumnValuesToBeBetween", {"column": "version", "min_value": 1}),
-    ("importance within 0..1", "memories", "ExpectColumnValuesToBeBetween",
-     {"column": "importance", "min_value": 0, "max_value": 1}),
-    ("updated_at not before created_at", "memories", "ExpectColumnPairValuesAToBeGreaterThanB",
-     {"column_A": "updated_at", "column_B": "created_at", "or_equal": True}),
-    ("last_accessed_at not before created_at", "memories", "ExpectColumnPairValuesAToBeGreaterThanB",
-     {"column_A": "last_accessed_at", "column_B": "created_at", "or_equal": True}),
-    ("no raw PII", "memories", "ExpectColumnValuesToBeInSet", {"column": "raw_pii", "value_set": [False]}),
-    ("working within capacity per scope", "scopes", "ExpectColumnValuesToBeBetween",
-     {"column": "working_over", "max_value": 0}),
-    ("short_term within capacity per scope", "scopes", "ExpectColumnValuesToBeBetween",
-     {"column": "short_term_over", "max_value": 0}),
-]
 
 
 def add_memory_column(name: str, kind: str) -> str:
