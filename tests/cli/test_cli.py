@@ -12,7 +12,7 @@ import pytest
 
 from memory_lake.cli import app, main
 
-from .conftest import write_jsonl
+from ..conftest import write_jsonl
 
 
 
@@ -184,7 +184,7 @@ def test_search_json_shape(capsys, tmp_path):
 
 def test_policy_overrides_from_the_command_line():
     from memory_lake.cli import parse_overrides
-    from memory_lake.policy import Policy
+    from memory_lake.store.policy import Policy
 
     overrides = parse_overrides(["tiers.working_capacity=30", "tenants.acme.tiers.short_term_capacity=200",
                                  'tiers.disabled_rules=["expire"]', "publish.keep_versions=2"])
@@ -389,9 +389,9 @@ MARKUP = ["[/x]", "[bold]x[/bold]"]
 
 
 def test_markup_in_content_is_printed_as_it_is(capsys, tmp_path, monkeypatch):
-    from memory_lake import cli
+    from memory_lake.cli import common
 
-    monkeypatch.setattr(cli.out, "width", 200)  # whole cells on one line
+    monkeypatch.setattr(common.out, "width", 200)  # whole cells on one line
     lake = new_lake(tmp_path)
     snapshot = write_jsonl(tmp_path / "s.jsonl", [
         {"id": "m1", "tenant": "[/x]", "content": "[/x]", "version": 1},

@@ -1,4 +1,4 @@
-"""Tests for memory_lake.demo: the deterministic demo snapshots and what DemoData says about them.
+"""Tests for memory_lake.demo.generator: the deterministic demo snapshots and what DemoData says about them.
 
 The checks re-derive everything from the written files (parsing lines, recomputing check digits with
 validators written independently of the generator), so DemoData cannot merely agree with itself.
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from memory_lake.demo import DEMO_AS_OF, MALFORMED_REASONS, DemoData, generate_demo
+from memory_lake.demo.generator import DEMO_AS_OF, MALFORMED_REASONS, DemoData, generate_demo
 
 ACCEPTED_TIERS = {
     "working": "working",

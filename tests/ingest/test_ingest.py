@@ -11,7 +11,7 @@ import pytest
 
 from memory_lake import InputError
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 MALFORMED = {
     # line kind -> (raw text, expected reason)
@@ -174,7 +174,7 @@ def test_quarantine_export_fix_and_replay(lake, tmp_path):
                                               {"tenant": "acme", "content": "y", "created_at": "yesterday"}])
     lake.ingest([path], as_of=AS_OF)
     export = tmp_path / "fix.jsonl"
-    from memory_lake.ingest import export_quarantine
+    from memory_lake.ingest.load import export_quarantine
 
     assert export_quarantine(lake, export) == 2
     fixed = [json.loads(line) for line in export.read_text().splitlines()]
@@ -289,7 +289,7 @@ def test_suffixes_match_in_any_case_and_unrecognised_files_are_named(lake, capsy
 def test_export_keeps_a_trailing_comma_to_fix_and_replay_marks_it(lake, tmp_path):
     path = write_jsonl(tmp_path / "s.jsonl", ['{"id": "m-1", "tenant": "acme", "content": "c", "operator": "agent",}'])
     lake.ingest([path], as_of=AS_OF)
-    from memory_lake.ingest import export_quarantine
+    from memory_lake.ingest.load import export_quarantine
 
     export = tmp_path / "fix.jsonl"
     assert export_quarantine(lake, export) == 1

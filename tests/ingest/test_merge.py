@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memory_lake.history import row_image
+from memory_lake.store.history import row_image
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 BASE = {"id": "pref-1", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "tier": "working",
         "type": "preference", "content": "User prefers dark mode", "tags": ["ui"], "importance": 0.6,

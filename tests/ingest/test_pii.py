@@ -29,8 +29,8 @@ import polars as pl
 import pytest
 
 from memory_lake import Lake
-from memory_lake.clock import resolve_as_of
-from memory_lake.demo import generate_demo
+from memory_lake.store.clock import resolve_as_of
+from memory_lake.demo.generator import generate_demo
 
 AS_OF = resolve_as_of("2026-11-30T00:00:00Z")
 
@@ -194,8 +194,8 @@ def _jsonl(path: Path, lines: list) -> None:
 def _run_scenario(root: Path, reports: Path, plants: list[Plant], nightly) -> Lake:
     """Plant, ingest, search, forget, queue two decisions while another process holds the lake,
     then `nightly(lake, reports)`."""
-    from memory_lake.conflicts import resolve_conflict
-    from memory_lake.forget import forget
+    from memory_lake.maintain.conflicts import resolve_conflict
+    from memory_lake.maintain.forget import forget
 
     lake = Lake.open(root, create=True)
     ts = "2026-11-29T10:00:00Z"
@@ -255,16 +255,16 @@ def _run_scenario(root: Path, reports: Path, plants: list[Plant], nightly) -> La
 
 def _library_nightly(lake: Lake, reports: Path) -> None:
     """The nightly flow's steps, in its order, without Prefect (flows/nightly.py only wires them)."""
-    from memory_lake.decisions import apply_decisions
-    from memory_lake.dedup import dedup
-    from memory_lake.events import apply_events
-    from memory_lake.forget import compact_database
-    from memory_lake.health import snapshot_health
-    from memory_lake.indexing import index
-    from memory_lake.ingest import ingest_step
-    from memory_lake.publish import check_export, publish_export, stage_export
-    from memory_lake.runs import record_run, timed, write_report
-    from memory_lake.tiers import enforce_tiers
+    from memory_lake.maintain.decisions import apply_decisions
+    from memory_lake.maintain.dedup import dedup
+    from memory_lake.maintain.events import apply_events
+    from memory_lake.maintain.forget import compact_database
+    from memory_lake.observe.health import snapshot_health
+    from memory_lake.search.indexing import index
+    from memory_lake.ingest.load import ingest_step
+    from memory_lake.publish.export import check_export, publish_export, stage_export
+    from memory_lake.observe.runs import record_run, timed, write_report
+    from memory_lake.maintain.tiers import enforce_tiers
 
     run_id = lake.new_run_id("nightly", AS_OF)
     with lake.hold("nightly run"):
@@ -387,8 +387,8 @@ def test_tenant_salts_and_file_names_hold_no_raw_pii(lake_with_mail_scope):
 
 
 def test_a_queued_decision_holds_no_raw_pii_and_refuses_a_raw_scope(lake_with_mail_scope):
-    from memory_lake.forget import forget
-    from memory_lake.errors import InputError
+    from memory_lake.maintain.forget import forget
+    from memory_lake.store.errors import InputError
 
     lake = lake_with_mail_scope
     fd = os.open(lake.lock_path, os.O_RDWR | os.O_CREAT, 0o644)

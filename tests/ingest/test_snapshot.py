@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_lake.snapshot import KNOWN_KEYS, MAX_DEPTH, MAX_INTEGER
+from memory_lake.ingest.snapshot import KNOWN_KEYS, MAX_DEPTH, MAX_INTEGER
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 
 def land(lake, tmp_path, records, **kwargs):

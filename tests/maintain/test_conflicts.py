@@ -8,10 +8,10 @@ import pytest
 
 from memory_lake import write_snapshot
 from memory_lake.cli import main
-from memory_lake.decisions import apply_decisions, pending_decisions
-from memory_lake.errors import InputError
+from memory_lake.maintain.decisions import apply_decisions, pending_decisions
+from memory_lake.store.errors import InputError
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 PREF = {"id": "pref-theme", "tenant": "acme", "agent_id": "assistant", "user_id": "alice", "tier": "long_term",
         "type": "preference", "content": "用户偏好浅色模式", "tags": ["ui"], "created_at": "2026-11-01T00:00:00Z"}

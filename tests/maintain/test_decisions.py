@@ -8,10 +8,10 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from memory_lake.decisions import apply_decisions, pending_decisions, queue_decision
-from memory_lake.forget import compact_database, forget
+from memory_lake.maintain.decisions import apply_decisions, pending_decisions, queue_decision
+from memory_lake.maintain.forget import compact_database, forget
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 LATER = datetime(2026, 12, 1)
 RUN = datetime(2026, 12, 2)

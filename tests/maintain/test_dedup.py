@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from memory_lake.dedup import contradiction, dedup, plan_dedup
-from memory_lake.errors import InputError
+from memory_lake.maintain.dedup import contradiction, dedup, plan_dedup
+from memory_lake.store.errors import InputError
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
-PAIRS = json.loads((Path(__file__).parent / "data" / "dedup_pairs.json").read_text(encoding="utf-8"))
+PAIRS = json.loads((Path(__file__).parents[1] / "data" / "dedup_pairs.json").read_text(encoding="utf-8"))
 
 
 def test_the_labelled_pairs(lake, tmp_path):
@@ -139,7 +139,9 @@ def test_dry_run_writes_nothing_and_the_cli_shows_clusters(lake, tmp_path, capsy
 
 
 def test_chunks_of_scopes_give_the_same_plan(lake, tmp_path, monkeypatch):
-    from memory_lake import dedup as dedup_module
+    import importlib
+
+    dedup_module = importlib.import_module("memory_lake.maintain.dedup")  # the package's `dedup` is the function
 
     records = [{"id": f"{u}-{i}", "tenant": "acme", "user_id": u, "content": text}
                for u in ("u1", "u2", "u3", "u4") for i, text in enumerate(
@@ -167,7 +169,7 @@ def test_a_person_decides_a_contradiction(lake, tmp_path):
 
 
 def test_a_queued_unmerge_is_applied_by_the_next_run(lake, tmp_path):
-    from memory_lake.decisions import apply_decisions, queue_decision
+    from memory_lake.maintain.decisions import apply_decisions, queue_decision
 
     build(lake, tmp_path)
     before = rows(lake, "SELECT * FROM memories ORDER BY id")
@@ -234,8 +236,8 @@ def _plan_of(clusters: list[list[str]]):
     import numpy as np
     import polars as pl
 
-    from memory_lake.dedup import find_duplicates
-    from memory_lake.policy import Policy
+    from memory_lake.maintain.dedup import find_duplicates
+    from memory_lake.store.policy import Policy
 
     records = [{"id": f"s{c}-{i}", "tenant": "t", "agent_id": "bot", "user_id": f"u{c}", "type": "fact", "tags": [],
                 "content": text, "importance": 0.5, "created_at": AS_OF, "covered": True}
@@ -418,8 +420,8 @@ def test_a_merged_memory_has_status_merged_and_every_status_filter_skips_it(lake
     GX status set), health and the tier rules skip it; forget still reaches it."""
     import polars as pl
 
-    from memory_lake.forget import forget
-    from memory_lake.tiers import enforce_tiers
+    from memory_lake.maintain.forget import forget
+    from memory_lake.maintain.tiers import enforce_tiers
 
     build(lake, tmp_path)
     dedup(lake, AS_OF)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from memory_lake.events import apply_events
+from memory_lake.maintain.events import apply_events
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 
 def setup(lake, tmp_path):

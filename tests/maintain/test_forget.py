@@ -15,13 +15,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from memory_lake.errors import InputError
-from memory_lake.events import apply_events
-from memory_lake.forget import CRASH_AT_ENV, compact_database, file_scrubbers, forget, forget_memories, scrubbers
-from memory_lake.publish import publish
-from memory_lake.runs import write_report
+from memory_lake.store.errors import InputError
+from memory_lake.maintain.events import apply_events
+from memory_lake.maintain.forget import CRASH_AT_ENV, compact_database, file_scrubbers, forget, forget_memories, scrubbers
+from memory_lake.publish.export import publish
+from memory_lake.observe.runs import write_report
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 LATER = datetime(2026, 12, 1)
 # The forgotten memory's distinctive text, and the query that found it; compared case-insensitively.
@@ -370,7 +370,7 @@ def build_disputes(lake, tmp_path) -> Path:
     """The issue's lake: a2's text is in a write conflict (base, lake and incoming values, open), a
     contradiction with b1, two near-duplicates merged into it, and a report written before reports
     left conflict values out. Returns the reports folder."""
-    from memory_lake.dedup import dedup
+    from memory_lake.maintain.dedup import dedup
 
     base = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "type": "preference"}
     lake.ingest([write_jsonl(tmp_path / "m.jsonl", [
@@ -411,7 +411,7 @@ OTHER_ROW = ("<tr><td>c0ffee</td><td>write</td><td>tea</td><td>content</td><td>&
 
 def test_forget_closes_its_conflicts_takes_its_merged_copies_and_reaches_reports(lake, tmp_path, capsys):
     from memory_lake.cli import main
-    from memory_lake.conflicts import CONTRADICTION_PARTNERS_SQL
+    from memory_lake.maintain.conflicts import CONTRADICTION_PARTNERS_SQL
 
     reports = build_disputes(lake, tmp_path)
     assert set(leaks(lake, lake.root, reports, secret=DARK)) >= {"health-2026-11-29.html", "table conflicts"}
@@ -476,7 +476,7 @@ def test_forgetting_the_other_side_closes_the_contradiction_and_keeps_the_first(
 # ---------------------------------------------------------------------------- a forget killed before compaction
 def cli(lake, *args: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
     """`memory-lake --lake LAKE --json ARGS` in its own process (this checkout's code)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.pop(CRASH_AT_ENV, None)
     if crash_at:
         env[CRASH_AT_ENV] = crash_at

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from memory_lake.events import apply_events
-from memory_lake.policy import Policy
-from memory_lake.tiers import CLEANUP_LOG_FILE, RULES, enforce_tiers
+from memory_lake.maintain.events import apply_events
+from memory_lake.store.policy import Policy
+from memory_lake.maintain.tiers import CLEANUP_LOG_FILE, RULES, enforce_tiers
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 SECOND = timedelta(seconds=1)
 
@@ -211,7 +211,7 @@ def test_a_disabled_rule_does_not_run(lake, tmp_path):
 
 
 def test_restore_brings_archived_and_dormant_back_with_an_audit_row(lake, tmp_path):
-    from memory_lake.tiers import restore_memories
+    from memory_lake.maintain.tiers import restore_memories
 
     land(lake, tmp_path, [memory("arch", "short_term", status="archived", expires_at=z(AS_OF - timedelta(days=1))),
                           memory("dorm", "long_term", status="dormant", created=timedelta(days=200),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from memory_lake.events import apply_events
-from memory_lake.health import NO_LOG_NOTE, compute_health, latest_health, snapshot_health
+from memory_lake.maintain.events import apply_events
+from memory_lake.observe.health import NO_LOG_NOTE, compute_health, latest_health, snapshot_health
 
-from .conftest import AS_OF, write_jsonl
+from ..conftest import AS_OF, write_jsonl
 
 
 def mem(i, tier, *, days_old, accessed_days_ago=None, tenant="acme", user="alice", type_="fact"):
@@ -124,7 +124,7 @@ def test_a_user_change_to_an_important_memory_raises_an_info_alert(lake, tmp_pat
 
 
 def test_suggest_archive_flags_raise_an_info_alert(lake, tmp_path):
-    from memory_lake.tiers import enforce_tiers
+    from memory_lake.maintain.tiers import enforce_tiers
 
     lake.ingest([write_jsonl(tmp_path / "old.jsonl", [mem(0, "long_term", days_old=400, accessed_days_ago=200)])],
                 as_of=AS_OF)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_lake.report import MAX_SCOPE_ROWS, render_report
+from memory_lake.observe.report import MAX_SCOPE_ROWS, render_report
 
 AS_OF = "2026-11-30T00:00:00Z"
 
@@ -283,7 +283,7 @@ def test_screenshot_with_headless_chromium(tmp_path, health, run, publish):
 
 
 def test_the_conflict_queue_from_a_real_lake(lake, tmp_path):
-    from memory_lake.runs import write_report
+    from memory_lake.observe.runs import write_report
 
     from .conftest import AS_OF, write_jsonl
 
@@ -323,8 +323,8 @@ def test_conflict_values_never_reach_the_page(tmp_path, health, run, publish):
 
 def test_an_empty_lake_gets_a_report(lake, tmp_path):
     """Issue 11.4: the first night of a new install (no memories) ends with a report too."""
-    from memory_lake.publish import publish
-    from memory_lake.runs import write_report, timed
+    from memory_lake.publish.export import publish
+    from memory_lake.observe.runs import write_report, timed
 
     from .conftest import AS_OF as LAKE_AS_OF
 

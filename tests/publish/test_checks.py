@@ -6,8 +6,8 @@ from datetime import datetime
 
 import polars as pl
 
-from memory_lake.checks import batches, validate
-from memory_lake.schema import PUBLISH_EXPECTATIONS
+from memory_lake.publish.checks import batches, validate
+from memory_lake.publish.checks import PUBLISH_EXPECTATIONS
 
 T = datetime(2026, 1, 1)
 

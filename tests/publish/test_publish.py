@@ -15,12 +15,12 @@ import polars as pl
 import pytest
 
 from memory_lake import Lake
-from memory_lake.dedup import dedup
-from memory_lake.policy import Policy
-from memory_lake.publish import folder_name, markdown_text, publish, scope_folder
-from memory_lake.tiers import enforce_tiers
+from memory_lake.maintain.dedup import dedup
+from memory_lake.store.policy import Policy
+from memory_lake.publish.export import folder_name, markdown_text, publish, scope_folder
+from memory_lake.maintain.tiers import enforce_tiers
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 
 def scope_memory(i, **extra):
@@ -186,8 +186,8 @@ def test_both_sides_of_an_open_contradiction_are_marked_in_every_export_file(lak
 def test_every_contradiction_of_the_demo_is_marked_on_both_sides(lake):
     """Issue 11.3 as observed: the demo (seed 7) files 20-odd open contradictions; every side of
     each carries the mark and the other side's id in memories.parquet, memory.json and context.md."""
-    from memory_lake.conflicts import CONTRADICTION_PARTNERS_SQL
-    from memory_lake.demo import generate_demo
+    from memory_lake.maintain.conflicts import CONTRADICTION_PARTNERS_SQL
+    from memory_lake.demo.generator import generate_demo
 
     data = generate_demo(lake.inbox, seed=7)
     lake.ingest(as_of=data.as_of)
@@ -265,8 +265,8 @@ def test_a_staging_folder_left_by_a_crashed_run_is_removed_by_the_next_publish(l
 def test_a_failed_run_is_recorded_with_its_step_and_error(lake, tmp_path):
     """The failure path of a run (flows/nightly.py calls it when a step raises): a `runs` row with
     status failed, the step and the error; the staging folder removed; CURRENT untouched."""
-    from memory_lake.runs import RunFailed, record_failed_run, timed
-    from memory_lake.publish import publish_export, stage_export
+    from memory_lake.observe.runs import RunFailed, record_failed_run, timed
+    from memory_lake.publish.export import publish_export, stage_export
 
     lake.ingest([write_jsonl(tmp_path / "a.jsonl", [scope_memory(1)])], as_of=AS_OF)
     publish(lake, AS_OF)
@@ -385,10 +385,10 @@ def test_read_commands_answer_from_the_published_version_while_another_process_h
     """Issue 11.11: `conflicts list` failed during a run ("Table with name conflicts does not
     exist"): the export lacked the conflict and merge tables."""
     from memory_lake.cli import main
-    from memory_lake.errors import LakeBusy
-    from memory_lake.health import snapshot_health
-    from memory_lake.lake import ReadSource
-    from memory_lake.runs import record_run
+    from memory_lake.store.errors import LakeBusy
+    from memory_lake.observe.health import snapshot_health
+    from memory_lake.store.lake import ReadSource
+    from memory_lake.observe.runs import record_run
 
     contradiction_lake(lake, tmp_path)  # conflicts (write and contradiction) and a dedup merge
     lake.ingest([write_jsonl(tmp_path / "bad.jsonl", [{"tenant": "acme"}])], as_of=AS_OF)  # a quarantined line

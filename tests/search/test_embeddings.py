@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from memory_lake.embeddings import PACKAGED_MODEL
-from memory_lake.indexing import index
-from memory_lake.policy import Policy
+from memory_lake.search.embeddings import PACKAGED_MODEL
+from memory_lake.search.indexing import index
+from memory_lake.store.policy import Policy
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 
 def test_once_per_content_hash_then_nothing_then_lazily_for_a_new_model(lake, tmp_path):
@@ -47,8 +47,8 @@ def test_no_model_degrades_with_a_note(lake, tmp_path):
 def test_forget_removes_vectors_and_postings_no_other_memory_shares_live_and_exported(lake, tmp_path):
     import duckdb
 
-    from memory_lake.forget import forget
-    from memory_lake.publish import publish
+    from memory_lake.maintain.forget import forget
+    from memory_lake.publish.export import publish
 
     lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
         {"id": "a", "tenant": "t", "content": "shared text"}, {"id": "b", "tenant": "t", "user_id": "u", "content": "shared text"},

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from memory_lake import indexing
-from memory_lake.indexing import index
-from memory_lake.policy import Policy
-from memory_lake.search import search
+from memory_lake.search import indexing
+from memory_lake.search.indexing import index
+from memory_lake.store.policy import Policy
+from memory_lake.search.query import search
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 NO_MODEL = Policy().with_overrides({"search": {"model": "none"}})  # postings only: no embedding needed here
 
@@ -73,7 +73,7 @@ def test_search_reads_the_postings_and_tokenises_only_what_the_index_lacks(lake,
 def test_keyword_scores_equal_the_reference_bm25(lake, tmp_path):
     import random
 
-    from memory_lake.textsearch import bm25_scores, tokenize
+    from memory_lake.search.textsearch import bm25_scores, tokenize
 
     rng = random.Random(5)
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa 咖啡 茶 会议".split()
@@ -91,7 +91,7 @@ def test_keyword_scores_equal_the_reference_bm25(lake, tmp_path):
 
 
 def test_a_loaded_scope_is_kept_until_the_lake_changes(lake, tmp_path):
-    from memory_lake.scopeindex import SCOPES
+    from memory_lake.search.scopeindex import SCOPES
 
     SCOPES.clear()
     _ingest(lake, tmp_path / "a.jsonl", [{"id": "a", "tenant": "t", "content": "blue bird"}])

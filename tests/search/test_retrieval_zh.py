@@ -17,9 +17,9 @@ import pytest
 
 from memory_lake import Lake
 
-from .conftest import write_jsonl
+from ..conftest import write_jsonl
 
-DATA = Path(__file__).parent / "data" / "zh_retrieval.json"
+DATA = Path(__file__).parents[1] / "data" / "zh_retrieval.json"
 AS_OF = "2026-11-30T00:00:00Z"
 TENANT = "zh"
 K = 5

@@ -8,16 +8,16 @@ import math
 import pytest
 
 from memory_lake import InputError, LakeBusy
-from memory_lake.search import NOTE_NO_INDEX, SearchResult, SearchResults, search
+from memory_lake.search.query import NOTE_NO_INDEX, SearchResult, SearchResults, search
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 
 @pytest.fixture(autouse=True)
 def _content_only(request):
     """The scores below are BM25 worked out by hand over the contents; the creation-date terms
     (`[search] index_dates`) have their own test."""
-    from memory_lake.policy import Policy
+    from memory_lake.store.policy import Policy
 
     if "lake" in request.fixturenames:
         request.getfixturevalue("lake").policy = Policy().with_overrides({"search": {"index_dates": False}})
@@ -318,7 +318,7 @@ def test_search_while_busy_answers_from_the_published_version(lake, tmp_path):
 
 
 def test_keyword_matches_a_memory_with_its_session_neighbours(lake, tmp_path):
-    from memory_lake.policy import Policy
+    from memory_lake.store.policy import Policy
 
     session = [("s1-1", "Melanie: What did you do last weekend?", "s1", 0), ("s1-2", "Caroline: I went hiking.", "s1", 1),
                ("s1-3", "Melanie: Sounds fun!", "s1", 2), ("s2-1", "Caroline: I baked bread.", "s2", 0)]
@@ -333,7 +333,7 @@ def test_keyword_matches_a_memory_with_its_session_neighbours(lake, tmp_path):
 
 
 def test_a_query_that_names_a_date_meets_the_memories_of_that_date(lake, tmp_path):
-    from memory_lake.policy import Policy
+    from memory_lake.store.policy import Policy
 
     _ingest(lake, tmp_path, [SCOPE | {"id": "may", "content": "Melanie painted a sunrise", "created_at": "2023-05-08T10:00:00Z"},
                              SCOPE | {"id": "july", "content": "Melanie painted a lake", "created_at": "2023-07-02T10:00:00Z"}])
@@ -442,8 +442,9 @@ def _cli(capsys, monkeypatch, *args, width=80):
     from rich.console import Console
 
     from memory_lake import cli
+    from memory_lake.cli import search as cli_search
 
-    monkeypatch.setattr(cli, "out", Console(soft_wrap=True, width=width))
+    monkeypatch.setattr(cli_search, "out", Console(soft_wrap=True, width=width))
     code = cli.main(list(args))
     captured = capsys.readouterr()
     return code, captured.out, captured.err

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory_lake import InputError
-from memory_lake.clock import iso, resolve_as_of
+from memory_lake.store.clock import iso, resolve_as_of
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -13,7 +13,7 @@ import pytest
 
 from memory_lake import Lake, LakeBusy, write_snapshot
 
-from .conftest import AS_OF, rows
+from ..conftest import AS_OF, rows
 
 WRITERS, EDITS, SHARED = 8, 200, 50
 

@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 
 from memory_lake import InputError, Lake, LakeBusy
-from memory_lake.schema import MIGRATIONS, MEMORY_COLUMNS
+from memory_lake.store.schema import MIGRATIONS, MEMORY_COLUMNS
 
-from .conftest import rows
+from ..conftest import rows
 
 
 def test_open_creates_the_layout_and_tables(tmp_path):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memory_lake import InputError
-from memory_lake.names import check_ids, check_scope
+from memory_lake.store.names import check_ids, check_scope
 
-from .conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, write_jsonl
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_lake import InputError
-from memory_lake.policy import IngestPolicy, Policy, TierPolicy, load_policy
+from memory_lake.store.policy import IngestPolicy, Policy, TierPolicy, load_policy
 
 
 def test_defaults_are_the_seed_numbers():
