@@ -58,7 +58,7 @@ class Lake(StoreLake):
 
     def index(self, *, as_of: datetime | str | None = None, on_progress=None):
         """Embed new or changed content (cached by content hash and model); ingest never does.
-        `on_progress(what, done, total)` hears each batch (see `memory_lake.indexing.index`)."""
+        `on_progress(what, done, total)` hears each batch (see `memory_lake.search.index`)."""
         from .search import index
 
         return index(self, resolve_as_of(as_of), on_progress=on_progress)
@@ -70,7 +70,7 @@ class Lake(StoreLake):
         return publish(self, resolve_as_of(as_of))
 
     def dedup(self, *, as_of: datetime | str | None = None, dry_run: bool = False):
-        """Merge duplicates per scope, never contradictions (see `memory_lake.dedup`); `dry_run`
+        """Merge duplicates per scope, never contradictions (see `memory_lake.maintain.dedup`); `dry_run`
         shows the clusters a run would make and writes nothing."""
         from .maintain import dedup
 
@@ -85,7 +85,7 @@ class Lake(StoreLake):
         return unmerge(self, canonical_id, operator=operator, as_of=as_of)
 
     def conflicts(self, *, tenant: str | None = None, status: str | None = "open") -> pl.DataFrame:
-        """The conflict queue (open conflicts by default), oldest first (see `memory_lake.conflicts`)."""
+        """The conflict queue (open conflicts by default), oldest first (see `memory_lake.maintain.conflicts`)."""
         from .maintain import list_conflicts
         from .store import check_scope
 

@@ -18,7 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..store import iso, resolve_as_of
+from ..store import DEFAULT_WRITE_WAIT_S, iso, resolve_as_of
 from ..store import InputError
 
 EDITABLE = ("content", "summary", "tags", "importance", "tier", "type", "expires_at", "context_id")
@@ -100,7 +100,7 @@ def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: s
         return {"queued": str(path), "memory_id": memory_id, "base_version": row["version"]}
     from .load import ingest_paths
 
-    report = ingest_paths(lake, [path], as_of=resolve_as_of(as_of)).as_dict()
+    report = ingest_paths(lake, [path], as_of=resolve_as_of(as_of), wait_s=DEFAULT_WRITE_WAIT_S).as_dict()
     after = lake.read("SELECT version, status FROM memories WHERE id = ?", [memory_id]).frame.row(0, named=True)
     return {"memory_id": memory_id, "base_version": row["version"], "version": after["version"],
             "status": after["status"], "updated": report["updated"], "conflicted": report["conflicted"],

@@ -1,6 +1,6 @@
 """The conflict queue: disputed values wait here for a person (seed 000: 冲突时两者都记，标记冲突，等待用户确认).
 
-Ingest's three-way merge (`memory_lake.merge`) files a ``conflicts`` row per field when two writers
+Ingest's three-way merge (`memory_lake.ingest.merge`) files a ``conflicts`` row per field when two writers
 changed the same field of a memory to different values, or when an agent changed an important
 memory (kind ``important``: 仅可手动修改). The memory keeps the lake's value and the status
 ``conflicted`` until every open conflict on it is resolved:

@@ -1,6 +1,6 @@
 """Embeddings: computed once per content hash and model, cached in the `embeddings` table.
 
-The ``index`` step (`memory_lake.indexing`) embeds only content the lake has not embedded with the configured model yet,
+The ``index`` step (`memory_lake.search.indexing`) embeds only content the lake has not embedded with the configured model yet,
 so re-running the nightly flow on unchanged content computes nothing, and a model change re-embeds
 lazily (rows are keyed by model). Batches go through sentence-transformers on the CPU with a
 progress bar. Each row also stores the share of the model's unknown tokens: MiniLM maps most

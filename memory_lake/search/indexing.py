@@ -7,7 +7,7 @@ contents share one entry, and re-running on unchanged content tokenises and embe
   stemming for English) counted per content, with the tokenizer's version. Search computes BM25
   from them at query time over the scope it searches, so adding a few memories never rebuilds
   anything. Only a new tokenizer version re-tokenises what the old one made.
-* ``embeddings``: see `memory_lake.embeddings` (once per content hash and model; a model change
+* ``embeddings``: see `memory_lake.search.embeddings` (once per content hash and model; a model change
   re-embeds lazily).
 
 The nightly and sync runs call it; ingest never does (a search still finds memories ingested since

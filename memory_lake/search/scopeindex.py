@@ -1,7 +1,7 @@
 """The in-memory index of one searched scope, and the process-wide cache that keeps it between searches.
 
 A search loads its scope once from the lake (rows, the index's postings and vectors, see
-`memory_lake.indexing`) into arrays, and scores every row with NumPy and SciPy:
+`memory_lake.search.indexing`) into arrays, and scores every row with NumPy and SciPy:
 
 * **keyword**: BM25 (`textsearch`'s formula: Lucene's idf, k1 = 1.2, b = 0.75) over the scope's
   documents. A document is a memory together with the ``context_window`` memories before and after

@@ -119,7 +119,7 @@ class PublishPolicy:
 
 @dataclass(frozen=True)
 class DedupPolicy:
-    # Which passes run (memory_lake.dedup): exact, near (MinHash over character 3-grams), semantic.
+    # Which passes run (memory_lake.maintain.dedup): exact, near (MinHash over character 3-grams), semantic.
     passes: tuple[str, ...] = ("exact", "near", "semantic")
     # Near duplicates: Jaccard of the two texts' 3-gram sets at least this; LSH with bands x rows
     # MinHash values (a pair at Jaccard 0.7 shares a bucket with probability 1 - (1 - 0.7**rows)**bands).

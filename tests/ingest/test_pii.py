@@ -2,7 +2,7 @@
 
 Two scans:
 
-* the demo data (`memory_lake/demo.py`): its planted values, after an ingest;
+* the demo data (`memory_lake/demo/generator.py`): its planted values, after an ingest;
 * the PII scan (issue 12): every detected category (``CATEGORIES``) planted in every input
   path (``PATHS``: records, unknown fields, file names, quarantined and escaped lines, event
   files and their names, search arguments, forget reasons, queued decisions, a tenant that is an
