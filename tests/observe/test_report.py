@@ -285,7 +285,7 @@ def test_screenshot_with_headless_chromium(tmp_path, health, run, publish):
 def test_the_conflict_queue_from_a_real_lake(lake, tmp_path):
     from memory_lake.observe.runs import write_report
 
-    from .conftest import AS_OF, write_jsonl
+    from ..conftest import AS_OF, write_jsonl
 
     base = {"id": "p", "tenant": "acme", "content": "用户偏好浅色模式"}
     lake.ingest([write_jsonl(tmp_path / "a.jsonl", [base])], as_of=AS_OF)
@@ -326,7 +326,7 @@ def test_an_empty_lake_gets_a_report(lake, tmp_path):
     from memory_lake.publish.export import publish
     from memory_lake.observe.runs import write_report, timed
 
-    from .conftest import AS_OF as LAKE_AS_OF
+    from ..conftest import AS_OF as LAKE_AS_OF
 
     steps = [timed(publish, lake, LAKE_AS_OF, run_id="first-night")]
     result = write_report(lake, LAKE_AS_OF, "first-night", steps, out_dir=tmp_path / "reports")
