@@ -97,8 +97,8 @@ def generate(path: Path, rows: int, seed: int = 7) -> int:
 def child(lake_dir: str, file: str) -> None:
     """Runs in a fresh process (its peak RSS is the dedup's own): the dedup step on an ingested lake."""
     from memory_lake import Lake
-    from memory_lake.clock import resolve_as_of
-    from memory_lake.dedup import dedup
+    from memory_lake.store import resolve_as_of
+    from memory_lake.maintain import dedup
 
     lake = Lake.open(lake_dir, create=True)
     started = time.perf_counter()
@@ -115,7 +115,7 @@ def child(lake_dir: str, file: str) -> None:
 
 def quality() -> None:
     from memory_lake import Lake
-    from memory_lake.dedup import plan_dedup
+    from memory_lake.maintain import plan_dedup
 
     pairs = json.loads(PAIRS.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="bench-dedup-") as tmp:

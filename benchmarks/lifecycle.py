@@ -54,8 +54,8 @@ def generate(path: Path, memories: int, scopes: int, *, offset: int = 0, start_d
 
 def child(mode: str, lake_dir: str, memories: int, scopes: int) -> None:
     from memory_lake import Lake
-    from memory_lake.events import apply_events
-    from memory_lake.tiers import enforce_tiers
+    from memory_lake.maintain import apply_events
+    from memory_lake.maintain import enforce_tiers
 
     lake = Lake.open(lake_dir, create=True)
     if mode == "full":

@@ -8,7 +8,7 @@
 2. **Search latency** on a scope of ``--memories`` (default 10,000) memories with embeddings cached:
    ``lake.search`` of real questions in each mode, mean / p50 / p95, and how many found nothing
    past the relevance floor (each call scores the whole scope and appends its log line; the scope was loaded by the first search and is kept until the
-   lake changes, see `memory_lake.scopeindex`); the query's encoding time is measured on its own and
+   lake changes, see `memory_lake.search.scopeindex`); the query's encoding time is measured on its own and
    reported separately (it runs beside the scope lookup). Also the first search after a write,
    which opens the lake read-only and loads the scope.
 
@@ -80,8 +80,8 @@ def main() -> None:
         raise SystemExit(f"missing {args.data}/memories.jsonl: the LoCoMo data is read from ../shared (see --data)")
 
     from memory_lake import Lake
-    from memory_lake.embeddings import encode, load_model
-    from memory_lake.policy import Policy
+    from memory_lake.search import encode, load_model
+    from memory_lake.store import Policy
 
     memories = build_memories(args.data, args.memories)
     questions = [q["question"] for q in map(json.loads, (args.data / "queries.jsonl").read_text().splitlines())]
@@ -145,7 +145,7 @@ def main() -> None:
             result["search"][mode] = stats(seconds) | {"empty": empty}
         encoding = result["query_encoding"]["mean_ms"]
         # the first search after a write loads the scope from the lake (open, read, build, close)
-        from memory_lake.scopeindex import SCOPES
+        from memory_lake.search import SCOPES
 
         cold = []
         for q in questions[:10]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from prefect import flow, task
 
 from memory_lake import Lake
-from memory_lake.clock import iso, resolve_as_of
+from memory_lake.store import iso, resolve_as_of
 
 
 @task(name="ingest", retries=2, retry_delay_seconds=30)

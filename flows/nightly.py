@@ -11,16 +11,11 @@ from __future__ import annotations
 from prefect import flow, task
 
 from memory_lake import Lake
-from memory_lake.clock import iso, resolve_as_of
-from memory_lake.decisions import apply_decisions
-from memory_lake.dedup import dedup
-from memory_lake.indexing import index
-from memory_lake.events import apply_events
-from memory_lake.forget import compact_database
-from memory_lake.health import snapshot_health
+from memory_lake.maintain import apply_decisions, apply_events, compact_database, dedup, enforce_tiers
+from memory_lake.observe import record_failed_run, record_run, snapshot_health, timed, write_report
 from memory_lake.publish import check_export, publish_export, stage_export
-from memory_lake.runs import record_failed_run, record_run, timed, write_report
-from memory_lake.tiers import enforce_tiers
+from memory_lake.search import index
+from memory_lake.store import iso, resolve_as_of
 
 
 def _lake(lake_dir: str, policy: dict | None = None) -> Lake:

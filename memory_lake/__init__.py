@@ -7,10 +7,9 @@
     lake.sql("SELECT tier, count(*) FROM memories GROUP BY tier")
 """
 
-from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError
-from .inbox import write_snapshot
-from .lake import Lake
-from .policy import Policy
+from .api import Lake
+from .ingest import write_snapshot
+from .store import InputError, LakeBusy, LakeNotFound, MemoryLakeError, Policy
 
 __all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot"]
 __version__ = "0.1.0"

@@ -52,7 +52,7 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     import os
 
     from flows.nightly import nightly
-    from memory_lake.demo import generate_demo
+    from memory_lake.demo.generator import generate_demo
 
     data = generate_demo(lake.inbox, seed=7)
     summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
@@ -111,7 +111,7 @@ def test_a_failed_nightly_records_a_failed_run_and_leaves_no_staging(prefect_har
     import os
 
     from flows.nightly import nightly
-    from memory_lake.runs import RunFailed
+    from memory_lake.observe.runs import RunFailed
 
     write_jsonl(lake.inbox / "0001.jsonl", [{"id": "tea", "tenant": "acme", "content": "likes tea"}])
     (lake.exports / ".staging-nightly-20261129T000000-deadbeef").mkdir()  # a crashed run's leftover

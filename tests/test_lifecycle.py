@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_lake import Lake
-from memory_lake.events import apply_events
-from memory_lake.policy import Policy
-from memory_lake.tiers import enforce_tiers
+from memory_lake.maintain.events import apply_events
+from memory_lake.store.policy import Policy
+from memory_lake.maintain.tiers import enforce_tiers
 
 from .conftest import rows, write_jsonl
 

@@ -1,0 +1,19 @@
+"""Maintenance rules over the stored memories: access events, tier rules, dedup, conflicts, the
+decision queue (user actions while the lake is busy) and forget."""
+
+from .conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_value, parse_take,
+                        resolve_conflict)
+from .decisions import apply_decisions, pending_decisions, queue_decision
+from .dedup import dedup, plan_dedup, unmerge
+from .events import apply_events
+from .forget import compact_database, forget, forget_memories, forgotten_ids, record_report, scrub_files
+from .tiers import enforce_tiers, restore_memories
+
+__all__ = [
+    "CONTRADICTION_PARTNERS_SQL", "list_conflicts", "parse_field_value", "parse_take", "resolve_conflict",
+    "apply_decisions", "pending_decisions", "queue_decision",
+    "dedup", "plan_dedup", "unmerge",
+    "apply_events",
+    "compact_database", "forget", "forget_memories", "forgotten_ids", "record_report", "scrub_files",
+    "enforce_tiers", "restore_memories",
+]

