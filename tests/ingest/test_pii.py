@@ -82,7 +82,7 @@ def test_no_planted_pii_in_any_text_column(demo_lake):
     ).rows()
     assert ("quarantine", "raw") in columns and ("memories", "content") in columns
     for table, column in columns:
-        text = lake.sql(f'SELECT string_agg("{column}"::VARCHAR, chr(10)) AS t FROM "{table}"').item() or ""
+        text = lake.read(f'SELECT string_agg("{column}"::VARCHAR, chr(10)) AS t FROM "{table}"').frame.item() or ""
         found = [n for n in needles if n in text]
         assert not found, f"{table}.{column} holds {found}"
 
@@ -297,9 +297,9 @@ def _texts_of(path: Path, lake: Lake) -> list[str]:
     text = blob.decode("utf-8", "replace")
     forms = [text, blob.decode("latin-1"), _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)]
     if path == lake.db_path:
-        tables = lake.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'")["table_name"]
+        tables = lake.read("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").frame["table_name"]
         for table in tables:
-            dump = lake.sql(f'SELECT string_agg(t::VARCHAR, chr(10)) FROM "{table}" t').item() or ""
+            dump = lake.read(f'SELECT string_agg(t::VARCHAR, chr(10)) FROM "{table}" t').frame.item() or ""
             forms += [dump, _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), dump)]
     return forms
 
