@@ -41,7 +41,8 @@ from ..store import iso
 from ..store import InputError
 from .merge import merge_records
 from ..store import IngestPolicy
-from .snapshot import assign_ids, not_strict_sql, parse_records, read_records, shape_hints, shape_sql
+from .formats import format_of, read_records
+from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
 from ..store import StepReport
 
 SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
@@ -238,7 +239,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     except FileNotFoundError:
         return None
     file_hash = hashlib.sha256(data).hexdigest()
-    fmt = _format_of(path)
+    fmt = format_of(path)
     label = redact.redact_text(_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
     if con.execute("SELECT 1 FROM ingested_files WHERE file_hash = ?", [file_hash]).fetchone():
         if not dry_run:
@@ -326,11 +327,6 @@ def _label(lake, path: Path) -> str:
         return str(path.relative_to(lake.inbox))
     except ValueError:
         return str(path)
-
-
-def _format_of(path: Path) -> str:
-    suffix = path.suffix.lower()
-    return {".json": "json", ".parquet": "parquet"}.get(suffix, "jsonl")
 
 
 def _retire_from_inbox(lake, path: Path, file_hash: str) -> None:

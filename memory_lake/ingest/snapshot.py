@@ -1,11 +1,11 @@
-"""The snapshot contract: how a file becomes typed, validated memory records.
+"""The snapshot contract: how a file's records become typed, validated memory records.
 
-Formats: JSON Lines (one memory per line), a memory-orchestrator save file (a JSON document whose
-``memories`` array holds the records; its top-level ``tenant`` / ``agent_id`` / ``user_id`` fill
-the records' gaps; ``type`` may carry the tier, as in seed 000's ``type: "long-term"``), and
-Parquet (one record per row). Fields and defaults follow DESIGN "Memory record"; unknown fields
-are kept in ``extra``. ``version`` is the version a write was based on; ``deleted: true`` (or
-``status: "deleted"``) is a forget request.
+The formats (JSON Lines, the memory-orchestrator save file, Parquet) are read by the modules of
+``formats/``, each into records as (line, raw, ok, problem); this module holds what every format
+shares from there on. Fields and defaults follow DESIGN "Memory record"; unknown fields are kept
+in ``extra``. A save file's ``type`` may carry the tier, as in seed 000's ``type: "long-term"``.
+``version`` is the version a write was based on; ``deleted: true`` (or ``status: "deleted"``) is
+a forget request.
 
 Validation is set-based in DuckDB: each record is parsed once into a struct of JSON values,
 typed, and given the first failing check as its quarantine ``reason`` (with a ``detail``).
@@ -18,13 +18,10 @@ a later step or a reader: out-of-range numbers and timestamps, and values nested
 
 from __future__ import annotations
 
-import io
-
 import duckdb
 import polars as pl
 
 from ..store import schema
-from ..store import InputError
 from ..store import IngestPolicy
 
 # Quarantine reasons, as users see them in `memory-lake quarantine list`.
@@ -104,130 +101,6 @@ INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quaran
 BOOL_FIELDS = ("important", "deleted")
 NUMERIC_FIELDS = (*TIMESTAMP_FIELDS, *INTEGER_FIELDS, "importance")
 NUMBERS = "('UBIGINT', 'BIGINT', 'DOUBLE')"
-
-
-# ============================================================================ read
-def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str) -> pl.DataFrame:
-    """Records of a file as (line, raw, ok, problem): 1-based line (record position in a
-    document), the record's text, whether it decoded as UTF-8 and, when not, where it failed.
-    Blank lines are skipped.
-
-    What is unambiguous is tolerated: a byte-order mark (UTF-8, or UTF-16 as Windows tools
-    write it), and CRLF or CR-only line ends (a raw CR is never part of a JSON value)."""
-    if fmt == "parquet":
-        return _parquet_records(con, data)
-    data = _normalise(data)
-    try:
-        text, decoded = data.decode("utf-8"), True
-    except UnicodeDecodeError:
-        text, decoded = "", False
-    if fmt == "json" and decoded:
-        records = _document_records(con, text)
-        if records is not None:
-            return records
-        if not text.strip():
-            return _frame([], [], [])
-        if "\n" not in text.strip() or _is_lenient_document(con, text):
-            # one broken document is one bad record; its line breaks are JSON whitespace
-            return _frame([1], [text.strip().replace("\n", " ")], [True])
-    if decoded:
-        frame = pl.DataFrame({"raw": text.split("\n")}).with_columns(ok=pl.lit(True), problem=pl.lit(None, pl.String))
-    else:
-        frame = _decode_lines(data)
-    frame = frame.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
-    return frame.filter(pl.col("raw").str.strip_chars() != "").select("line", "raw", "ok", "problem")
-
-
-def _normalise(data: bytes) -> bytes:
-    """Without a byte-order mark, in UTF-8 when it came as UTF-16 with one, and LF line ends."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        try:
-            data = data.decode("utf-16").encode("utf-8")
-        except UnicodeDecodeError:
-            pass  # not UTF-16 after all: its lines are quarantined as bad encoding
-    data = data.removeprefix(b"\xef\xbb\xbf")
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return data
-
-
-def _decode_lines(data: bytes) -> pl.DataFrame:
-    # Rare path: one undecodable byte costs its line, not the file.
-    raws, oks, problems = [], [], []
-    for chunk in data.split(b"\n"):
-        try:
-            raws.append(chunk.decode("utf-8"))
-            oks.append(True)
-            problems.append(None)
-        except UnicodeDecodeError as exc:
-            raws.append(chunk.decode("utf-8", "replace"))
-            oks.append(False)
-            problems.append(f"byte 0x{chunk[exc.start]:02X} at byte {exc.start + 1} of the line is not valid UTF-8")
-    return pl.DataFrame({"raw": raws, "ok": oks, "problem": problems},
-                        schema={"raw": pl.String, "ok": pl.Boolean, "problem": pl.String})
-
-
-def _frame(lines: list[int], raws: list[str], oks: list[bool]) -> pl.DataFrame:
-    return pl.DataFrame({"line": lines, "raw": raws, "ok": oks, "problem": [None] * len(lines)},
-                        schema={"line": pl.Int64, "raw": pl.String, "ok": pl.Boolean, "problem": pl.String})
-
-
-def _document_records(con: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame | None:
-    """Records of a save file (or a JSON array of records); None when it is not one (strict JSON)."""
-    shape = con.execute(
-        f"SELECT CASE WHEN NOT json_valid($t) OR {not_strict_sql('$t')} THEN NULL "
-        "WHEN json_type($t::JSON) = 'ARRAY' THEN 'array' "
-        "WHEN json_type($t::JSON, '$.memories') = 'ARRAY' THEN 'save' END",
-        {"t": text},
-    ).fetchone()[0]
-    if shape is None:
-        return None
-    return con.execute(
-        """
-        WITH doc AS (SELECT $t::JSON AS j),
-        items AS (
-            SELECT CASE WHEN $shape = 'array' THEN j ELSE j -> '$.memories' END AS arr,
-                   CASE WHEN $shape = 'save'
-                        THEN json_object('tenant', j -> '$.tenant', 'agent_id', j -> '$.agent_id',
-                                         'user_id', j -> '$.user_id') END AS defaults
-            FROM doc
-        ),
-        records AS (
-            SELECT unnest(range(1, json_array_length(arr)::BIGINT + 1)) AS line,
-                   unnest(json_extract(arr, '$[*]')) AS rec, defaults
-            FROM items
-        )
-        SELECT line::BIGINT AS line,
-               CASE WHEN json_type(rec) = 'OBJECT' AND defaults IS NOT NULL
-                    THEN json_merge_patch(defaults, rec)::VARCHAR  -- the record's own values win
-                    ELSE rec::VARCHAR END AS raw,
-               true AS ok, NULL::VARCHAR AS problem
-        FROM records ORDER BY line
-        """,
-        {"t": text, "shape": shape},
-    ).pl()
-
-
-def _parquet_records(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFrame:
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(io.BytesIO(data))
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise InputError(f"not a readable Parquet file ({exc})") from None
-    con.register("snapshot_parquet", table)
-    try:
-        return con.execute(
-            "SELECT (row_number() OVER ())::BIGINT AS line, to_json(t)::VARCHAR AS raw, true AS ok, "
-            "NULL::VARCHAR AS problem FROM snapshot_parquet t"
-        ).pl()
-    finally:
-        con.unregister("snapshot_parquet")
-
-
-def _is_lenient_document(con: duckdb.DuckDBPyConnection, text: str) -> bool:
-    """A document DuckDB reads but strict JSON does not (a trailing comma, NaN ...)."""
-    return con.execute(f"SELECT json_valid($t) AND {not_strict_sql('$t')}", {"t": text}).fetchone()[0]
 
 
 # ============================================================================ record shape
