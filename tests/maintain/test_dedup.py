@@ -469,7 +469,8 @@ def test_migration_10_gives_merged_rows_status_merged(lake, tmp_path):
     with a system history row as of the merge, and widens the status CHECK."""
     import duckdb
 
-    from memory_lake import Lake, schema
+    from memory_lake import Lake
+    from memory_lake.store import schema
 
     build(lake, tmp_path)
     dedup(lake, AS_OF)
