@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -51,3 +54,22 @@ def rows(lake: Lake, query: str, params=None) -> list[dict]:
     """Rows of a read, as a test inspects a lake: every table, the PII salts too (`Lake.sql`, the
     user's query, refuses to read those)."""
     return lake.read(query, params).frame.to_dicts()
+
+
+@contextlib.contextmanager
+def held_by_another_process(lake, seconds: float = 60):
+    """A real second process holding the lake for a run (as `run nightly` does) for at most
+    `seconds`; yields its pid once it holds the lock, and ends it on exit."""
+    root = getattr(lake, "root", lake)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import time; from memory_lake import Lake\n"
+        f"lake = Lake.open({str(root)!r})\n"
+        f"with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep({seconds})\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()

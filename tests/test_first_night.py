@@ -9,8 +9,6 @@ Prefect harness; the process that holds the lake is a real second process.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -18,7 +16,7 @@ import pytest
 
 from memory_lake.cli import main
 
-from .conftest import write_jsonl
+from .conftest import held_by_another_process, write_jsonl
 
 AS_OF_1 = "2026-11-30T03:02:00Z"
 AS_OF_2 = "2026-12-01T03:02:00Z"
@@ -73,13 +71,7 @@ def test_first_night_of_a_new_install(prefect_harness, capsys, tmp_path):
     assert not list((lake / "exports").glob(".staging-*"))
 
     # another process holds the lake: reads answer from the published version and say so
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from memory_lake import Lake\n"
-        f"lake = Lake.open({str(lake)!r})\n"
-        "with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep(60)\n")],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with held_by_another_process(lake):
         for args in (["status"], ["sql", "SELECT id FROM memories"], ["conflicts", "list"], ["quarantine", "list"],
                      ["health"], ["search", "dark mode", "--tenant", "acme"]):
             code, out, err = cli(capsys, "--lake", str(lake), *args)
@@ -90,6 +82,3 @@ def test_first_night_of_a_new_install(prefect_harness, capsys, tmp_path):
         assert [r["id"] for r in json.loads(out)["results"]] == ["pref-1"]
         code, out, err = cli(capsys, "--lake", str(lake), "--json", "sql", "SELECT id FROM memories")
         assert code == 0 and json.loads(out) == [{"id": "pref-1"}]
-    finally:
-        holder.kill()
-        holder.wait()

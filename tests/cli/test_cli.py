@@ -12,7 +12,7 @@ import pytest
 
 from memory_lake.cli import app, main
 
-from ..conftest import write_jsonl
+from ..conftest import held_by_another_process, write_jsonl
 
 
 
@@ -463,19 +463,10 @@ def test_a_command_waiting_for_the_lock_says_so_at_once(tmp_path):
     from memory_lake import Lake
 
     lake = Lake.init(tmp_path / "lake")
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import time; from memory_lake import Lake\n"
-        f"lake = Lake.open({str(lake.root)!r})\n"
-        "with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep(3)\n")],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with held_by_another_process(lake, seconds=3):
         started = time.monotonic()
         proc = subprocess.run([str(Path(sys.executable).parent / "memory-lake"), "--lake", str(lake.root), "ingest"],
                               capture_output=True, text=True, env={**os.environ, "MEMORY_LAKE_WAIT_S": "30"}, timeout=60)
-    finally:
-        holder.kill()
-        holder.wait()
     assert proc.returncode == 0, proc.stderr
     first = proc.stderr.splitlines()[0]
     assert first.startswith("lake busy: pid ") and first.endswith(

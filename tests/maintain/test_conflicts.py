@@ -11,7 +11,7 @@ from memory_lake.cli import main
 from memory_lake.maintain.decisions import apply_decisions, pending_decisions
 from memory_lake.store.errors import InputError
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
 
 PREF = {"id": "pref-theme", "tenant": "acme", "agent_id": "assistant", "user_id": "alice", "tier": "long_term",
         "type": "preference", "content": "用户偏好浅色模式", "tags": ["ui"], "created_at": "2026-11-01T00:00:00Z"}
@@ -102,26 +102,15 @@ def test_the_memory_stays_conflicted_until_its_last_conflict_is_resolved(lake, t
 
 
 def test_a_resolution_is_queued_while_a_run_holds_the_lake_and_applied_first_by_the_next(lake, tmp_path):
-    import subprocess
-    import sys
     import time
 
     at_version_3(lake, tmp_path)
     ingest(lake, tmp_path, "a.jsonl", [{**PREF, "version": 3, "content": "用户偏好深色模式"}])
     ingest(lake, tmp_path, "b.jsonl", [{**PREF, "version": 3, "content": "用户偏好自动切换"}])
     (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from memory_lake import Lake\n"
-        f"lake = Lake.open({str(lake.root)!r}, create=True)\n"
-        "with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep(30)\n")],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with held_by_another_process(lake, seconds=30):
         queued = lake.resolve_conflict(conflict_id, "incoming", as_of=AS_OF)
         assert set(queued) == {"queued"} and [p.name for p in pending_decisions(lake)] == [queued["queued"].split("/")[-1]]
-    finally:
-        holder.kill()
-        holder.wait()
     time.sleep(0.1)
     report = apply_decisions(lake, AS_OF)
     assert (report.counts["applied"], report.counts["resolved"], report.counts["left"]) == (1, 1, 0)

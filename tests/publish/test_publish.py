@@ -3,12 +3,9 @@ marks, an empty lake, crashed runs, scope folders, reads while another process h
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from datetime import timedelta
 
 import polars as pl
@@ -20,7 +17,7 @@ from memory_lake.store.policy import Policy
 from memory_lake.publish.export import folder_name, markdown_text, publish, scope_folder
 from memory_lake.maintain.tiers import enforce_tiers
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
 
 
 def scope_memory(i, **extra):
@@ -365,20 +362,6 @@ def test_scope_folder_mapping_is_injective_and_safe():
 
 
 # ---------------------------------------------------------------------------- issue 11.11: reads while a run holds the lake
-@contextlib.contextmanager
-def held_by_another_process(lake):
-    """A real second process holding the lake for a run, as `run nightly` does."""
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import time; from memory_lake import Lake\n"
-        f"lake = Lake.open({str(lake.root)!r})\n"
-        "with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep(60)\n")],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        yield holder.pid
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_read_commands_answer_from_the_published_version_while_another_process_holds_the_lake(lake, tmp_path, capsys):
