@@ -11,8 +11,8 @@ from __future__ import annotations
 from prefect import flow, task
 
 from memory_lake import Lake
-from memory_lake.maintain import apply_decisions, apply_events, compact_database, dedup, enforce_tiers
-from memory_lake.observe import record_failed_run, record_run, snapshot_health, timed, write_report
+from memory_lake.maintain import apply_decisions, apply_events, compact_database, dedup, enforce_tiers, housekeeping
+from memory_lake.observe import notify, record_failed_run, record_run, snapshot_health, timed, write_report
 from memory_lake.publish import check_export, publish_export, stage_export
 from memory_lake.search import index
 from memory_lake.store import iso, resolve_as_of
@@ -80,6 +80,16 @@ def write_report_task(lake_dir: str, policy: dict | None, as_of: str, run_id: st
     return timed(write_report, _lake(lake_dir, policy), resolve_as_of(as_of), run_id, steps, reports_dir)
 
 
+@task(name="housekeeping")
+def housekeeping_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str, reports_dir: str | None) -> dict:
+    return timed(housekeeping, _lake(lake_dir, policy), resolve_as_of(as_of), run_id=run_id, reports_dir=reports_dir)
+
+
+@task(name="notify")
+def notify_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str, steps: list[dict]) -> dict:
+    return timed(notify, _lake(lake_dir, policy), resolve_as_of(as_of), run_id, steps)
+
+
 @task(name="record_run")
 def record_run_task(lake_dir: str, policy: dict | None, as_of: str, run_id: str, steps: list[dict]) -> dict:
     return record_run(_lake(lake_dir, policy), run_id, "nightly", resolve_as_of(as_of), steps)
@@ -113,7 +123,9 @@ def nightly(lake_dir: str = "lake", as_of: str | None = None, reports_dir: str |
             checks = check_export_task(lake_dir, policy, staged, as_of, run_id)
             steps.append(checks)
             steps.append(publish_export_task(lake_dir, policy, as_of, staged, checks, run_id))
+            steps.append(housekeeping_task(lake_dir, policy, as_of, run_id, reports_dir))
             steps.append(write_report_task(lake_dir, policy, as_of, run_id, steps, reports_dir))
+            steps.append(notify_task(lake_dir, policy, as_of, run_id, steps))
         except Exception as exc:
             # a failed run is recorded too (status failed, the step and the error), CURRENT untouched
             raise record_failed_run(lake, run_id, "nightly", resolve_as_of(as_of), steps, exc) from exc

@@ -1,12 +1,13 @@
-"""Commands on the lake as a whole: init, sql, status, demo."""
+"""Commands on the lake as a whole: init, sql, status, demo, backup, restore-backup."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .common import EXIT_BLOCKED, JsonOpt, LakeOpt, ReportsOpt, _open, _options, _show, emit_json, err, frame_records, out, print_frame
+from .common import EXIT_BLOCKED, AsOfOpt, JsonOpt, LakeOpt, ReportsOpt, _open, _options, _show, emit_json, err, frame_records, out, print_frame
 from .runs import _run_nightly
 from .runs import _print_run
 
@@ -105,3 +106,42 @@ def demo(
     _show(opts, result, human)
     if summary["status"] == "blocked":
         raise typer.Exit(EXIT_BLOCKED)
+
+
+def backup(
+    ctx: typer.Context,
+    dest: Annotated[Path, typer.Argument(help="A new or empty folder to write the backup into.")],
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Copy the lake (database, config, raw/, events/, exports/) into DEST as one consistent state,
+    under the write lock, with a manifest of checksums. Forget cannot reach a backup."""
+    from ..store import FORGET_WARNING, backup as take_backup, resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    manifest = take_backup(the_lake, dest, resolve_as_of(as_of))
+    err.print(FORGET_WARNING)
+    data = {"backup": str(Path(dest).expanduser().resolve()), "as_of": manifest["as_of"],
+            "schema_version": manifest["schema_version"], "files": len(manifest["files"])}
+    _show(opts, data, lambda: out.print(f"backup of {the_lake.root} at {data['backup']}: {data['files']} file(s), "
+                                        f"as_of {data['as_of']}, schema version {data['schema_version']}"))
+
+
+def restore_backup(
+    ctx: typer.Context,
+    src: Annotated[Path, typer.Argument(help="A folder written by `memory-lake backup`.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace the lake already at --lake.")] = False,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Restore a backup into --lake (a new or empty folder; --force replaces an existing lake),
+    after checking every file against the backup's checksums."""
+    from ..store import restore_backup as restore
+
+    opts = _options(ctx, lake, json_out)
+    manifest = restore(src, opts.lake, force=force)
+    data = {"lake": manifest["restored_to"], "as_of": manifest["as_of"], "files": len(manifest["files"])}
+    _show(opts, data, lambda: out.print(f"restored {data['files']} file(s) of the backup taken at {data['as_of']} "
+                                        f"into {data['lake']}"))

@@ -243,7 +243,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     label = redact.redact_text(_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
     if con.execute("SELECT 1 FROM ingested_files WHERE file_hash = ?", [file_hash]).fetchone():
         if not dry_run:
-            _retire_from_inbox(lake, path, file_hash)
+            _retire_from_inbox(lake, path, file_hash, known=True)
         return FileReport(label, file_hash, fmt, "already ingested")
 
     try:
@@ -329,9 +329,10 @@ def _label(lake, path: Path) -> str:
         return str(path)
 
 
-def _retire_from_inbox(lake, path: Path, file_hash: str) -> None:
-    """The original leaves the inbox once its redacted copy is in raw/ (never files elsewhere)."""
-    if lake.inbox in path.parents and (lake.raw / f"{file_hash}.jsonl").exists():
+def _retire_from_inbox(lake, path: Path, file_hash: str, known: bool = False) -> None:
+    """The original leaves the inbox once its redacted copy is in raw/ (never files elsewhere);
+    a `known` file (in ingested_files) had its copy written, though retention may have pruned it."""
+    if lake.inbox in path.parents and (known or (lake.raw / f"{file_hash}.jsonl").exists()):
         path.unlink(missing_ok=True)
 
 

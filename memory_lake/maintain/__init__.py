@@ -1,5 +1,5 @@
 """Maintenance rules over the stored memories: access events, tier rules, dedup, conflicts, the
-decision queue (user actions while the lake is busy) and forget."""
+decision queue (user actions while the lake is busy), forget and housekeeping (retention)."""
 
 from .conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_value, parse_take,
                         resolve_conflict)
@@ -7,6 +7,7 @@ from .decisions import apply_decisions, pending_decisions, queue_decision
 from .dedup import dedup, plan_dedup, unmerge
 from .events import apply_events
 from .forget import compact_database, forget, forget_memories, forgotten_ids, record_report, scrub_files
+from .housekeeping import housekeeping
 from .tiers import enforce_tiers, restore_memories
 
 __all__ = [
@@ -15,5 +16,6 @@ __all__ = [
     "dedup", "plan_dedup", "unmerge",
     "apply_events",
     "compact_database", "forget", "forget_memories", "forgotten_ids", "record_report", "scrub_files",
+    "housekeeping",
     "enforce_tiers", "restore_memories",
 ]

@@ -1,11 +1,13 @@
-"""Observe: health snapshots and alerts, the HTML report and run records."""
+"""Observe: health snapshots and alerts, the HTML report, run records and the end-of-run webhook."""
 
 from .health import compute_health, latest_health, snapshot_health
+from .notify import WEBHOOK_ENV, notify, post_json, run_payload, webhook_url
 from .report import render_report
 from .runs import STEP_LISTENERS, RunFailed, record_failed_run, record_run, timed, write_report
 
 __all__ = [
     "compute_health", "latest_health", "snapshot_health",
+    "WEBHOOK_ENV", "notify", "post_json", "run_payload", "webhook_url",
     "render_report",
     "STEP_LISTENERS", "RunFailed", "record_failed_run", "record_run", "timed", "write_report",
 ]

@@ -1,11 +1,12 @@
 """The storage layer: the lake folder, its write lock and connections, schema and migrations,
-policy, the clock rule, errors, history helpers and the transaction helper.
+policy, the clock rule, errors, backups, history helpers and the transaction helper.
 
 It knows no rules of the data flow and imports nothing above it: every stage package builds on
 what this ``__init__`` exports (``schema`` is exported as a namespace of table definitions).
 """
 
 from . import schema
+from .backup import FORGET_WARNING, BackupError, backup, restore_backup
 from .clock import iso, resolve_as_of
 from .db import transaction
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
@@ -17,7 +18,7 @@ from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import StepReport, tenant_limits
 
 __all__ = [
-    "schema", "iso", "resolve_as_of", "transaction",
+    "schema", "FORGET_WARNING", "BackupError", "backup", "restore_backup", "iso", "resolve_as_of", "transaction",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_LISTENERS", "Lake", "ReadSource", "check_no_secrets", "connect",

@@ -12,6 +12,12 @@ Each default sits beside the seed rule it comes from. A lake may override any of
     [tenants.acme.tiers]
     short_term_capacity = 200
 
+    [notify]
+    webhook_url = "https://example.org/hooks/memory-lake"
+
+    [retention]
+    days = 30
+
 Per-tenant sections override the lake-wide ones for that tenant only.
 """
 
@@ -131,6 +137,27 @@ class DedupPolicy:
 
 
 @dataclass(frozen=True)
+class NotifyPolicy:
+    # Issue 14 (the seed's callback_url): a JSON POST at the end of every run; "" = no webhook
+    # ($MEMORY_LAKE_WEBHOOK_URL, when set, overrides this).
+    webhook_url: str = ""
+    # Each attempt waits at most this long for the endpoint's answer.
+    timeout_s: float = 5.0
+    # Attempts after the first one fails, spaced by backoff_s, 2 x backoff_s, ...
+    retries: int = 3
+    backoff_s: float = 0.5
+    # All attempts together never take longer than this: a dead endpoint never holds up a run.
+    max_total_s: float = 15.0
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    # Issue 14 housekeeping: raw/ copies, consumed events/ files and health reports older than
+    # this many days (counted back from the run's as_of) are pruned; 0 keeps everything forever.
+    days: int = 30
+
+
+@dataclass(frozen=True)
 class Policy:
     """Every number the pipeline uses; `Policy()` gives the seed defaults."""
 
@@ -140,6 +167,8 @@ class Policy:
     publish: PublishPolicy = field(default_factory=PublishPolicy)
     search: SearchPolicy = field(default_factory=SearchPolicy)
     dedup: DedupPolicy = field(default_factory=DedupPolicy)
+    notify: NotifyPolicy = field(default_factory=NotifyPolicy)
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
     tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def for_tenant(self, tenant: str) -> "Policy":
