@@ -25,7 +25,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ..store import Policy, StepReport, iso
+from ..store import Policy, StepReport, iso, resolve_as_of
 from .forget import REPORT_FOLDERS
 
 STATE_FILE = "housekeeping.json"
@@ -84,7 +84,7 @@ def _prune_events(lake, con, as_of: datetime, cutoff: datetime) -> list[str]:
         entry = seen.get(name)
         if entry is None or entry.get("size") != size:
             entry = {"size": size, "consumed_as_of": iso(as_of)}
-        if datetime.fromisoformat(entry["consumed_as_of"]) < cutoff:
+        if resolve_as_of(entry["consumed_as_of"]) < cutoff:
             path.unlink()
             pruned.append(name)
             if not path.name.startswith(AGENT_EVENT_PREFIX):
