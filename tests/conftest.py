@@ -60,7 +60,7 @@ def rows(lake: Lake, query: str, params=None) -> list[dict]:
 def held_by_another_process(lake, seconds: float = 60):
     """A real second process holding the lake for a run (as `run nightly` does) for at most
     `seconds`; yields its pid once it holds the lock, and ends it on exit."""
-    root = getattr(lake, "root", lake)
+    root = lake if isinstance(lake, (str, os.PathLike)) else lake.root  # a Path has a .root too ("/")
     holder = subprocess.Popen([sys.executable, "-c", (
         "import time; from memory_lake import Lake\n"
         f"lake = Lake.open({str(root)!r})\n"
