@@ -2,10 +2,12 @@
 
 from .health import compute_health, latest_health, snapshot_health
 from .report import render_report
-from .runs import STEP_LISTENERS, RunFailed, record_failed_run, record_run, timed, write_report
+from .runs import (NIGHTLY_STEPS, STEP_LISTENERS, NightlyStep, PublishBlocked, RunFailed, blocked_message, lake_for_run,
+                   record_failed_run, record_run, run_digest, run_nightly_steps, timed, write_report)
 
 __all__ = [
     "compute_health", "latest_health", "snapshot_health",
     "render_report",
-    "STEP_LISTENERS", "RunFailed", "record_failed_run", "record_run", "timed", "write_report",
+    "NIGHTLY_STEPS", "STEP_LISTENERS", "NightlyStep", "PublishBlocked", "RunFailed", "blocked_message", "lake_for_run",
+    "record_failed_run", "record_run", "run_digest", "run_nightly_steps", "timed", "write_report",
 ]
