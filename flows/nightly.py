@@ -23,10 +23,10 @@ _STEPS = {step.name: step for step in NIGHTLY_STEPS}
 
 
 @task
-def nightly_step(name: str, lake_dir: str, policy: dict | None, as_of: str, run_id: str, done: dict,
+def nightly_step(step_name: str, lake_dir: str, policy: dict | None, as_of: str, run_id: str, done: dict,
                  reports_dir: str | None) -> dict:
     """One library step of the nightly run on a freshly opened lake."""
-    return _STEPS[name].run(lake_for_run(lake_dir, policy), resolve_as_of(as_of), run_id, done, reports_dir)
+    return _STEPS[step_name].run(lake_for_run(lake_dir, policy), resolve_as_of(as_of), run_id, done, reports_dir)
 
 
 # one task per step, named after it; only steps doing file I/O (inbox, reports) are retried
@@ -55,7 +55,7 @@ def nightly(lake_dir: str, as_of: str | None = None, reports_dir: str | None = N
     when = resolve_as_of(as_of)
 
     def as_task(step, run_id: str, done: dict) -> dict:
-        return TASKS[step.name](str(lake.root), policy, iso(when), run_id, done, reports_dir)
+        return TASKS[step.name](step.name, str(lake.root), policy, iso(when), run_id, done, reports_dir)
 
     try:
         summary = run_nightly_steps(lake, when, reports_dir, runner=as_task, wait_s=wait_s)
