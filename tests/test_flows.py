@@ -1,9 +1,14 @@
-"""Flows: every prefect.yaml entrypoint imports; the ingest flow runs for real under Prefect."""
+"""Flows: every prefect.yaml entrypoint imports and keeps its cron; the nightly steps run the same
+with and without Prefect; the ingest flow runs for real under Prefect."""
 
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +31,79 @@ def test_every_prefect_yaml_entrypoint_imports(entrypoint):
     path, name = entrypoint.split(":")
     module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
     assert isinstance(getattr(module, name), Flow)
+
+
+def test_prefect_yaml_schedules_and_parameters():
+    """Issue 14.1: seed 004's schedule - the "dream" nightly at 03:02, the sync every six hours -
+    in the operator's time zone, against a lake path given from outside (no relative `lake`)."""
+    from flows.deploy import deployment_specs
+
+    config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    assert [(d["name"], d["entrypoint"], d["schedules"], d["parameters"], d["work_pool"]) for d in config["deployments"]] == [
+        ("nightly", "flows/nightly.py:nightly", [{"cron": "2 3 * * *", "timezone": "{{ $MEMORY_LAKE_TZ }}"}],
+         {"lake_dir": "{{ $MEMORY_LAKE_DIR }}"}, {"name": "memory-lake"}),
+        ("sync", "flows/ingest.py:ingest_inbox", [{"cron": "0 */6 * * *", "timezone": "{{ $MEMORY_LAKE_TZ }}"}],
+         {"lake_dir": "{{ $MEMORY_LAKE_DIR }}"}, {"name": "memory-lake"})]
+    assert "pull" not in config  # no $MEMORY_LAKE_HOME: Prefect records the checkout it deploys from
+    assert [(s.name, s.cron, s.parameters) for s in deployment_specs()] == [
+        ("nightly", "2 3 * * *", {}), ("sync", "0 */6 * * *", {})]
+
+
+def test_a_scheduled_run_refuses_a_relative_or_missing_lake(tmp_path):
+    """Issue 14.1: `lake_dir: lake` resolved against the checkout and "maintained" a new empty lake."""
+    from memory_lake.observe import lake_for_run
+    from memory_lake.store import InputError, LakeNotFound
+
+    with pytest.raises(InputError, match=r"^lake_dir must be an absolute path to a lake, got 'lake'; set the "
+                                         r"deployment's lake_dir parameter"):
+        lake_for_run("lake")
+    with pytest.raises(LakeNotFound):
+        lake_for_run(str(tmp_path / "nowhere"))
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_the_flow_wires_the_library_steps_in_order():
+    from flows.nightly import TASKS
+    from memory_lake.observe import NIGHTLY_STEPS
+
+    assert list(TASKS) == [s.name for s in NIGHTLY_STEPS] == [
+        "apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "snapshot_health",
+        "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
+    # retries only where a step does file I/O
+    assert {name: t.retries for name, t in TASKS.items() if t.retries} == {"ingest_inbox": 2, "write_report": 2}
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "memory-lake"), *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path):
+    """Issue 14.3: when the Prefect API cannot be reached the nightly steps still run, in order, with a
+    warning; `--no-prefect` skips Prefect outright; a blocked publish still exits 4."""
+    from memory_lake import Lake
+
+    lake = Lake.open(tmp_path / "lake", create=True)
+    (lake.root / "memory-lake.toml").write_text('[tiers]\ndisabled_rules = ["working_overflow"]\n')
+    write_jsonl(lake.inbox / "0001.jsonl", [{"tenant": "acme", "agent_id": "a", "user_id": "u", "tier": "working",
+                                             "content": f"item {i}"} for i in range(25)])
+    done = _cli("--lake", str(lake.root), "--json", "run", "nightly", "--no-prefect", "--as-of", "2026-11-30T00:00:00Z",
+                "--reports", str(tmp_path / "reports"))
+    summary = json.loads(done.stdout)
+    assert (done.returncode, summary["status"], summary["publish"]["failed"]) == (
+        4, "blocked", ["working within capacity per scope"])
+    assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup",
+                                      "snapshot_health", "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
+    assert "warning" not in done.stderr
+
+    (lake.root / "memory-lake.toml").unlink()  # the overflow rule back on: the next night publishes
+    done = _cli("--lake", str(lake.root), "--json", "run", "nightly", "--as-of", "2026-12-01T00:00:00Z",
+                "--reports", str(tmp_path / "reports"), PREFECT_API_URL="http://127.0.0.1:9/api")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("warning: no Prefect API could be reached (ConnectError: ")
+    assert "running the nightly steps without Prefect" in done.stderr.splitlines()[0]
+    assert json.loads(done.stdout)["publish"]["version"] == "v1"
+    assert rows(lake, "SELECT status FROM runs ORDER BY as_of") == [{"status": "blocked"}, {"status": "ok"}]
 
 
 def test_the_library_never_imports_prefect():
@@ -58,7 +136,7 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
     assert summary["status"] == "ok"
     assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "snapshot_health",
-                                      "stage_export", "check_export", "publish_export", "write_report"]
+                                      "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
     assert summary["steps"]["ingest_inbox"]["counts"]["quarantined"] == len(data.malformed)
     assert summary["publish"] == {"status": "published", "version": "v1", "current": "v1",
                                   "path": str(lake.exports / "v1"), "failed": []}

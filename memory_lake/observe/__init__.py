@@ -3,11 +3,13 @@
 from .health import compute_health, latest_health, snapshot_health
 from .notify import WEBHOOK_ENV, notify, post_json, run_payload, webhook_url
 from .report import render_report
-from .runs import STEP_LISTENERS, RunFailed, record_failed_run, record_run, timed, write_report
+from .runs import (NIGHTLY_STEPS, STEP_LISTENERS, NightlyStep, PublishBlocked, RunFailed, blocked_message, lake_for_run,
+                   record_failed_run, record_run, run_digest, run_nightly_steps, timed, write_report)
 
 __all__ = [
     "compute_health", "latest_health", "snapshot_health",
     "WEBHOOK_ENV", "notify", "post_json", "run_payload", "webhook_url",
     "render_report",
-    "STEP_LISTENERS", "RunFailed", "record_failed_run", "record_run", "timed", "write_report",
+    "NIGHTLY_STEPS", "STEP_LISTENERS", "NightlyStep", "PublishBlocked", "RunFailed", "blocked_message", "lake_for_run",
+    "record_failed_run", "record_run", "run_digest", "run_nightly_steps", "timed", "write_report",
 ]

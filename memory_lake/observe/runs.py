@@ -1,5 +1,6 @@
-"""Run bookkeeping shared by the nightly flow and the CLI: timing a step, the HTML report step,
-and the `runs` row that records what a run did - also when it failed."""
+"""Run bookkeeping shared by the nightly flow and the CLI: the ordered nightly steps (one list, which
+the Prefect flow wires as tasks and `run nightly --no-prefect` calls directly), timing a step, the
+HTML report step, and the `runs` row that records what a run did - also when it failed."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import time
 from datetime import datetime
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..store import iso
@@ -21,6 +23,27 @@ REPORTS_ENV = "MEMORY_LAKE_REPORTS"
 
 class RunFailed(MemoryLakeError):
     """A run stopped on an error; its `runs` row (status failed) records the step and the error."""
+
+
+class PublishBlocked(MemoryLakeError):
+    """The run finished but a failed check blocked its publish (CURRENT left as it was); the `runs`
+    row (status blocked) and `summary` say which checks failed."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, summary: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.summary = summary or {}
+
+
+def blocked_message(summary: dict[str, Any]) -> str:
+    """One line for a blocked publish: the run, the failed checks and what CURRENT still is."""
+    publish = summary.get("publish") or {}
+    current = publish.get("current")
+    return (f"nightly run {summary['run_id']} published nothing: blocked by failed check(s) "
+            f"{', '.join(publish.get('failed') or []) or '(unnamed)'}; "
+            + (f"CURRENT still points at {current}" if current else "nothing is published yet")
+            + f"; see the report {summary.get('report')}")
 
 
 def reports_dir(path: str | os.PathLike | None = None) -> Path:
@@ -143,5 +166,172 @@ def record_failed_run(lake, run_id: str, kind: str, as_of: datetime, steps: list
     current = current_version(lake)
     published = f"CURRENT still points at {current}" if current else "nothing is published yet"
     where = f" in step {summary['failed_step']}" if summary.get("failed_step") else ""
-    return RunFailed(f"{kind} run {run_id} failed{where}: {summary['error']}; {published}; the runs table "
-                     f"records it (MEMORY_LAKE_DEBUG=1 shows the traceback)")
+    failed = RunFailed(f"{kind} run {run_id} failed{where}: {summary['error']}; {published}; the runs table "
+                       f"records it (MEMORY_LAKE_DEBUG=1 shows the traceback)")
+    failed.summary = summary
+    return failed
+
+
+# --- the nightly run, in order ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NightlyStep:
+    """One step of the nightly run. `run(lake, as_of, run_id, done, reports_dir)` returns the timed
+    step dict; `done` holds the earlier steps' dicts by name, in order. `io`: the step reads or
+    writes files outside the database (inbox, reports), so an orchestrator may retry it."""
+
+    name: str
+    run: Callable[..., dict[str, Any]]
+    io: bool = False
+
+
+def _apply_decisions(lake, as_of, run_id, done, reports):
+    from ..maintain import apply_decisions
+    return timed(apply_decisions, lake, as_of, run_id=run_id)
+
+
+def _ingest_inbox(lake, as_of, run_id, done, reports):
+    from ..ingest import ingest_step
+    return timed(ingest_step, lake, as_of, run_id=run_id)
+
+
+def _apply_events(lake, as_of, run_id, done, reports):
+    from ..maintain import apply_events
+    return timed(apply_events, lake, as_of, run_id=run_id)
+
+
+def _enforce_tiers(lake, as_of, run_id, done, reports):
+    from ..maintain import enforce_tiers
+    return timed(enforce_tiers, lake, as_of, run_id=run_id)
+
+
+def _index(lake, as_of, run_id, done, reports):
+    from ..search import index
+    return timed(index, lake, as_of, run_id=run_id)
+
+
+def _dedup(lake, as_of, run_id, done, reports):
+    from ..maintain import dedup
+    return timed(dedup, lake, as_of, run_id=run_id)
+
+
+def _snapshot_health(lake, as_of, run_id, done, reports):
+    from .health import snapshot_health
+    return timed(snapshot_health, lake, as_of, run_id=run_id)
+
+
+def _stage_export(lake, as_of, run_id, done, reports):
+    from ..publish import stage_export
+    return timed(stage_export, lake, as_of, run_id=run_id)
+
+
+def _check_export(lake, as_of, run_id, done, reports):
+    from ..publish import check_export
+    return timed(check_export, lake, done["stage_export"]["details"]["staging"], run_id=run_id, as_of=as_of)
+
+
+def _publish_export(lake, as_of, run_id, done, reports):
+    from ..publish import publish_export
+    return timed(publish_export, lake, as_of, done["stage_export"]["details"], done["check_export"]["details"],
+                 run_id=run_id)
+
+
+def _housekeeping(lake, as_of, run_id, done, reports):
+    from ..maintain import housekeeping
+    return timed(housekeeping, lake, as_of, run_id=run_id, reports_dir=reports)
+
+
+def _write_report(lake, as_of, run_id, done, reports):
+    return timed(write_report, lake, as_of, run_id, list(done.values()), reports)
+
+
+def _notify(lake, as_of, run_id, done, reports):
+    from .notify import notify
+    return timed(notify, lake, as_of, run_id, list(done.values()))
+
+
+NIGHTLY_STEPS: tuple[NightlyStep, ...] = (
+    NightlyStep("apply_decisions", _apply_decisions),
+    NightlyStep("ingest_inbox", _ingest_inbox, io=True),
+    NightlyStep("apply_events", _apply_events),
+    NightlyStep("enforce_tiers", _enforce_tiers),
+    NightlyStep("index", _index),
+    NightlyStep("dedup", _dedup),
+    NightlyStep("snapshot_health", _snapshot_health),
+    NightlyStep("stage_export", _stage_export),
+    NightlyStep("check_export", _check_export),
+    NightlyStep("publish_export", _publish_export),
+    NightlyStep("housekeeping", _housekeeping, io=True),
+    NightlyStep("write_report", _write_report, io=True),
+    NightlyStep("notify", _notify, io=True),
+)
+
+# Runs one step: ``runner(step, run_id, done) -> dict``. The Prefect flow passes one that submits
+# the step as a task; without one the step is called here.
+StepRunner = Callable[[NightlyStep, str, dict[str, dict[str, Any]]], dict[str, Any]]
+
+
+def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | None = None,
+                      runner: StepRunner | None = None, wait_s: float | None = None) -> dict[str, Any]:
+    """The nightly run: every step of NIGHTLY_STEPS in order under the lake's hold, then the `runs`
+    row and a compaction a forget still owes. Returns the run summary (status ok or blocked);
+    raises RunFailed (recorded, staging removed, CURRENT untouched) when a step fails."""
+    from ..maintain import compact_database
+    from ..store import DEFAULT_WRITE_WAIT_S
+
+    reports = str(reports_dir) if reports_dir else None
+    run_id = lake.new_run_id("nightly", as_of)
+    call = runner or (lambda step, rid, done: step.run(lake, as_of, rid, done, reports))
+    with lake.hold("nightly run", wait_s=DEFAULT_WRITE_WAIT_S if wait_s is None else wait_s):
+        done: dict[str, dict[str, Any]] = {}
+        try:
+            for step in NIGHTLY_STEPS:
+                done[step.name] = call(step, run_id, dict(done))
+        except Exception as exc:
+            # a failed run is recorded too (status failed, the step and the error), CURRENT untouched,
+            # and the webhook hears of it (never raising)
+            from .notify import notify
+
+            failed = record_failed_run(lake, run_id, "nightly", as_of, list(done.values()), exc)
+            notify(lake, as_of, run_id, list(done.values()), error=exc)
+            raise failed from exc
+        summary = record_run(lake, run_id, "nightly", as_of, list(done.values()))
+    compact_database(lake, only_if_pending=True)  # after the hold: a forget's freed blocks are rewritten
+    return summary
+
+
+def lake_for_run(lake_dir: str | os.PathLike | None, policy: dict | None = None):
+    """The lake a scheduled run works on: `lake_dir` must be an absolute path to an existing lake
+    (a relative one would resolve against wherever the worker happens to run)."""
+    from ..store import InputError, Lake
+
+    if not lake_dir or not Path(str(lake_dir)).expanduser().is_absolute():
+        raise InputError(f"lake_dir must be an absolute path to a lake, got {str(lake_dir)!r}; set the deployment's "
+                         f"lake_dir parameter (memory-lake deploy --lake /abs/path/to/lake does)")
+    return Lake.open(Path(str(lake_dir)).expanduser(), policy_overrides=policy)
+
+
+def run_digest(lake, summary: dict[str, Any]) -> dict[str, Any]:
+    """What an orchestrator shows of a run: a Markdown headline with the alerts and failed checks,
+    a table of per-step counts, and the report's path."""
+    publish = summary.get("publish") or {}
+    status = summary["status"]
+    if status == "failed":
+        headline = f"nightly {summary['run_id']} FAILED in step {summary.get('failed_step')}: {summary.get('error')}"
+    elif status == "blocked":
+        headline = f"nightly {summary['run_id']} BLOCKED: publish stopped by failed check(s)"
+    else:
+        what = {"published": f"published {publish.get('version')}",
+                "unchanged": f"nothing changed since {publish.get('current')}"}.get(publish.get("status"), "done")
+        headline = f"nightly {summary['run_id']} ok: {what}"
+    health = latest_health(lake)
+    alerts = (health or {}).get("overall") or {}
+    alerts = alerts.get("alerts") or [] if alerts else []
+    lines = [f"# {headline}", "", f"as_of {summary['as_of']}, {summary['duration_s']} s", "", "## Failed checks", ""]
+    lines += [f"- {name}" for name in publish.get("failed") or []] or ["none"]
+    lines += ["", "## Alerts", ""]
+    lines += [f"- [{a['level']}] {a['message']} - {a['action']}" for a in alerts] or ["none"]
+    table = [{"step": name, "summary": step["summary"],
+              "counts": ", ".join(f"{k}={v}" for k, v in (step.get("counts") or {}).items())}
+             for name, step in summary["steps"].items()]
+    return {"headline": headline, "markdown": "\n".join(lines), "table": table, "report": summary.get("report")}
