@@ -70,7 +70,8 @@ def test_the_flow_wires_the_library_steps_in_order():
         "apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "snapshot_health",
         "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
     # retries only where a step does file I/O
-    assert {name: t.retries for name, t in TASKS.items() if t.retries} == {"ingest_inbox": 2, "write_report": 2}
+    assert {name: t.retries for name, t in TASKS.items() if t.retries} == {"ingest_inbox": 2, "housekeeping": 2,
+                                                                           "write_report": 2}
 
 
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
