@@ -40,7 +40,7 @@ import polars as pl
 from ..store import schema
 from .checks import batches, validate
 from ..maintain import CONTRADICTION_PARTNERS_SQL
-from ..store import iso
+from ..store import crash_point, iso
 from ..store import Policy
 from ..store import StepReport
 
@@ -137,8 +137,11 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
         manifest = _write_manifest(staging, version=version, as_of=as_of, run_id=run_id,
                                    content_hash=staged["content_hash"], checks=checks, scopes=staged["scope_list"])
         target = lake.exports / version
+        crash_point("publish:staged")  # tests/test_crash_safety.py kills at each of these
         os.rename(staging, target)
+        crash_point("publish:renamed")
         switch_current(lake.exports, version)
+        crash_point("publish:switched")
         pruned = _prune(lake.exports, policy.publish.keep_versions)
         con.execute(
             "UPDATE memories SET published_at = ?, publish_meta = json_object('version', ?, 'run_id', ?) "

@@ -7,6 +7,7 @@ what this ``__init__`` exports (``schema`` is exported as a namespace of table d
 
 from . import schema
 from .clock import iso, resolve_as_of
+from .crash import CRASH_AT_ENV, crash_point
 from .db import transaction
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
@@ -17,7 +18,7 @@ from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import StepReport, tenant_limits
 
 __all__ = [
-    "schema", "iso", "resolve_as_of", "transaction",
+    "schema", "iso", "resolve_as_of", "CRASH_AT_ENV", "crash_point", "transaction",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_LISTENERS", "Lake", "ReadSource", "check_no_secrets", "connect",
