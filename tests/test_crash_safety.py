@@ -86,10 +86,12 @@ EXCLUDED = {
 }
 # Whole columns whose values embed a run id or a timing inside a JSON document, with the keys dropped.
 JSON_DROP = {"run_id", "duration_s", "per_step"}
-# Tables that are a log of processes rather than lake state: `runs` gets one row per run that
-# finished (a run killed before its record leaves none; a run killed after it is complete and its
-# re-run adds another), so only its latest nightly row is compared.
+# `runs` is a log of processes, not lake state: a run killed before its record leaves no row, one
+# killed after it (in compact_database) is complete and its re-run adds another; and its `report` is
+# the re-run's own account of the work it did (less, after a kill). So only the latest nightly
+# row's kind, as_of and status are compared.
 LOG_TABLES = {"runs"}
+LOG_EXCLUDED = {"report"}
 
 
 def run_nightly(lake_dir: Path, reports: Path, crash_at: str | None = None) -> subprocess.CompletedProcess:
@@ -124,7 +126,7 @@ def tables(lake_dir: Path) -> dict[str, list]:
             cols = [r[0] for r in con.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
                 "ORDER BY ordinal_position", [name]).fetchall()]
-            kept = [c for c in cols if c not in EXCLUDED]
+            kept = [c for c in cols if c not in EXCLUDED and not (name in LOG_TABLES and c in LOG_EXCLUDED)]
             query = f'SELECT {", ".join(chr(34) + c + chr(34) for c in kept)} FROM "{name}"'
             if name in LOG_TABLES:
                 query += " WHERE kind = 'nightly' ORDER BY as_of DESC LIMIT 1"
