@@ -92,6 +92,10 @@ JSON_DROP = {"run_id", "duration_s", "per_step"}
 # row's kind, as_of and status are compared.
 LOG_TABLES = {"runs"}
 LOG_EXCLUDED = {"report"}
+# `publishes` logs every publish attempt: a run killed after its publish re-runs to an 'unchanged'
+# row (nothing new to publish) that an uninterrupted run does not write; the versions published
+# (status 'published' or 'blocked') must be the same.
+ATTEMPT_LOGS = {"publishes": "status <> 'unchanged'"}
 
 
 def run_nightly(lake_dir: Path, reports: Path, crash_at: str | None = None) -> subprocess.CompletedProcess:
@@ -128,6 +132,8 @@ def tables(lake_dir: Path) -> dict[str, list]:
                 "ORDER BY ordinal_position", [name]).fetchall()]
             kept = [c for c in cols if c not in EXCLUDED and not (name in LOG_TABLES and c in LOG_EXCLUDED)]
             query = f'SELECT {", ".join(chr(34) + c + chr(34) for c in kept)} FROM "{name}"'
+            if name in ATTEMPT_LOGS:
+                query += f" WHERE {ATTEMPT_LOGS[name]}"
             if name in LOG_TABLES:
                 query += " WHERE kind = 'nightly' ORDER BY as_of DESC LIMIT 1"
             rows = [tuple(json.dumps(_strip(v), sort_keys=True, default=str) for v in row)
