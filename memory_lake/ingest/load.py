@@ -37,7 +37,7 @@ import duckdb
 import polars as pl
 
 from . import redact
-from ..store import iso
+from ..store import crash_point, iso
 from ..store import InputError
 from .merge import merge_records
 from ..store import IngestPolicy
@@ -288,6 +288,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         # The forgotten text leaves the raw copies, search log and exports too (DESIGN: forget
         # reaches everything); this file's own raw copy is already redacted and holds no text of it.
         scrub_files(lake, forgotten_ids(con, run_id=run_id, source=label), as_of=as_of, run_id=run_id, con=con)
+    crash_point("ingest:file-committed")  # tests/test_crash_safety.py kills here
     _retire_from_inbox(lake, path, file_hash)
     return report
 

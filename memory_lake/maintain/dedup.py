@@ -60,7 +60,7 @@ import polars as pl
 
 from ..store import schema
 from ..store import iso, resolve_as_of
-from ..store import transaction
+from ..store import crash_point, transaction
 from ..store import InputError, NotApplicable
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..store import Policy
@@ -775,6 +775,7 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
             if plan.merges.height:
                 _apply_merges(con, plan.merges, as_of, run_id, log_lines)
         report.counts["contradictions_filed"] = filed
+        crash_point("dedup:merged")  # tests/test_crash_safety.py kills here
     append_cleanup_log(lake.root, log_lines)
     return report
 

@@ -36,7 +36,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ import polars as pl
 from ..store import schema
 from ..store import iso, resolve_as_of
 from ..store import InputError, LakeBusy
-from ..store import transaction
+from ..store import CRASH_AT_ENV, crash_point, transaction  # noqa: F401 (CRASH_AT_ENV: tests)
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..ingest import redact_text
 
@@ -815,16 +814,6 @@ def compaction_owed(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(con.execute("SELECT count(*) FROM pending_compactions").fetchone()[0])
 
 
-# Test hook: a process whose environment names one of these points in MEMORY_LAKE_CRASH_AT kills
-# itself there with SIGKILL, so a test can show the next command finishing an interrupted forget.
-CRASH_AT_ENV = "MEMORY_LAKE_CRASH_AT"
-
-
-def _crash_point(name: str) -> None:
-    if os.environ.get(CRASH_AT_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 # ============================================================================ the entry point
 def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None = None, agent: str | None = None,
            user: str | None = None, operator: str = "user", reason: str | None = None,
@@ -889,7 +878,7 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
                     report["refused"] = [r["id"] for r in result["refused"]]
                     con.execute("INSERT INTO runs VALUES (?, 'forget', ?, 'ok', ?, ?)",
                                 [run_id, as_of, time.monotonic() - started, json.dumps(report)])
-            _crash_point("forget:committed")
+            crash_point("forget:committed")  # a test kills here: the next command finishes the scrub
             scrubbed = result["forgotten"] + result["already_deleted"]
             result["files"] = (scrub_files(lake, scrubbed, as_of=as_of, run_id=run_id, con=con)
                                if scrub and scrubbed else {})

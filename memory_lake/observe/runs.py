@@ -277,7 +277,7 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
     row and a compaction a forget still owes. Returns the run summary (status ok or blocked);
     raises RunFailed (recorded, staging removed, CURRENT untouched) when a step fails."""
     from ..maintain import compact_database
-    from ..store import DEFAULT_WRITE_WAIT_S
+    from ..store import DEFAULT_WRITE_WAIT_S, crash_point
 
     reports = str(reports_dir) if reports_dir else None
     run_id = lake.new_run_id("nightly", as_of)
@@ -287,6 +287,7 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
         try:
             for step in NIGHTLY_STEPS:
                 done[step.name] = call(step, run_id, dict(done))
+                crash_point(f"after:{step.name}")  # crash-safety tests kill the run here
         except Exception as exc:
             # a failed run is recorded too (status failed, the step and the error), CURRENT untouched,
             # and the webhook hears of it (never raising)
@@ -296,7 +297,9 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
             notify(lake, as_of, run_id, list(done.values()), error=exc)
             raise failed from exc
         summary = record_run(lake, run_id, "nightly", as_of, list(done.values()))
+        crash_point("after:record_run")
     compact_database(lake, only_if_pending=True)  # after the hold: a forget's freed blocks are rewritten
+    crash_point("after:compact_database")
     return summary
 
 

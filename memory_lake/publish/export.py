@@ -40,9 +40,10 @@ import polars as pl
 from ..store import schema
 from .checks import batches, validate
 from ..maintain import CONTRADICTION_PARTNERS_SQL
-from ..store import iso
+from ..store import crash_point, iso
 from ..store import Policy
 from ..store import StepReport
+from ..store import transaction
 
 CURRENT = "CURRENT"
 STAGING_PREFIX = ".staging-"
@@ -123,6 +124,10 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
     base = {"current": current, "content_hash": staged["content_hash"], "checks": checks["checks"], "failed": []}
     with lake.writer(purpose="publish") as con:
         if staged["status"] == "unchanged":
+            if current and not _recorded(con, current):
+                # a publish killed between the CURRENT switch and its record: finish it (same as_of)
+                return _record_published(con, lake, policy, as_of, run_id, base, current,
+                                         _manifest(lake.exports / current))
             result = {**base, "status": "unchanged", "version": None, "path": str(lake.exports / CURRENT)}
             _record(con, run_id, as_of, result, None)
             return StepReport("publish_export", as_of, run_id, {"new_version": 0}, result)
@@ -137,24 +142,46 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
         manifest = _write_manifest(staging, version=version, as_of=as_of, run_id=run_id,
                                    content_hash=staged["content_hash"], checks=checks, scopes=staged["scope_list"])
         target = lake.exports / version
+        crash_point("publish:staged")  # tests/test_crash_safety.py kills at each of these
         os.rename(staging, target)
+        crash_point("publish:renamed")
         switch_current(lake.exports, version)
-        pruned = _prune(lake.exports, policy.publish.keep_versions)
+        crash_point("publish:switched")
+        return _record_published(con, lake, policy, as_of, run_id, base, version, manifest)
+
+
+def _record_published(con: duckdb.DuckDBPyConnection, lake, policy: Policy, as_of: datetime, run_id: str,
+                      base: dict[str, Any], version: str, manifest: dict[str, Any]) -> StepReport:
+    """After CURRENT points at `version`: prune old versions, stamp the published rows and record the
+    publish, in one transaction (a re-run after a kill before it finishes it, see publish_export)."""
+    pruned = _prune(lake.exports, policy.publish.keep_versions)
+    with transaction(con):
         con.execute(
             "UPDATE memories SET published_at = ?, publish_meta = json_object('version', ?, 'run_id', ?) "
             f"WHERE {PUBLISHED}", [as_of, version, run_id])
-        result = {**base, "status": "published", "version": version, "current": version, "path": str(target),
-                  "pruned": pruned}
+        result = {**base, "status": "published", "version": version, "current": version,
+                  "path": str(lake.exports / version), "pruned": pruned}
         _record(con, run_id, as_of, result, manifest)
     return StepReport("publish_export", as_of, run_id, {"new_version": 1, "rows": manifest["counts"]["rows"]}, result)
 
 
+def _recorded(con: duckdb.DuckDBPyConnection, version: str) -> bool:
+    """True when the publish of `version` (e.g. "v3") is in ``publishes``."""
+    return bool(con.execute("SELECT count(*) FROM publishes WHERE status = 'published' AND version = ?",
+                            [int(version[1:])]).fetchone()[0])
+
+
 def remove_staging(lake) -> list[str]:
-    """Remove every ``exports/.staging-*`` folder (one a crashed or failed run left behind); the
-    caller holds the write lock, so no other publish is staging. Returns the names removed."""
+    """Remove every ``exports/.staging-*`` folder (one a crashed or failed run left behind), and
+    every ``v<N>`` newer than CURRENT (a publish killed between its rename and the CURRENT switch:
+    no reader ever saw it, and the next publish reuses its number); the caller holds the write
+    lock, so no other publish is staging. Returns the names removed."""
     removed = []
     if lake.exports.is_dir():
-        for folder in sorted(lake.exports.glob(f"{STAGING_PREFIX}*")):
+        current = current_version(lake)
+        newest = int(current[1:]) if current and current[1:].isdigit() else 0
+        orphans = [lake.exports / f"v{n}" for n in _versions(lake.exports) if n > newest]
+        for folder in sorted(lake.exports.glob(f"{STAGING_PREFIX}*")) + orphans:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder.name)
     return removed

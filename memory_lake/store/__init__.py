@@ -8,6 +8,7 @@ what this ``__init__`` exports (``schema`` is exported as a namespace of table d
 from . import schema
 from .backup import FORGET_WARNING, BackupError, backup, restore_backup
 from .clock import iso, resolve_as_of
+from .crash import CRASH_AT_ENV, crash_point
 from .db import transaction
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
@@ -18,7 +19,8 @@ from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import StepReport, tenant_limits
 
 __all__ = [
-    "schema", "FORGET_WARNING", "BackupError", "backup", "restore_backup", "iso", "resolve_as_of", "transaction",
+    "schema", "FORGET_WARNING", "BackupError", "backup", "restore_backup", "iso", "resolve_as_of",
+    "CRASH_AT_ENV", "crash_point", "transaction",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_LISTENERS", "Lake", "ReadSource", "check_no_secrets", "connect",

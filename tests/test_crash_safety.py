@@ -1,0 +1,199 @@
+"""Crash safety (issue 14 item 5): a nightly run killed with SIGKILL at any point, then re-run with
+the same as_of, leaves the lake as an uninterrupted run does.
+
+The nightly's library steps run in a subprocess through ``run_nightly_steps`` (the steps the flow
+wires, in order; no Prefect), inside ``lake.hold``. The process kills itself
+(``memory_lake.store.crash_point``) after each step returns, and inside ingest (after one file's transaction committed), dedup (after the merge
+transaction, before its cleanup log) and publish (staging written; renamed to ``v<N>``; CURRENT
+switched, before the publish is recorded). Then: the kernel released the lock, a re-run converges
+to the tables of an uninterrupted run on an identical lake, CURRENT resolves to a complete version
+and no staging folder is left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from memory_lake import Lake
+from memory_lake.demo import generate_demo
+from memory_lake.observe import NIGHTLY_STEPS
+from memory_lake.store import CRASH_AT_ENV
+
+AS_OF = "2026-11-30T03:02:00Z"
+
+# The nightly run's steps (NIGHTLY_STEPS, the list the flow wires); the subprocess runs them with
+# `run_nightly_steps`, which passes a crash point after each step, after the run's record and after
+# the compaction.
+STEPS = (*(step.name for step in NIGHTLY_STEPS), "record_run", "compact_database")
+
+NIGHTLY = r"""
+import sys
+from memory_lake import Lake
+from memory_lake.observe import run_nightly_steps
+from memory_lake.store import resolve_as_of
+
+run_nightly_steps(Lake.open(sys.argv[1]), resolve_as_of(sys.argv[2]), sys.argv[3])
+print("done")
+"""
+
+CRASH_POINTS = [f"after:{s}" for s in STEPS] + [
+    "ingest:file-committed", "dedup:merged", "publish:staged", "publish:renamed", "publish:switched"]
+
+# Columns that legitimately differ between two runs of the same night, and why:
+EXCLUDED = {
+    # a run id is random per run (lake.new_run_id); a re-run is a new run by design
+    "run_id", "replayed_run_id",
+    # wall-clock durations measure the machine, not the data
+    "duration_s",
+}
+# Whole columns whose values embed a run id or a timing inside a JSON document, with the keys dropped.
+JSON_DROP = {"run_id", "duration_s", "per_step"}
+# `runs` is a log of processes, not lake state: a run killed before its record leaves no row, one
+# killed after it (in compact_database) is complete and its re-run adds another; and its `report` is
+# the re-run's own account of the work it did (less, after a kill). So only the latest nightly
+# row's kind, as_of and status are compared.
+LOG_TABLES = {"runs"}
+LOG_EXCLUDED = {"report"}
+# `publishes` logs every publish attempt: a run killed after its publish re-runs to an 'unchanged'
+# row (nothing new to publish) that an uninterrupted run does not write; the versions published
+# (status 'published' or 'blocked') must be the same.
+ATTEMPT_LOGS = {"publishes": "status <> 'unchanged'"}
+
+
+def run_nightly(lake_dir: Path, reports: Path, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != CRASH_AT_ENV}
+    if crash_at:
+        env[CRASH_AT_ENV] = crash_at
+    return subprocess.run([sys.executable, "-c", NIGHTLY, str(lake_dir), AS_OF, str(reports)], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _strip(value):
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in JSON_DROP}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return _strip(json.loads(value))
+        except ValueError:
+            return value
+    return value
+
+
+def tables(lake_dir: Path) -> dict[str, list]:
+    """Every table of the lake, rows sorted, without the columns of EXCLUDED."""
+    con = duckdb.connect(str(lake_dir / "lake.duckdb"), read_only=True)
+    try:
+        out = {}
+        names = [r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1").fetchall()]
+        for name in names:
+            cols = [r[0] for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
+                "ORDER BY ordinal_position", [name]).fetchall()]
+            kept = [c for c in cols if c not in EXCLUDED and not (name in LOG_TABLES and c in LOG_EXCLUDED)]
+            query = f'SELECT {", ".join(chr(34) + c + chr(34) for c in kept)} FROM "{name}"'
+            if name in ATTEMPT_LOGS:
+                query += f" WHERE {ATTEMPT_LOGS[name]}"
+            if name in LOG_TABLES:
+                query += " WHERE kind = 'nightly' ORDER BY as_of DESC LIMIT 1"
+            rows = [tuple(json.dumps(_strip(v), sort_keys=True, default=str) for v in row)
+                    for row in con.execute(query).fetchall()]
+            out[name] = (kept, sorted(rows))
+        return out
+    finally:
+        con.close()
+
+
+def assert_current_complete(lake_dir: Path) -> str:
+    exports = lake_dir / "exports"
+    current = (exports / "CURRENT").resolve()
+    manifest = json.loads((current / "manifest.json").read_text(encoding="utf-8"))
+    files = {str(p.relative_to(current)): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(current.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    assert manifest["files"] == files
+    assert manifest["version"] == current.name
+    assert not list(exports.glob(".staging-*"))
+    return current.name
+
+
+def _tenants(inbox: Path) -> set[str]:
+    found: set[str] = set()
+
+    def walk(value):
+        if isinstance(value, dict):
+            if isinstance(value.get("tenant"), str):
+                found.add(value["tenant"])
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for path in (p for p in inbox.iterdir() if p.is_file()):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for chunk in [text] + text.splitlines():
+            try:
+                walk(json.loads(chunk))
+            except ValueError:
+                pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def base_lake(tmp_path_factory) -> Path:
+    """A small lake with part of the demo in its inbox (duplicates, contradictions, PII, bad lines,
+    a save file), its tenants' salts already made so that copies redact alike."""
+    root = tmp_path_factory.mktemp("base") / "lake"
+    lake = Lake.init(root)
+    demo = tmp_path_factory.mktemp("demo")
+    generate_demo(demo, seed=7)
+    for name in ("0002-globex-ops.jsonl", "0005-orchestrator-save.json"):
+        shutil.copy(demo / name, lake.inbox / name)
+    with lake.writer(purpose="test salts") as con:
+        lake.tenant_salts(con, sorted(_tenants(lake.inbox)))
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference(base_lake, tmp_path_factory) -> tuple[dict, str]:
+    lake_dir = tmp_path_factory.mktemp("reference") / "lake"
+    shutil.copytree(base_lake, lake_dir, symlinks=True)
+    done = run_nightly(lake_dir, lake_dir.parent / "reports")
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
+    return tables(lake_dir), assert_current_complete(lake_dir)
+
+
+@pytest.mark.parametrize("crash_at", CRASH_POINTS)
+def test_a_killed_nightly_reruns_to_the_state_of_an_uninterrupted_one(crash_at, base_lake, reference, tmp_path):
+    lake_dir = tmp_path / "lake"
+    shutil.copytree(base_lake, lake_dir, symlinks=True)
+    reports = tmp_path / "reports"
+
+    killed = run_nightly(lake_dir, reports, crash_at=crash_at)
+    assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr[-2000:])
+    assert "done" not in killed.stdout
+
+    # the kernel released the lock with the process: a new writer gets it at once
+    with Lake.open(lake_dir).hold("after the crash", wait_s=0):
+        pass
+
+    rerun = run_nightly(lake_dir, reports)
+    assert rerun.returncode == 0 and rerun.stdout.strip() == "done", rerun.stderr[-2000:]
+    expected_tables, expected_version = reference
+    got = tables(lake_dir)
+    assert sorted(got) == sorted(expected_tables)
+    for name in expected_tables:
+        assert got[name] == expected_tables[name], name
+    assert assert_current_complete(lake_dir) == expected_version
