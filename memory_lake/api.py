@@ -56,12 +56,13 @@ class Lake(StoreLake):
             health["scopes"] = [s for s in health["scopes"] if s["tenant"] == tenant]
         return health
 
-    def index(self, *, as_of: datetime | str | None = None, on_progress=None):
+    def index(self, *, as_of: datetime | str | None = None, on_progress=None, wait_s: float | None = None):
         """Embed new or changed content (cached by content hash and model); ingest never does.
-        `on_progress(what, done, total)` hears each batch (see `memory_lake.search.index`)."""
+        `on_progress(what, done, total)` hears each batch (see `memory_lake.search.index`); `wait_s`
+        bounds the wait for another process's lock (default 10 minutes)."""
         from .search import index
 
-        return index(self, resolve_as_of(as_of), on_progress=on_progress)
+        return index(self, resolve_as_of(as_of), on_progress=on_progress, wait_s=wait_s)
 
     def publish(self, *, as_of: datetime | str | None = None):
         """Stage, check and publish an export version (see `memory_lake.publish`)."""

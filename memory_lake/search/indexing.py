@@ -31,7 +31,8 @@ TOKENIZE_BATCH = 20_000
 
 
 def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
-          progress: bool | None = None, on_progress: Callable[[str, int, int], None] | None = None) -> StepReport:
+          progress: bool | None = None, on_progress: Callable[[str, int, int], None] | None = None,
+          wait_s: float | None = None) -> StepReport:
     """Tokenise and embed every content hash the index does not hold yet; report the counts.
     `on_progress(what, done, total)` hears each batch ("tokenised" then "embedded" texts); given
     it, the caller shows progress and the built-in bars stay off."""
@@ -39,7 +40,8 @@ def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
     run_id = run_id or lake.new_run_id("index", as_of)
     show = (sys.stderr.isatty() if progress is None else progress) and on_progress is None
     report = StepReport("index", as_of, run_id, {})
-    with lake.writer(purpose="index") as con:
+    waiting = {} if wait_s is None else {"wait_s": wait_s}
+    with lake.writer(purpose="index", **waiting) as con:
         report.counts["tokenized"] = index_keywords(con, as_of, show, on_progress)
         embedded = embed_missing(con, policy.search.model, as_of, policy.search.batch_size, show, on_progress)
     report.counts["embedded"] = embedded["embedded"]

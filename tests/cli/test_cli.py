@@ -503,3 +503,15 @@ def test_a_wide_listing_keeps_every_id_whole_at_80_columns(tmp_path):
     assert max(len(line) for line in lines) <= 80
     assert f"conflict_id        {conflict_id}" in lines and "memory_id          pref-theme" in lines
     assert 'incoming_value     "Alice prefers sepia mode"' in lines
+
+
+def test_index_honours_the_lock_wait(tmp_path):
+    """`MEMORY_LAKE_WAIT_S` was ignored by `index` (issue 14): it waited the default 600 s."""
+    from memory_lake import Lake
+
+    lake = Lake.init(tmp_path / "lake")
+    with held_by_another_process(lake, seconds=30):
+        proc = subprocess.run([str(Path(sys.executable).parent / "memory-lake"), "--lake", str(lake.root), "index"],
+                              capture_output=True, text=True, env={**os.environ, "MEMORY_LAKE_WAIT_S": "1"}, timeout=60)
+    assert proc.returncode == 3
+    assert proc.stderr.splitlines()[-1].startswith(f"error: lake {lake.root} is busy: pid ")
