@@ -162,7 +162,7 @@ def main() -> None:
         print(f"{mode:<30}{s['mean_ms']:>10.1f}{s['p50_ms']:>10.1f}{s['p95_ms']:>10.1f}{s['max_ms']:>10.1f}"
               f"{s.get('empty', ''):>8}")
     print("empty: questions for which no memory passed the relevance floor (no keyword match, and no raw cosine "
-          ">= [search] hit_cosine)")
+          ">= [search] min_cosine)")
     e = result["query_encoding"]
     print(f"{'query encoding':<30}{e['mean_ms']:>10.1f}{e['p50_ms']:>10.1f}{e['p95_ms']:>10.1f}{e['max_ms']:>10.1f}"
           "   (query embedding alone; part of semantic and hybrid)")
