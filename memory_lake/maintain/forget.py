@@ -628,7 +628,7 @@ def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str]) -> list[st
 def _update_manifest(folder: Path, changed: list[str], job: FileScrub) -> list[str]:
     """New checksums and counts for a rewritten version, and a ``rewrites`` entry (ids' count
     only); returns the files recorded as rewritten (with the manifest), or [] when none."""
-    from ..publish import file_sha256 as _sha256
+    from ..store import file_sha256 as _sha256
 
     path = folder / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))

@@ -5,11 +5,10 @@ from .checks import PUBLISH_EXPECTATIONS, validate
 from .export import (check_export, current_version, folder_name, publish, publish_export, remove_staging,
                      scope_folder, stage_export)
 from .export import _context_pack as context_pack
-from .export import _sha256 as file_sha256
 
 __all__ = [
     "PUBLISH_EXPECTATIONS", "validate",
     "check_export", "current_version", "folder_name", "publish", "publish_export", "remove_staging",
     "scope_folder", "stage_export",
-    "context_pack", "file_sha256",
+    "context_pack",
 ]

@@ -40,7 +40,7 @@ import polars as pl
 from ..store import schema
 from .checks import batches, validate
 from ..maintain import CONTRADICTION_PARTNERS_SQL
-from ..store import crash_point, iso
+from ..store import crash_point, file_sha256, iso
 from ..store import Policy
 from ..store import StepReport
 from ..store import transaction
@@ -406,7 +406,7 @@ def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str
     rows = pl.read_parquet(staging / "memories.parquet", columns=["tier", "status"])
     by_tier = dict(sorted(rows["tier"].value_counts().iter_rows()))
     by_status = dict(sorted(rows["status"].value_counts().iter_rows()))
-    files = {str(p.relative_to(staging)): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+    files = {str(p.relative_to(staging)): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
     manifest = {
         "version": version, "as_of": iso(as_of), "run_id": run_id, "content_hash": content_hash,
         "counts": {"rows": sum(by_tier.values()), "by_tier": by_tier, "by_status": by_status, "scopes": scopes},
@@ -415,13 +415,6 @@ def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str
     (staging / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
     return manifest
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _manifest(version_dir: Path) -> dict[str, Any]:

@@ -6,7 +6,7 @@ what this ``__init__`` exports (``schema`` is exported as a namespace of table d
 """
 
 from . import schema
-from .backup import FORGET_WARNING, BackupError, backup, restore_backup
+from .backup import FORGET_WARNING, BackupError, backup, file_sha256, restore_backup
 from .clock import iso, resolve_as_of
 from .crash import CRASH_AT_ENV, crash_point
 from .db import transaction
@@ -19,7 +19,7 @@ from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import StepReport, tenant_limits
 
 __all__ = [
-    "schema", "FORGET_WARNING", "BackupError", "backup", "restore_backup", "iso", "resolve_as_of",
+    "schema", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
     "CRASH_AT_ENV", "crash_point", "transaction",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",

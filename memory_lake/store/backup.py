@@ -40,7 +40,8 @@ class BackupError(MemoryLakeError):
     exit_code = InputError.exit_code
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks (export manifests and backups)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -58,7 +59,7 @@ def _files(root: Path) -> dict[str, str]:
         if path.is_symlink():
             found[rel] = "link:" + os.readlink(path)
         elif path.is_file():
-            found[rel] = _sha256(path)
+            found[rel] = file_sha256(path)
     return found
 
 
