@@ -15,14 +15,18 @@ import duckdb
 import polars as pl
 
 
-def read_jsonl(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFrame:
-    """Records of a JSON Lines file as (line, raw, ok, problem)."""
+def decode(data: bytes) -> tuple[bytes, str, bool]:
+    """(normalised bytes, their UTF-8 text or "", whether the whole file decoded)."""
     data = normalise(data)
     try:
-        text, decoded = data.decode("utf-8"), True
+        return data, data.decode("utf-8"), True
     except UnicodeDecodeError:
-        text, decoded = "", False
-    return line_records(data, text, decoded)
+        return data, "", False
+
+
+def read_jsonl(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFrame:
+    """Records of a JSON Lines file as (line, raw, ok, problem)."""
+    return line_records(*decode(data))
 
 
 def line_records(data: bytes, text: str, decoded: bool) -> pl.DataFrame:

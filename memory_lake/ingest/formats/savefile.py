@@ -17,16 +17,12 @@ import duckdb
 import polars as pl
 
 from ..snapshot import not_strict_sql
-from .jsonl import frame, line_records, normalise
+from .jsonl import decode, frame, line_records
 
 
 def read_savefile(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFrame:
     """Records of a save file (or a JSON array of records) as (line, raw, ok, problem)."""
-    data = normalise(data)
-    try:
-        text, decoded = data.decode("utf-8"), True
-    except UnicodeDecodeError:
-        text, decoded = "", False
+    data, text, decoded = decode(data)
     if decoded:
         records = _document_records(con, text)
         if records is not None:
