@@ -5,6 +5,7 @@ from .embeddings import ModelUnavailable, encode, load_model
 from .indexing import index
 from .query import NOTE_NO_INDEX, SearchResult, SearchResults, search
 from .scopeindex import SCOPES
+from .tokens import count_tokens, count_tokens_many
 from .textsearch import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, tokenize
 from .textsearch import _jieba as jieba_segmenter
 
@@ -13,5 +14,6 @@ __all__ = [
     "index",
     "NOTE_NO_INDEX", "SearchResult", "SearchResults", "search",
     "SCOPES",
+    "count_tokens", "count_tokens_many",
     "CHINESE_STOP_WORDS", "ENGLISH_STOP_WORDS", "tokenize", "jieba_segmenter",
 ]
