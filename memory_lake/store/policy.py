@@ -121,6 +121,9 @@ class SearchPolicy:
 class PublishPolicy:
     # DESIGN "Publish": keep the last N versions for rollback.
     keep_versions: int = 5
+    # Issue 18 diff gate: a scope's active count may not fall by more than this share from the
+    # previous published version unless the cleanup log (forgets, merges, archive moves) explains it.
+    max_active_drop: float = 0.20
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,39 @@ class RetentionPolicy:
 
 
 @dataclass(frozen=True)
+class SummaryPolicy:
+    # Seed 000 "摘要生成": maxTokens 默认 500; 质量评估: 信息保留率 ≥ 90%, 压缩比 ≥ 3x,
+    # 可读性评分 ≥ 0.8, 准确性 ≥ 95%. A summary below any threshold is not published.
+    max_tokens: int = 500
+    min_retention: float = 0.90
+    min_compression: float = 3.0
+    min_readability: float = 0.8
+    min_accuracy: float = 0.95
+    # Seed 000 example 1: the last turns of a long conversation stay verbatim, the older ones are summarised.
+    keep_recent_turns: int = 5
+    # The optional LLM summariser (issue 15), off while base_url is "": any OpenAI-compatible chat
+    # endpoint. The key is read from the environment variable named here, never from the file.
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key_env: str = "MEMORY_LAKE_LLM_API_KEY"
+    llm_timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class EntityPolicy:
+    # Issue 16: extra words for jieba's Chinese entity tagging, each "word tag" (tag nr person, ns
+    # place, nt organisation, nz other proper noun), e.g. ["张经理 nr", "星河科技 nt"].
+    user_dict: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    # Issue 16: the published context.md is the query-less context pack within this many tokens
+    # (counted with the embedding model's tokenizer); `memory-lake context` uses it as its default.
+    max_tokens: int = 2000
+
+
+@dataclass(frozen=True)
 class Policy:
     """Every number the pipeline uses; `Policy()` gives the seed defaults."""
 
@@ -169,6 +205,9 @@ class Policy:
     dedup: DedupPolicy = field(default_factory=DedupPolicy)
     notify: NotifyPolicy = field(default_factory=NotifyPolicy)
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+    summaries: SummaryPolicy = field(default_factory=SummaryPolicy)
+    entities: EntityPolicy = field(default_factory=EntityPolicy)
+    context: ContextPolicy = field(default_factory=ContextPolicy)
     tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def for_tenant(self, tenant: str) -> "Policy":
