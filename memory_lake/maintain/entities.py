@@ -51,6 +51,7 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -522,13 +523,16 @@ def _scrub_entity_facts(con: duckdb.DuckDBPyConnection) -> None:
 @register_scrubber("entities")
 def _scrub_entities(con: duckdb.DuckDBPyConnection) -> None:
     # An entity keeps only its other sources; one with none left goes (its name came from them).
+    con.execute("CREATE OR REPLACE TEMP TABLE forgotten_list AS SELECT coalesce(list(id), []::VARCHAR[]) AS ids "
+                "FROM forget_ids")
     con.execute(
         """
-        UPDATE entities SET memory_ids = list_filter(memory_ids, m -> m NOT IN (SELECT id FROM forget_ids)),
-               mention_count = len(list_filter(memory_ids, m -> m NOT IN (SELECT id FROM forget_ids)))
-        WHERE list_has_any(memory_ids, (SELECT coalesce(list(id), []::VARCHAR[]) FROM forget_ids))
+        UPDATE entities SET memory_ids = list_filter(memory_ids, m -> NOT list_contains(f.ids, m))
+        FROM forgotten_list f WHERE list_has_any(entities.memory_ids, f.ids)
         """)
+    con.execute("UPDATE entities SET mention_count = len(memory_ids) WHERE mention_count <> len(memory_ids)")
     con.execute("DELETE FROM entities WHERE mention_count = 0")
+    con.execute("DROP TABLE forgotten_list")
 
 
 # ---------------------------------------------------------------------------- reading
@@ -555,6 +559,20 @@ def scope_entity_facts(con: duckdb.DuckDBPyConnection, where: str = "", params: 
         {('WHERE ' + where) if where else ''}
         ORDER BY e.tenant, e.agent_id NULLS FIRST, e.user_id NULLS FIRST, e.entity_id, f.mentioned_at, f.fact_id
         """, params or []).pl().cast(columns)
+
+
+def published_entity_facts(version: Path) -> pl.DataFrame:
+    """``scope_entity_facts`` of an export version folder (its ``tables/*.parquet``), e.g. to
+    rebuild a scope's context.md after a forget."""
+    con = duckdb.connect(":memory:")
+    try:
+        for name in ("entities", "entity_facts"):
+            path = version / "tables" / f"{name}.parquet"
+            if path.is_file():
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{str(path).replace(chr(39), chr(39) * 2)}')")
+        return scope_entity_facts(con)
+    finally:
+        con.close()
 
 
 def group_facts(rows: list[dict[str, Any]], allowed: set[str] | None = None) -> list[dict[str, Any]]:
