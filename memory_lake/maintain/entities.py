@@ -110,6 +110,7 @@ _TAG_KINDS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", 
 # The most common Chinese surnames (a new word starting with one, or one before a title, is a person).
 _SURNAMES = frozenset("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任"
                       "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤")
+_COMPOUND_SURNAMES = frozenset("欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 夏侯 令狐 长孙 宇文 司徒 端木".split())
 _TITLES_ZH = frozenset("经理 总监 总 老师 主任 先生 女士 小姐 医生 教授 老板 工 律师 科长 处长 部长 局长 院长 校长 "
                        "主管 组长 书记 董事长 总裁 博士 师傅 阿姨 叔叔".split())
 _ORG_WORDS_ZH = frozenset("公司 集团 科技 银行 大学 学院 医院 物流 研究院 研究所 工作室 事务所 中心 有限公司 股份 "
@@ -210,6 +211,10 @@ def _chinese_tokenizer(user_dict: tuple[str, ...]):
     return tokenizer, tags, user_tags, posseg
 
 
+def _surname(word: str) -> bool:
+    return word[0] in _SURNAMES or word[:2] in _COMPOUND_SURNAMES
+
+
 def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[str, str, float]]:
     """(surface, kind, confidence) of each entity jieba finds in a Chinese sentence."""
     tokenizer, tags, user_tags, posseg = _chinese_tokenizer(user_dict)
@@ -239,8 +244,10 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
             if nxt in _ORG_WORDS_ZH and (kind or new_word) and len(word) >= 2:
                 found.append((word + nxt, "organisation", CONFIDENCE["pattern"]))  # 华信 + 科技
                 i += 1
-            elif new_word and 2 <= len(word) <= 3 and word[0] in _SURNAMES:
+            elif new_word and 2 <= len(word) <= 3 and _surname(word):
                 found.append((word, "person", CONFIDENCE["new_word"]))  # the HMM's tag for a new name varies
+            elif kind == "person" and not (2 <= len(word) <= 4 and _surname(word)):
+                pass  # jieba tags some common words nr (索引, 脱敏): a Chinese name starts with a surname
             elif kind and len(word) >= 2:
                 found.append((word, kind, CONFIDENCE["tag" if not new_word else "new_word"]))
         i += 1
