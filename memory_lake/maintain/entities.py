@@ -226,7 +226,9 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
         # sentence better ("张伟住/在" -> "张伟/住/在"), at ~10x the cost, so only here
         pairs = [(p.word, p.flag) for p in posseg.cut(sentence, HMM=True)]
         words = [w for w, _ in pairs]
-        tags = {**tags, **{w: f for w, f in pairs if not known.get(w) and f in _TAG_KINDS}}
+        guessed = {w: f for w, f in pairs if not known.get(w) and f in _TAG_KINDS}
+    else:
+        guessed = {}
     found = []
     i = 0
     while i < len(words):
@@ -238,7 +240,7 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
             found.append((word + nxt, "person", CONFIDENCE["pattern"]))  # 张经理
             i += 1
         elif _HAN.match(word):
-            tag = tags.get(word)
+            tag = guessed.get(word) or tags.get(word)
             kind = _TAG_KINDS.get(tag or "")
             new_word = not known.get(word)
             if nxt in _ORG_WORDS_ZH and (kind or new_word) and len(word) >= 2:
