@@ -43,6 +43,7 @@ bench: install
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/dedup.py
 	$(PY) benchmarks/dedup_blind.py
+	$(PY) benchmarks/entities.py
 	$(PY) benchmarks/locomo.py
 
 clean:

@@ -38,6 +38,23 @@ class Lake(StoreLake):
 
         return search(self, query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit, **filters)
 
+    def build_context(self, query: str, *, tenant: str, agent: str | None = None, user: str | None = None,
+                      max_tokens: int | None = None, as_of: datetime | str | None = None):
+        """The context pack for `query` (seed 002 buildContext): important memories, the latest
+        summary, relevant long-term memories, known entities and recent items as Markdown within
+        `max_tokens` (default ``[context] max_tokens``); read-only like search. See
+        `memory_lake.search.build_context`."""
+        from .search import build_context
+
+        return build_context(self, query, tenant=tenant, agent=agent, user=user, max_tokens=max_tokens, as_of=as_of)
+
+    def entities(self, *, tenant: str | None = None, agent: str | None = None, user: str | None = None) -> dict:
+        """The entities of a scope with their merged current facts, sources and history (read-only):
+        ``{"entities": [...], "notes": [...]}``. See `memory_lake.maintain.list_entities`."""
+        from .maintain import list_entities
+
+        return list_entities(self, tenant=tenant, agent=agent, user=user)
+
     def health(self, *, tenant: str | None = None, as_of: datetime | str | None = None) -> dict:
         """The latest stored health snapshot, or one computed now (read-only) before the first run;
         an unknown tenant is an InputError that names the known ones."""

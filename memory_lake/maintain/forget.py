@@ -549,7 +549,7 @@ def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub)
     if memories.is_file():
         scopes = con.execute(
             f"SELECT DISTINCT tenant, agent_id, user_id FROM {source} WHERE id IN (SELECT id FROM forget_ids)").pl()
-    changed += _scrub_scopes(folder, scopes, job.ids)
+    changed += _scrub_scopes(folder, scopes, job.ids, job.lake.policy)
     names = dict(_SCRUBBERS)
     # Scrubbers keyed by content hash read the version's memories, still whole at this point.
     con.execute("DROP VIEW IF EXISTS memories")
@@ -593,9 +593,14 @@ def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubbe
         con.execute("DROP TABLE IF EXISTS scrub_before")
 
 
-def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str]) -> list[str]:
+def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str], policy=None) -> list[str]:
     """Rewrite the scope files of the scopes that held a forgotten memory (loop per scope)."""
     from ..publish import context_pack as _context_pack, folder_name as _segment
+    from ..store import Policy
+    from .entities import published_entity_facts
+
+    policy = policy or Policy()
+    facts = published_entity_facts(folder) if scopes.height else None
 
     gone = set(ids)
     changed = []
@@ -619,8 +624,12 @@ def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str]) -> list[st
             continue
         header = {k: v for k, v in document.items() if k != "memories"}
         _atomic_write(memory_json, json.dumps({**header, "memories": records}, ensure_ascii=False).encode("utf-8"))
-        # the records carry what context.md shows (tier, type, content and the dispute marks)
-        _atomic_write(scope_dir / "context.md", _context_pack(header, records).encode("utf-8"))
+        # the records carry what context.md shows (tier, type, content, dates and the dispute marks);
+        # the entity facts count only from the records that stay
+        rows = facts.filter((pl.col("tenant") == tenant) & pl.col("agent_id").eq_missing(agent)
+                            & pl.col("user_id").eq_missing(user)).to_dicts()
+        pack = _context_pack(header, records, rows, policy.for_tenant(tenant).context.max_tokens)
+        _atomic_write(scope_dir / "context.md", pack.encode("utf-8"))
         changed += [f"{rel}/memory.json", f"{rel}/context.md"]
     return changed
 

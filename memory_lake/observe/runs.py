@@ -215,6 +215,11 @@ def _dedup(lake, as_of, run_id, done, reports):
     return timed(dedup, lake, as_of, run_id=run_id)
 
 
+def _extract_entities(lake, as_of, run_id, done, reports):
+    from ..maintain import extract_entities
+    return timed(extract_entities, lake, as_of, run_id=run_id)
+
+
 def _snapshot_health(lake, as_of, run_id, done, reports):
     from .health import snapshot_health
     return timed(snapshot_health, lake, as_of, run_id=run_id)
@@ -257,6 +262,7 @@ NIGHTLY_STEPS: tuple[NightlyStep, ...] = (
     NightlyStep("enforce_tiers", _enforce_tiers),
     NightlyStep("index", _index),
     NightlyStep("dedup", _dedup),
+    NightlyStep("extract_entities", _extract_entities),
     NightlyStep("snapshot_health", _snapshot_health),
     NightlyStep("stage_export", _stage_export),
     NightlyStep("check_export", _check_export),

@@ -40,6 +40,8 @@ import polars as pl
 from ..store import schema
 from .checks import batches, validate
 from ..maintain import CONTRADICTION_PARTNERS_SQL
+from ..maintain import scope_entity_facts
+from ..search import scope_pack
 from ..store import crash_point, file_sha256, iso
 from ..store import Policy
 from ..store import StepReport
@@ -62,7 +64,6 @@ SCOPE_RECORD_COLUMNS = ("id", "tier", "type", "content", "summary", "tags", "imp
 # The rows an export carries: not forgotten, not merged into another (schema.PUBLISHED_STATUSES).
 PUBLISHED = "status IN (" + ", ".join(f"'{s}'" for s in schema.PUBLISHED_STATUSES) + ")"
 TIER_ORDER = "CASE tier WHEN 'important' THEN 0 WHEN 'working' THEN 1 WHEN 'short_term' THEN 2 ELSE 3 END"
-TIER_TITLES = {"important": "Important", "working": "Working", "short_term": "Short-term", "long_term": "Long-term"}
 
 
 def publish(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
@@ -91,7 +92,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 0}, details)
         staging = lake.exports / f"{STAGING_PREFIX}{run_id}"
         try:
-            details["scope_list"] = _write_staging(con, staging, as_of)
+            details["scope_list"] = _write_staging(con, staging, as_of, policy or lake.policy)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -232,20 +233,23 @@ def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [name for (name,) in names if name not in NOT_EXPORTED]
 
 
-def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime) -> list[dict[str, Any]]:
+def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime,
+                   policy: Policy | None = None) -> list[dict[str, Any]]:
     (staging / "tables").mkdir(parents=True)
     con.execute(f"COPY publish_rows TO '{_sql_path(staging / 'memories.parquet')}' (FORMAT parquet)")
     for table in exported_tables(con):
         con.execute(f'COPY "{table}" TO \'{_sql_path(staging / "tables" / (table + ".parquet"))}\' (FORMAT parquet)')
-    return _write_scopes(con, staging / "scopes", as_of)
+    return _write_scopes(con, staging / "scopes", as_of, policy or Policy())
 
 
 def _sql_path(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime) -> list[dict[str, Any]]:
-    """One memory.json and context.md per scope (active and disputed memories; loop per scope)."""
+def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
+                  policy: Policy | None = None) -> list[dict[str, Any]]:
+    """One memory.json and context.md per scope (active and disputed memories; loop per scope);
+    context.md is the scope's context pack within its tenant's ``[context] max_tokens``."""
     record = ", ".join(f"{c} := {c}" for c in (*SCOPE_RECORD_COLUMNS, *CONFLICT_COLUMNS))
     order = f"{TIER_ORDER}, importance DESC, last_accessed_at DESC, id"
     frame = con.execute(
@@ -253,7 +257,8 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime) -
         SELECT tenant, agent_id, user_id,
                to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
                list(struct_pack(id := id, tier := tier, type := type, content := content, status := status,
-                                conflict := conflict, conflict_with := conflict_with) ORDER BY {order}) AS lines,
+                                conflict := conflict, conflict_with := conflict_with, created_at := created_at,
+                                importance := importance) ORDER BY {order}) AS lines,
                histogram(tier) AS by_tier
         FROM publish_rows WHERE status IN ('active', 'conflicted')
         GROUP BY tenant, agent_id, user_id ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST
@@ -262,6 +267,9 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime) -
     root.mkdir(parents=True, exist_ok=True)  # also when there is no scope yet: one layout for agents
     scopes = []
     stamp = iso(as_of)
+    policy = policy or Policy()
+    facts = {key: part.to_dicts() for key, part in
+             scope_entity_facts(con).partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
     for row in frame.iter_rows(named=True):
         path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
         folder = root / path
@@ -269,7 +277,9 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime) -
         header = {"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], "as_of": stamp}
         document = json.dumps(header, ensure_ascii=False)[:-1] + ', "memories": ' + row["records"] + "}"
         (folder / "memory.json").write_text(document, encoding="utf-8")
-        (folder / "context.md").write_text(_context_pack(header, row["lines"]), encoding="utf-8")
+        (folder / "context.md").write_text(_context_pack(
+            header, row["lines"], facts.get((row["tenant"], row["agent_id"], row["user_id"]), []),
+            policy.for_tenant(row["tenant"]).context.max_tokens), encoding="utf-8")
         by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
         scopes.append({**{k: header[k] for k in ("tenant", "agent_id", "user_id")}, "by_tier": by_tier,
                        "path": f"{root.name}/{path}"})
@@ -352,32 +362,14 @@ def markdown_text(value: str | None) -> str:
     return "".join(out)
 
 
-def _context_pack(header: dict[str, Any], lines: list[dict[str, Any]]) -> str:
-    """context.md: the scope's active memories by tier, one line each; a disputed one is marked
-    with its id and the other side's ids, so an agent knows which statements a user must settle."""
-    scope = " / ".join(markdown_text(header[k]) for k in ("tenant", "agent_id", "user_id"))
-    out = [f"# Memory context: {scope}", "", f"As of {header['as_of']}.", ""]
-    current = None
-    for line in lines:
-        if line["tier"] != current:
-            current = line["tier"]
-            out += ["", f"## {TIER_TITLES[current]}", ""]
-        text = " ".join(line["content"].split())
-        out.append(f"- ({line['type']}) {text}{_dispute_mark(line)}")
-    return "\n".join(out).replace("\n\n\n", "\n\n") + "\n"
-
-
-def _dispute_mark(line: dict[str, Any]) -> str:
-    if not line.get("conflict"):
-        return ""
-    others = line.get("conflict_with") or []
-    own = f"id {markdown_text(line['id'])}: " if line.get("id") is not None else ""
-    parts = []
-    if others:
-        parts.append("contradicts " + ", ".join(markdown_text(other) for other in others))
-    if line.get("status") == "conflicted" or not others:
-        parts.append("another value")
-    return f" [disputed, {own}{' and '.join(parts)}; waits for a user's decision]"
+def _context_pack(header: dict[str, Any], lines: list[dict[str, Any]], entity_rows: list[dict[str, Any]] | None = None,
+                  max_tokens: int | None = None) -> str:
+    """context.md: the scope's context pack without a query (``search.scope_pack``: important
+    memories, latest summary, most mentioned entities, most recent items, each line dated, disputed
+    ones marked with their other side) within `max_tokens` (default ``[context] max_tokens``). The
+    full list stays in memory.json."""
+    budget = Policy().context.max_tokens if max_tokens is None else max_tokens
+    return scope_pack(header, lines, entity_rows, max_tokens=budget).markdown
 
 
 def scope_counts(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:

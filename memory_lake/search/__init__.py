@@ -1,6 +1,7 @@
-"""Search: the index step (embeddings, term counts), the tokeniser and BM25, the per-scope index
-and the read-only hybrid search."""
+"""Search: the index step (embeddings, term counts), the tokeniser and BM25, the per-scope index,
+the read-only hybrid search, and the context pack built on it."""
 
+from .context import ContextPack, build_context, scope_pack
 from .embeddings import ModelUnavailable, encode, load_model
 from .indexing import index
 from .query import NOTE_NO_INDEX, SearchResult, SearchResults, search
@@ -10,6 +11,7 @@ from .textsearch import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, tokenize
 from .textsearch import _jieba as jieba_segmenter
 
 __all__ = [
+    "ContextPack", "build_context", "scope_pack",
     "ModelUnavailable", "encode", "load_model",
     "index",
     "NOTE_NO_INDEX", "SearchResult", "SearchResults", "search",

@@ -373,6 +373,55 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE memories_v10 RENAME TO memories;
         """,
     ),
+    (
+        12,
+        "entity memory: entities, entity_facts (merged, superseded) and entity_extractions (what was read)",
+        """
+        CREATE TABLE entities (
+            entity_id VARCHAR NOT NULL,       -- 'e_' + hash of the scope and the normalised name
+            tenant VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            name VARCHAR NOT NULL,            -- the spelling most mentions use
+            kind VARCHAR NOT NULL,            -- person | place | organisation | thing
+            mention_count BIGINT NOT NULL,    -- memories that mention it (= len(memory_ids))
+            memory_ids VARCHAR[] NOT NULL,    -- those memories: the sources of its facts
+            first_mentioned TIMESTAMP NOT NULL,
+            last_mentioned TIMESTAMP NOT NULL,
+            as_of TIMESTAMP NOT NULL          -- the extraction run that last changed it
+        );
+        CREATE TABLE entity_facts (
+            fact_id VARCHAR NOT NULL,         -- one mention: entity x memory x sentence
+            entity_id VARCHAR NOT NULL,
+            tenant VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            memory_id VARCHAR NOT NULL,       -- the source memory
+            content VARCHAR NOT NULL,         -- the sentence of the memory that mentions the entity
+            surface VARCHAR NOT NULL,         -- how the sentence spells the entity
+            mention_kind VARCHAR NOT NULL,    -- what this mention says the entity is
+            slot_values VARCHAR[] NOT NULL,   -- places and PII placeholders in the sentence (changed values)
+            confidence DOUBLE NOT NULL,       -- of the extraction (a pattern or a tag)
+            mentioned_at TIMESTAMP NOT NULL,  -- the source memory's created_at
+            merged_into VARCHAR,              -- the fact this one repeats (NULL: a fact of its own)
+            superseded_by VARCHAR,            -- the newer fact that changed its value (NULL: current)
+            change VARCHAR,                   -- what changed: place, number, date, phone, negation ...
+            valid_from TIMESTAMP NOT NULL,    -- its first mention
+            valid_to TIMESTAMP,               -- when the newer fact was first mentioned
+            as_of TIMESTAMP NOT NULL
+        );
+        CREATE TABLE entity_extractions (
+            memory_id VARCHAR NOT NULL,       -- a memory read by the extraction, with what it was then
+            tenant VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            content_hash VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            extractor VARCHAR NOT NULL,       -- entities.EXTRACTOR_VERSION and the user dictionary's hash
+            as_of TIMESTAMP NOT NULL
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

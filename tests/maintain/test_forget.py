@@ -17,6 +17,7 @@ import pytest
 
 from memory_lake.store.errors import InputError
 from memory_lake.maintain.events import apply_events
+from memory_lake.maintain.entities import extract_entities
 from memory_lake.maintain.forget import CRASH_AT_ENV, compact_database, file_scrubbers, forget, forget_memories, scrubbers
 from memory_lake.publish.export import publish
 from memory_lake.observe.runs import write_report
@@ -95,6 +96,8 @@ def build_lake(lake, tmp_path) -> Path:
     assert [r.id for r in lake.search("zebra", tenant="acme", user="alice", as_of=AS_OF)] == ["diary"]
     assert [r.id for r in lake.search("green tea", tenant="acme", user="bob", as_of=AS_OF)] == ["tea"]
     apply_events(lake, AS_OF)
+    # its entity ZEBRA: a fact holding the sentence, and an entity in both versions' context.md
+    assert extract_entities(lake, AS_OF).counts["mentions"] == 1
     publish(lake, AS_OF)
     lake.ingest([write_jsonl(lake.inbox / "20261104-d.jsonl", [
         {"id": "walk", "tenant": "acme", "user_id": "bob", "content": "bob walks the dog"}])], as_of=AS_OF)
@@ -106,7 +109,7 @@ def build_lake(lake, tmp_path) -> Path:
 
 def test_every_store_holding_text_is_registered():
     assert scrubbers() == ["memory_history", "quarantine", "embeddings", "postings", "keyword_docs", "retrieval_log",
-                           "conflicts"]
+                           "conflicts", "entity_facts", "entities"]
     assert file_scrubbers() == ["raw", "events", "exports", "reports"]
 
 
@@ -116,7 +119,7 @@ def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
     assert set(leaks(lake, lake.root, reports)) >= {
         "lake.duckdb", "events/searches-2026-11-30.jsonl", "exports/v1/scopes/acme/_/alice/memory.json",
         "exports/v2/scopes/acme/_/alice/context.md", "table memories", "table memory_history", "table quarantine",
-        "table retrieval_log"}
+        "table retrieval_log", "table entity_facts"}
     raws = {label: raw_path(lake, label) for label in ("20261101-a.jsonl", "20261102-b.jsonl", "20261103-c.jsonl")}
     raw_before = {label: path.read_text().split("\n") for label, path in raws.items()}
     log = lake.events / "searches-2026-11-30.jsonl"
@@ -130,8 +133,8 @@ def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
     result = forget(lake, ids=["diary"], operator="user", reason="user asked to forget", as_of=LATER)
 
     export_files = ["manifest.json", "memories.parquet", "scopes/acme/_/alice/context.md",
-                    "scopes/acme/_/alice/memory.json", "tables/memory_history.parquet", "tables/quarantine.parquet",
-                    "tables/retrieval_log.parquet"]
+                    "scopes/acme/_/alice/memory.json", "tables/entities.parquet", "tables/entity_facts.parquet",
+                    "tables/memory_history.parquet", "tables/quarantine.parquet", "tables/retrieval_log.parquet"]
     assert result == {
         "run_id": result["run_id"], "forgotten": ["diary"], "refused": [], "already_deleted": [], "unknown": [],
         "files": {"raw": sorted(str(p.relative_to(lake.root)) for p in raws.values()),
@@ -195,8 +198,8 @@ def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
         assert [m["id"] for m in scope["memories"]] == ["milk"]
         assert (scope["tenant"], scope["user_id"], scope["as_of"]) == ("acme", "alice", "2026-11-30T00:00:00Z")
         assert (alice / "context.md").read_text() == (
-            "# Memory context: acme / _ / alice\n\nAs of 2026-11-30T00:00:00Z.\n\n## Short-term\n\n"
-            "- (other) buy milk on friday\n")
+            "# Memory context: acme / _ / alice\n\nAs of 2026-11-30T00:00:00Z.\n\n## Recent\n\n"
+            "- 2026-11-30 (other) buy milk on friday\n")
         assert [s["by_tier"] for s in manifest["counts"]["scopes"] if s["user_id"] == "alice"] == [{"short_term": 1}]
         assert version_files(version / "scopes" / "acme" / "_" / "bob") == bob_before[v]
 
