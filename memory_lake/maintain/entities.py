@@ -313,6 +313,8 @@ def compare_facts(older: dict[str, Any], newer: dict[str, Any]) -> str | None:
     ``number``, ``date``, ``negation``, ``antonym x/y``, ``swap x/y``), or None (two facts)."""
     va, vb = Counter(older["slot_values"] or []), Counter(newer["slot_values"] or [])
     if va and vb and va != vb:
+        if _frame(older["content"], va) != _frame(newer["content"], vb):
+            return None  # more than the value changed ("the team for invoices" / "for refunds"): two facts
         changed = sorted((va - vb) + (vb - va))
         placeholder = next((m.group(1).lower() for v in changed for m in [_PLACEHOLDER.fullmatch(v)] if m), None)
         return placeholder or "place"
@@ -321,7 +323,30 @@ def compare_facts(older: dict[str, Any], newer: dict[str, Any]) -> str | None:
         return SAME
     if reason in DIFFERENT:
         return None
-    return reason.split(" ")[0]
+    kind, _, detail = reason.partition(" ")
+    if kind == "swap":
+        items = [v for v in detail.split("/") if v]
+        if _frame(older["content"], items) != _frame(newer["content"], items):
+            return None  # a swap within a different statement is not a change of this one
+    elif kind in ("number", "date") and _frame(older["content"]) != _frame(newer["content"]):
+        return None
+    return kind
+
+
+# Values a fact may change while staying the same statement: numbers, weekdays, month names.
+_VALUE_WORDS = re.compile(
+    r"\d+(?:[.:/-]\d+)*|\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
+    r"|(?:周|星期|礼拜)[一二三四五六日天]|[一二三四五六七八九十两]+(?=[月日号点个位人元天周年次])")
+
+
+def _frame(content: str, values=()) -> str:
+    """The statement with its changeable values (the given slot values, numbers, weekdays and
+    months) read as "0": two facts supersede only when this frame is the same."""
+    text = _key(content)
+    for value in sorted((_key(v) for v in values), key=len, reverse=True):
+        text = text.replace(value, "0")
+    return _VALUE_WORDS.sub("0", text)
 
 
 def _masked(content: str, values: list[str]) -> str:

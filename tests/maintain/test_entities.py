@@ -339,3 +339,25 @@ EXPECTED_LIUYANG = (
     '顾问 (person, 1)\n'
     '  * 客户顾问委员会的教训：退款前务必核对发票号。 [1x mem-785e623ce3c5] 2026-10-31'
 )
+
+
+def test_a_fact_supersedes_only_when_nothing_but_its_value_changed():
+    """Observed on the demo: "the team for invoices is in Shanghai" was superseded by "the team for
+    refunds is in Nanjing", and a format preference for one data set by a swapped one for another.
+    Those are other statements, kept as two current facts; a changed value alone still supersedes."""
+    from memory_lake.maintain.entities import compare_facts
+
+    def fact(content, values=()):
+        return {"content": content, "slot_values": list(values)}
+
+    assert compare_facts(fact("王芳负责发票的团队在上海办公。", ["上海"]), fact("王芳负责退款的团队在南京办公。", ["南京"])) is None
+    assert compare_facts(fact("王芳负责发票的团队在上海办公。", ["上海"]), fact("王芳负责发票的团队在南京办公。", ["南京"])) == "place"
+    assert compare_facts(fact("王芳导出数据导出数据时偏好Parquet格式，不要PDF。"),
+                         fact("王芳导出物流延迟数据时偏好PDF格式，不要Parquet。")) is None
+    assert compare_facts(fact("Alice prefers Parquet exports over PDF for billing."),
+                         fact("Alice prefers PDF exports over Parquet for billing.")) == "swap"
+    assert compare_facts(fact("Soylent Foods has 234 seats on the Team plan."),
+                         fact("Soylent Foods has 20 seats on the Business plan.")) is None
+    assert compare_facts(fact("Remind Alice to renew the TLS certificate before the Friday sync."),
+                         fact("Remind Alice to renew the TLS certificate before the Monday sync.")) == "date"
+    assert compare_facts(fact("提醒王芳在周一例会前发送修订后的报价单。"), fact("提醒王芳在周五例会前发送修订后的报价单。")) == "number"
