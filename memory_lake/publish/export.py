@@ -40,6 +40,7 @@ import polars as pl
 from ..store import schema
 from . import contract
 from .checks import batches, validate
+from .diff import diff_batches
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..store import crash_point, file_sha256, iso
 from ..store import Policy
@@ -102,15 +103,24 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
 
 def check_export(lake, staging: str | None, policy: Policy | None = None, run_id: str | None = None,
                  as_of: datetime | None = None) -> StepReport:
-    """Run the publish suite on a staged export (nothing staged: nothing to check)."""
+    """Run the publish suite on a staged export, the diff gate against CURRENT included. With
+    nothing staged (the content equals CURRENT's) the suite checks CURRENT itself under today's
+    policy, so a policy change that makes it invalid is reported even when no data changed
+    (``details["checked"]`` says which)."""
     policy = policy or lake.policy
     report = StepReport("check_export", as_of, run_id or "")
-    if staging is None:
+    current = current_version(lake)
+    if staging is None and current is None:
         report.details = {"success": True, "failed": [], "checks": [], "skipped": True}
         return report
-    memories = pl.read_parquet(Path(staging) / "memories.parquet")
-    checks = validate(batches(memories, scope_counts(memories, policy)))
-    report.details = checks.as_dict()
+    previous = lake.exports / current if current else None
+    candidate = Path(staging) if staging is not None else previous
+    memories = pl.read_parquet(candidate / "memories.parquet")
+    with lake.writer(purpose="check export") as con:
+        diff = diff_batches(con, previous, candidate, policy)
+    checks = validate(batches(memories, scope_counts(memories, policy), diff))
+    report.details = {**checks.as_dict(), "checked": "staged" if staging is not None else current,
+                      "previous": current}
     report.counts = {"expectations": len(checks.results), "failed": len(checks.failed)}
     return report
 
@@ -128,6 +138,13 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
                 # a publish killed between the CURRENT switch and its record: finish it (same as_of)
                 return _record_published(con, lake, policy, as_of, run_id, base, current,
                                          _manifest(lake.exports / current))
+            if not checks["success"]:
+                # nothing new to publish, but CURRENT itself fails today's policy: said, not skipped
+                result = {**base, "status": "blocked", "version": None, "path": None, "failed": checks["failed"],
+                          "current_invalid": True}
+                _record(con, run_id, as_of, result, None)
+                return StepReport("publish_export", as_of, run_id,
+                                  {"new_version": 0, "failed": len(checks["failed"])}, result)
             result = {**base, "status": "unchanged", "version": None, "path": str(lake.exports / CURRENT)}
             _record(con, run_id, as_of, result, None)
             return StepReport("publish_export", as_of, run_id, {"new_version": 0}, result)
