@@ -9,6 +9,7 @@ from .export import (check_export, current_version, folder_name, publish, publis
                      scope_folder, stage_export)
 from .export import _context_pack as context_pack
 from .load import UnknownExportFormat, load_export
+from .rollback import list_publishes, rollback
 
 __all__ = [
     "PUBLISH_EXPECTATIONS", "validate",
@@ -16,4 +17,5 @@ __all__ = [
     "scope_folder", "stage_export",
     "context_pack",
     "contract", "FORMAT_VERSION", "UnknownExportFormat", "load_export",
+    "list_publishes", "rollback",
 ]

@@ -6,7 +6,8 @@ the publish suite (``checks.PUBLISH_EXPECTATIONS``), so a failure blocks the pub
 
 * a scope's active count (status active or conflicted: what agents load) may not fall by more
   than ``[publish] max_active_drop`` of what it was, beyond what the lake explains: a forget, a
-  merge, a move in the cleanup log (archive, dormant) or a user's own change since that version;
+  merge, a move in the cleanup log (archive, dormant) or a user's own change (not an insert) since
+  that version;
 * an important memory may not disappear or change (any versioned field; being marked disputed is
   no change) unless a user's history row since that version says why;
 * no memory may move to another tenant.
@@ -54,7 +55,7 @@ def diff_batches(con: duckdb.DuckDBPyConnection, previous: Path | None, candidat
         SELECT id FROM memories WHERE status IN ('deleted', 'merged')
         UNION SELECT c.memory_id FROM cleanup_log c JOIN memories m ON m.id = c.memory_id
               WHERE c.as_of >= $since AND c.to_status = m.status
-        UNION SELECT memory_id FROM memory_history WHERE operator = 'user' AND as_of >= $since"""
+        UNION SELECT memory_id FROM memory_history WHERE operator = 'user' AND change <> 'insert' AND as_of >= $since"""
     same_scope = " AND ".join(f"a.{c} IS NOT DISTINCT FROM b.{c}" for c in contract.SCOPE_FIELDS)
     scopes = con.execute(
         f"""
@@ -88,7 +89,7 @@ def diff_batches(con: duckdb.DuckDBPyConnection, previous: Path | None, candidat
     status = "CASE WHEN {0}.status = 'conflicted' THEN 'active' ELSE {0}.status END"
     memories = con.execute(
         f"""
-        WITH users AS (SELECT DISTINCT memory_id FROM memory_history WHERE operator = 'user' AND as_of >= $since)
+        WITH users AS (SELECT DISTINCT memory_id FROM memory_history WHERE operator = 'user' AND change <> 'insert' AND as_of >= $since)
         SELECT b.id,
                CASE WHEN b.tier = 'important' AND b.id NOT IN (SELECT memory_id FROM users)
                          AND (a.id IS NULL OR {changed} OR {status.format('a')} <> {status.format('b')})

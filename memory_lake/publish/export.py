@@ -23,6 +23,7 @@ version (no scopes), so agents and busy-time reads find a CURRENT from the first
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -81,7 +82,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
     """Write the candidate version to ``exports/.staging-<run>/``; nothing when it equals CURRENT."""
     run_id = run_id or lake.new_run_id("publish", as_of)
     with lake.writer(purpose="stage export") as con:
-        remove_staging(lake)
+        remove_staging(lake, con)
         content_hash = _stage_rows(con)
         (rows,) = con.execute("SELECT count(*) FROM publish_rows").fetchone()
         current = current_version(lake)
@@ -155,7 +156,7 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
             _record(con, run_id, as_of, result, None)
             return StepReport("publish_export", as_of, run_id, {"new_version": 0, "failed": len(checks["failed"])},
                               result)
-        version = _next_version(lake)
+        version = _next_version(lake, con)
         manifest = _write_manifest(staging, version=version, as_of=as_of, run_id=run_id,
                                    content_hash=staged["content_hash"], checks=checks, scopes=staged["scope_list"],
                                    previous=current)
@@ -189,20 +190,30 @@ def _recorded(con: duckdb.DuckDBPyConnection, version: str) -> bool:
                             [int(version[1:])]).fetchone()[0])
 
 
-def remove_staging(lake) -> list[str]:
+def remove_staging(lake, con: duckdb.DuckDBPyConnection | None = None) -> list[str]:
     """Remove every ``exports/.staging-*`` folder (one a crashed or failed run left behind), and
-    every ``v<N>`` newer than CURRENT (a publish killed between its rename and the CURRENT switch:
-    no reader ever saw it, and the next publish reuses its number); the caller holds the write
-    lock, so no other publish is staging. Returns the names removed."""
+    every ``v<N>`` newer than CURRENT that was never recorded as published (a publish killed
+    between its rename and the CURRENT switch: no reader ever saw it, and the next publish reuses
+    its number; a version CURRENT was rolled back from stays); the caller holds the write lock, so
+    no other publish is staging. Returns the names removed."""
     removed = []
     if lake.exports.is_dir():
         current = current_version(lake)
         newest = int(current[1:]) if current and current[1:].isdigit() else 0
-        orphans = [lake.exports / f"v{n}" for n in _versions(lake.exports) if n > newest]
+        orphans = [n for n in _versions(lake.exports) if n > newest]
+        if orphans:
+            with contextlib.nullcontext(con) if con is not None else lake.writer(purpose="remove staging") as live:
+                recorded = set(_published_numbers(live))
+            orphans = [lake.exports / f"v{n}" for n in orphans if n not in recorded]
         for folder in sorted(lake.exports.glob(f"{STAGING_PREFIX}*")) + orphans:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder.name)
     return removed
+
+
+def _published_numbers(con: duckdb.DuckDBPyConnection) -> list[int]:
+    return [n for (n,) in con.execute(
+        "SELECT DISTINCT version FROM publishes WHERE status = 'published' AND version IS NOT NULL").fetchall()]
 
 
 def current_version(lake) -> str | None:
@@ -481,8 +492,9 @@ def _versions(exports: Path) -> list[int]:
     return sorted(int(p.name[1:]) for p in exports.glob("v*") if p.is_dir() and p.name[1:].isdigit())
 
 
-def _next_version(lake) -> str:
-    return f"v{max(_versions(lake.exports), default=0) + 1}"
+def _next_version(lake, con: duckdb.DuckDBPyConnection) -> str:
+    """One past every version on disk or ever published: a number is never given twice."""
+    return f"v{max([*_versions(lake.exports), *_published_numbers(con)], default=0) + 1}"
 
 
 def _prune(exports: Path, keep: int) -> list[str]:
