@@ -5,11 +5,14 @@
     write_snapshot(records, "lake")     # an agent drops a snapshot (atomic: temp name, then rename)
     report = lake.ingest()              # everything in lake/inbox
     lake.sql("SELECT tier, count(*) FROM memories GROUP BY tier")
+    load_export("lake", tenant="acme", user="alice")   # an agent loads its scope from exports/CURRENT
 """
 
 from .api import Lake
 from .ingest import write_snapshot
+from .publish import load_export
 from .store import InputError, LakeBusy, LakeNotFound, MemoryLakeError, Policy
 
-__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot"]
+__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot",
+           "load_export"]
 __version__ = "0.1.0"

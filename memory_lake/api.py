@@ -87,6 +87,23 @@ class Lake(StoreLake):
 
         return publish(self, resolve_as_of(as_of))
 
+    def publishes(self) -> dict:
+        """The kept export versions, newest first, with their manifests and check results, every
+        rollback and the blocked publishes (see `memory_lake.publish.list_publishes`)."""
+        from .publish import list_publishes
+
+        return list_publishes(self)
+
+    def rollback(self, version: str | None = None, *, reason: str, by: str | None = None,
+                 as_of: datetime | str | None = None) -> dict:
+        """Point exports/CURRENT back at a kept `version` (default: the one before CURRENT) and record
+        who (`by`, default $USER) and why; the next publish goes forward again (see
+        `memory_lake.publish.rollback`)."""
+        from .publish import rollback
+
+        who = by or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+        return rollback(self, version, reason=reason, by=who, as_of=resolve_as_of(as_of))
+
     def dedup(self, *, as_of: datetime | str | None = None, dry_run: bool = False):
         """Merge duplicates per scope, never contradictions (see `memory_lake.maintain.dedup`); `dry_run`
         shows the clusters a run would make and writes nothing."""

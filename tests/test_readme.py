@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memory_lake import Lake
 from memory_lake.demo import DEMO_AS_OF, generate_demo
+from memory_lake.maintain import enforce_tiers
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -22,6 +23,8 @@ def test_the_readme_python_examples_run_against_the_demo_lake(tmp_path, monkeypa
     lake = Lake.init(tmp_path / "lake")
     generate_demo(lake.inbox, seed=7)
     assert lake.ingest(as_of=DEMO_AS_OF).as_dict()["files"] >= 6
+    enforce_tiers(lake, DEMO_AS_OF)  # within capacity, so that the demo publishes ("Loading the export" reads it)
+    assert lake.publish(as_of=DEMO_AS_OF).details["version"] == "v1"
     monkeypatch.chdir(tmp_path)  # the examples name the lake "lake", relative to here
 
     namespace: dict = {}
@@ -34,3 +37,4 @@ def test_the_readme_python_examples_run_against_the_demo_lake(tmp_path, monkeypa
     assert pref == [{"tenant": "acme", "user_id": "alice", "tier": "important", "status": "active"}]
     assert namespace["report"].as_dict()["ingested"] == 1
     assert namespace["lake"].last_read is not None
+    assert len(namespace["memories"]) > 50 and {m["user_id"] for m in namespace["memories"]} == {"u-alice"}

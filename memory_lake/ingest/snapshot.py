@@ -358,14 +358,30 @@ def _squash(aliases: dict[str, str]) -> dict[str, str]:
 
 def _collect_extra(con: duckdb.DuckDBPyConnection) -> None:
     """Unknown fields are kept, not rejected (DESIGN): one JSON object per record, keys sorted
-    so that equal extras compare equal."""
+    so that equal extras compare equal. A field ``extra`` holding a JSON object, or its text (as
+    an export writes it), gives its members (a field beside it wins), so an export re-ingests."""
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE snap_extra AS
-        SELECT t.line, to_json(map_from_entries(list(struct_pack(k := e.key, v := e.value) ORDER BY e.key))) AS extra
-        FROM snap_parsed p JOIN snap_texts t USING (line), json_each(t.text) e
-        WHERE p.has_extra AND p.reason IS NULL AND e.type <> 'NULL' AND NOT list_contains({KNOWN_KEYS!r}, e.key)
-        GROUP BY t.line
+        WITH entries AS (
+            SELECT t.line, e.key, e.value, e.type
+            FROM snap_parsed p JOIN snap_texts t USING (line), json_each(t.text) e
+            WHERE p.has_extra AND p.reason IS NULL AND e.type <> 'NULL' AND NOT list_contains({KNOWN_KEYS!r}, e.key)
+        ), nested AS (
+            SELECT line, CASE WHEN type = 'OBJECT' THEN value
+                              WHEN type = 'VARCHAR' AND json_valid(value ->> '$')
+                                   AND json_type(value ->> '$') = 'OBJECT' THEN json(value ->> '$') END AS object
+            FROM entries WHERE key = 'extra'
+        ), members AS (
+            SELECT line, key, value, 1 AS own FROM entries
+            WHERE NOT (key = 'extra' AND line IN (SELECT line FROM nested WHERE object IS NOT NULL))
+            UNION ALL
+            SELECT n.line, x.key, x.value, 0 FROM nested n, json_each(n.object) x
+            WHERE n.object IS NOT NULL AND x.type <> 'NULL'
+        )
+        SELECT line, to_json(map_from_entries(list(struct_pack(k := key, v := value) ORDER BY key))) AS extra
+        FROM (SELECT line, key, arg_max(value, own) AS value FROM members GROUP BY line, key)
+        GROUP BY line
         """
     )
 

@@ -366,7 +366,12 @@ def _publish_section(publish: Mapping[str, Any] | None) -> str:
     if publish.get("path"):
         facts.append(("path", f"<code>{_e(publish['path'])}</code>"))
     parts = [_facts(facts)]
-    if status == "blocked":
+    if status == "blocked" and publish.get("current_invalid"):
+        parts.append(
+            '<p class="failed">Nothing changed, but CURRENT no longer passes the checks under the current '
+            "policy: fix the policy or the data; agents keep reading it meanwhile.</p>"
+        )
+    elif status == "blocked":
         parts.append(
             '<p class="failed">Data checks failed: CURRENT was left untouched, agents keep '
             "reading the previous version.</p>"

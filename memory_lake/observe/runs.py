@@ -43,6 +43,8 @@ def blocked_message(summary: dict[str, Any]) -> str:
     return (f"nightly run {summary['run_id']} published nothing: blocked by failed check(s) "
             f"{', '.join(publish.get('failed') or []) or '(unnamed)'}; "
             + (f"CURRENT still points at {current}" if current else "nothing is published yet")
+            + (" and no longer passes them (the policy changed since; nothing else did)"
+               if publish.get("current_invalid") else "")
             + f"; see the report {summary.get('report')}")
 
 
@@ -145,7 +147,9 @@ def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[s
         summary["error"] = f"{type(error).__name__}: {message}" if message else type(error).__name__
     for step in steps:
         if step["name"] in ("publish_export", "publish"):
-            summary["publish"] = {k: step["details"].get(k) for k in ("status", "version", "current", "path", "failed")}
+            summary["publish"] = {k: step["details"].get(k) for k in ("status", "version", "current", "path", "failed",
+                                                                       "current_invalid") if k in step["details"]
+                                  or k != "current_invalid"}
         if step["name"] == "write_report":
             summary["report"] = step["details"]["path"]
     with lake.writer(purpose="record run") as con:

@@ -20,7 +20,9 @@ from ..store import PUBLISHED_STATUSES, TIERS, TYPES
 # The Great Expectations suite that gates every publish. Each entry: (name shown to the operator,
 # batch, GX expectation class, its arguments). Batch "memories" is the rows to publish with a
 # computed `raw_pii` column; batch "scopes" has one row per scope with `working_over` /
-# `short_term_over` = count minus that tenant's capacity.
+# `short_term_over` = count minus that tenant's capacity. Batches "diff_scopes" and "diff_memories"
+# are the diff gate against the version CURRENT points at (diff.py): a column that is null where the
+# rule holds and names the scope or id where it does not.
 PUBLISH_EXPECTATIONS: list[tuple[str, str, str, dict]] = [
     ("ids not null", "memories", "ExpectColumnValuesToNotBeNull", {"column": "id"}),
     ("ids unique", "memories", "ExpectColumnValuesToBeUnique", {"column": "id"}),
@@ -41,6 +43,11 @@ PUBLISH_EXPECTATIONS: list[tuple[str, str, str, dict]] = [
      {"column": "working_over", "max_value": 0}),
     ("short_term within capacity per scope", "scopes", "ExpectColumnValuesToBeBetween",
      {"column": "short_term_over", "max_value": 0}),
+    ("active per scope not dropped beyond max_active_drop unexplained", "diff_scopes", "ExpectColumnValuesToBeNull",
+     {"column": "unexplained_drop"}),
+    ("important memories changed only with a user history row", "diff_memories", "ExpectColumnValuesToBeNull",
+     {"column": "important_changed"}),
+    ("no memory moved to another tenant", "diff_memories", "ExpectColumnValuesToBeNull", {"column": "tenant_moved"}),
 ]
 
 
@@ -71,8 +78,10 @@ class CheckReport:
                            for r in self.results]}
 
 
-def batches(memories: pl.DataFrame, scope_counts: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The frames the suite validates: rows to publish with `raw_pii`, and per-scope overflow.
+def batches(memories: pl.DataFrame, scope_counts: pl.DataFrame,
+            diff: dict[str, pl.DataFrame] | None = None) -> dict[str, pl.DataFrame]:
+    """The frames the suite validates: rows to publish with `raw_pii`, per-scope overflow, and the
+    diff gate's frames (`diff`; default: nothing to compare with, as on the first publish).
 
     `raw_pii` looks at every text a published row carries (content, summary, tags, extra, scope
     names, source ...) with the same detectors that redact at ingest (``pii_mask``)."""
@@ -81,7 +90,12 @@ def batches(memories: pl.DataFrame, scope_counts: pl.DataFrame) -> dict[str, pl.
               if dtype == pl.List(pl.String)]
     text = pl.concat_str(texts, separator="\n")
     with_pii = memories.with_columns(raw_pii=pii_mask(memories.select(text).to_series()))
-    return {"memories": with_pii, "scopes": scope_counts}
+    # GX compares through pandas, which warns on zone-aware columns: all are UTC, so compare them naive
+    zoned = [name for name, dtype in with_pii.schema.items() if isinstance(dtype, pl.Datetime) and dtype.time_zone]
+    with_pii = with_pii.with_columns(pl.col(name).dt.replace_time_zone(None) for name in zoned)
+    from .diff import empty_diff
+
+    return {"memories": with_pii, "scopes": scope_counts, **(diff or empty_diff())}
 
 
 def validate(frames: dict[str, pl.DataFrame]) -> CheckReport:

@@ -23,6 +23,7 @@ version (no scopes), so agents and busy-time reads find a CURRENT from the first
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -38,7 +39,9 @@ import duckdb
 import polars as pl
 
 from ..store import schema
+from . import contract
 from .checks import batches, validate
+from .diff import diff_batches
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts
 from ..search import scope_pack
@@ -57,13 +60,13 @@ NOT_EXPORTED = {
 }
 # Per memory, beside the memory columns: is its value disputed, and by which other memories.
 CONFLICT_COLUMNS = ("conflict", "conflict_with")
-# Columns of a record in a scope's memory.json: the snapshot contract, so the file re-ingests.
-SCOPE_RECORD_COLUMNS = ("id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id",
-                        "session_id", "created_at", "updated_at", "last_accessed_at", "access_count",
-                        "reference_count", "expires_at", "version", "status", "trace_id")
+# Columns of a record in a scope's memory.json: the snapshot contract, so the file re-ingests
+# (publish/contract.py defines every exported file's columns and types).
+SCOPE_RECORD_COLUMNS = contract.RECORD_COLUMNS
 # The rows an export carries: not forgotten, not merged into another (schema.PUBLISHED_STATUSES).
 PUBLISHED = "status IN (" + ", ".join(f"'{s}'" for s in schema.PUBLISHED_STATUSES) + ")"
-TIER_ORDER = "CASE tier WHEN 'important' THEN 0 WHEN 'working' THEN 1 WHEN 'short_term' THEN 2 ELSE 3 END"
+TIER_ORDER = "CASE tier " + " ".join(f"WHEN '{t}' THEN {n}" for n, t in enumerate(contract.TIER_ORDER)) + " END"
+TIER_TITLES = {"important": "Important", "working": "Working", "short_term": "Short-term", "long_term": "Long-term"}
 
 
 def publish(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
@@ -81,7 +84,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
     """Write the candidate version to ``exports/.staging-<run>/``; nothing when it equals CURRENT."""
     run_id = run_id or lake.new_run_id("publish", as_of)
     with lake.writer(purpose="stage export") as con:
-        remove_staging(lake)
+        remove_staging(lake, con)
         content_hash = _stage_rows(con)
         (rows,) = con.execute("SELECT count(*) FROM publish_rows").fetchone()
         current = current_version(lake)
@@ -103,15 +106,24 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
 
 def check_export(lake, staging: str | None, policy: Policy | None = None, run_id: str | None = None,
                  as_of: datetime | None = None) -> StepReport:
-    """Run the publish suite on a staged export (nothing staged: nothing to check)."""
+    """Run the publish suite on a staged export, the diff gate against CURRENT included. With
+    nothing staged (the content equals CURRENT's) the suite checks CURRENT itself under today's
+    policy, so a policy change that makes it invalid is reported even when no data changed
+    (``details["checked"]`` says which)."""
     policy = policy or lake.policy
     report = StepReport("check_export", as_of, run_id or "")
-    if staging is None:
+    current = current_version(lake)
+    if staging is None and current is None:
         report.details = {"success": True, "failed": [], "checks": [], "skipped": True}
         return report
-    memories = pl.read_parquet(Path(staging) / "memories.parquet")
-    checks = validate(batches(memories, scope_counts(memories, policy)))
-    report.details = checks.as_dict()
+    previous = lake.exports / current if current else None
+    candidate = Path(staging) if staging is not None else previous
+    memories = pl.read_parquet(candidate / "memories.parquet")
+    with lake.writer(purpose="check export") as con:
+        diff = diff_batches(con, previous, candidate, policy)
+    checks = validate(batches(memories, scope_counts(memories, policy), diff))
+    report.details = {**checks.as_dict(), "checked": "staged" if staging is not None else current,
+                      "previous": current}
     report.counts = {"expectations": len(checks.results), "failed": len(checks.failed)}
     return report
 
@@ -129,6 +141,13 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
                 # a publish killed between the CURRENT switch and its record: finish it (same as_of)
                 return _record_published(con, lake, policy, as_of, run_id, base, current,
                                          _manifest(lake.exports / current))
+            if not checks["success"]:
+                # nothing new to publish, but CURRENT itself fails today's policy: said, not skipped
+                result = {**base, "status": "blocked", "version": None, "path": None, "failed": checks["failed"],
+                          "current_invalid": True}
+                _record(con, run_id, as_of, result, None)
+                return StepReport("publish_export", as_of, run_id,
+                                  {"new_version": 0, "failed": len(checks["failed"])}, result)
             result = {**base, "status": "unchanged", "version": None, "path": str(lake.exports / CURRENT)}
             _record(con, run_id, as_of, result, None)
             return StepReport("publish_export", as_of, run_id, {"new_version": 0}, result)
@@ -139,9 +158,10 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
             _record(con, run_id, as_of, result, None)
             return StepReport("publish_export", as_of, run_id, {"new_version": 0, "failed": len(checks["failed"])},
                               result)
-        version = _next_version(lake)
+        version = _next_version(lake, con)
         manifest = _write_manifest(staging, version=version, as_of=as_of, run_id=run_id,
-                                   content_hash=staged["content_hash"], checks=checks, scopes=staged["scope_list"])
+                                   content_hash=staged["content_hash"], checks=checks, scopes=staged["scope_list"],
+                                   previous=current)
         target = lake.exports / version
         crash_point("publish:staged")  # tests/test_crash_safety.py kills at each of these
         os.rename(staging, target)
@@ -172,20 +192,30 @@ def _recorded(con: duckdb.DuckDBPyConnection, version: str) -> bool:
                             [int(version[1:])]).fetchone()[0])
 
 
-def remove_staging(lake) -> list[str]:
+def remove_staging(lake, con: duckdb.DuckDBPyConnection | None = None) -> list[str]:
     """Remove every ``exports/.staging-*`` folder (one a crashed or failed run left behind), and
-    every ``v<N>`` newer than CURRENT (a publish killed between its rename and the CURRENT switch:
-    no reader ever saw it, and the next publish reuses its number); the caller holds the write
-    lock, so no other publish is staging. Returns the names removed."""
+    every ``v<N>`` newer than CURRENT that was never recorded as published (a publish killed
+    between its rename and the CURRENT switch: no reader ever saw it, and the next publish reuses
+    its number; a version CURRENT was rolled back from stays); the caller holds the write lock, so
+    no other publish is staging. Returns the names removed."""
     removed = []
     if lake.exports.is_dir():
         current = current_version(lake)
         newest = int(current[1:]) if current and current[1:].isdigit() else 0
-        orphans = [lake.exports / f"v{n}" for n in _versions(lake.exports) if n > newest]
+        orphans = [n for n in _versions(lake.exports) if n > newest]
+        if orphans:
+            with contextlib.nullcontext(con) if con is not None else lake.writer(purpose="remove staging") as live:
+                recorded = set(_published_numbers(live))
+            orphans = [lake.exports / f"v{n}" for n in orphans if n not in recorded]
         for folder in sorted(lake.exports.glob(f"{STAGING_PREFIX}*")) + orphans:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder.name)
     return removed
+
+
+def _published_numbers(con: duckdb.DuckDBPyConnection) -> list[int]:
+    return [n for (n,) in con.execute(
+        "SELECT DISTINCT version FROM publishes WHERE status = 'published' AND version IS NOT NULL").fetchall()]
 
 
 def current_version(lake) -> str | None:
@@ -206,7 +236,7 @@ def switch_current(exports: Path, version: str) -> None:
 def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
     """Temp table ``publish_rows`` (ordered by id: the memory columns and CONFLICT_COLUMNS) and the
     hash of its content (a contradiction opened or resolved changes it, so the marks get published)."""
-    columns = [c for c in schema.MEMORY_COLUMNS if c not in ("published_at", "publish_meta")]
+    columns = [c for c in contract.PARQUET_COLUMNS if c not in CONFLICT_COLUMNS]
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE publish_rows AS
@@ -218,10 +248,12 @@ def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
         WHERE m.{PUBLISHED} ORDER BY m.id
         """
     )
-    # Row digests joined in id order: the content identity of an export, independent of run and time.
+    # Row digests joined in id order, after the format version: the content identity of an export,
+    # independent of run and time (a new format publishes a new version of unchanged rows).
     row = f"to_json(struct_pack({', '.join(f'{c} := {c}' for c in [*columns, *CONFLICT_COLUMNS])}))::VARCHAR"
     (value,) = con.execute(
-        f"SELECT sha256(coalesce(string_agg(md5({row}), '' ORDER BY id), '')) FROM publish_rows").fetchone()
+        f"SELECT sha256(? || coalesce(string_agg(md5({row}), '' ORDER BY id), '')) FROM publish_rows",
+        [contract.FORMAT_VERSION]).fetchone()
     return value
 
 
@@ -236,10 +268,35 @@ def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime,
                    policy: Policy | None = None) -> list[dict[str, Any]]:
     (staging / "tables").mkdir(parents=True)
-    con.execute(f"COPY publish_rows TO '{_sql_path(staging / 'memories.parquet')}' (FORMAT parquet)")
+    _copy_typed(con, "publish_rows", staging / "memories.parquet")
     for table in exported_tables(con):
-        con.execute(f'COPY "{table}" TO \'{_sql_path(staging / "tables" / (table + ".parquet"))}\' (FORMAT parquet)')
+        _copy_typed(con, table, staging / "tables" / (table + ".parquet"))
     return _write_scopes(con, staging / "scopes", as_of, policy or Policy())
+
+
+def contract_type(duckdb_type: str) -> str:
+    """The type a lake column is exported with (the contract's one type per field): TIMESTAMP
+    becomes UTC-aware TIMESTAMPTZ and JSON becomes its text, also inside structs and lists."""
+    return _JSON_TYPE.sub("VARCHAR", _NAIVE_TIMESTAMP.sub("TIMESTAMPTZ", duckdb_type))
+
+
+_NAIVE_TIMESTAMP = re.compile(r"\bTIMESTAMP\b(?! WITH TIME ZONE)(?!_)")
+_JSON_TYPE = re.compile(r"\bJSON\b")
+
+
+def _copy_typed(con: duckdb.DuckDBPyConnection, table: str, target: Path) -> None:
+    """COPY a table to Parquet with contract types (the connection's time zone is UTC, so a naive
+    lake timestamp is read as the UTC time it is)."""
+    columns = con.execute(f'DESCRIBE "{table}"').fetchall()
+    select = ", ".join(f'"{name}"::{contract_type(kind)} AS "{name}"' if contract_type(kind) != kind else f'"{name}"'
+                       for name, kind, *_ in columns)
+    con.execute(f'COPY (SELECT {select} FROM "{table}") TO \'{_sql_path(target)}\' (FORMAT parquet)')
+
+
+def _json_time(column: str) -> str:
+    """SQL: a timestamp column as the contract's JSON text, ISO 8601 UTC ending in Z."""
+    return (f"CASE WHEN {column} IS NOT NULL THEN strftime({column}, '%Y-%m-%dT%H:%M:%S') "
+            f"|| CASE WHEN epoch_us({column}) % 1000000 <> 0 THEN strftime({column}, '.%f') ELSE '' END || 'Z' END")
 
 
 def _sql_path(path: Path) -> str:
@@ -250,7 +307,9 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
                   policy: Policy | None = None) -> list[dict[str, Any]]:
     """One memory.json and context.md per scope (active and disputed memories; loop per scope);
     context.md is the scope's context pack within its tenant's ``[context] max_tokens``."""
-    record = ", ".join(f"{c} := {c}" for c in (*SCOPE_RECORD_COLUMNS, *CONFLICT_COLUMNS))
+    as_json = {c: _json_time(c) for c in SCOPE_RECORD_COLUMNS if contract.MEMORY_FIELDS[c].type == "timestamp"}
+    as_json["extra"] = "extra::VARCHAR"
+    record = ", ".join(f"{c} := {as_json.get(c, c)}" for c in SCOPE_RECORD_COLUMNS)
     order = f"{TIER_ORDER}, importance DESC, last_accessed_at DESC, id"
     frame = con.execute(
         f"""
@@ -274,7 +333,8 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
         path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
         folder = root / path
         folder.mkdir(parents=True, exist_ok=True)
-        header = {"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], "as_of": stamp}
+        header = {"format_version": contract.FORMAT_VERSION, "tenant": row["tenant"], "agent_id": row["agent_id"],
+                  "user_id": row["user_id"], "as_of": stamp}
         document = json.dumps(header, ensure_ascii=False)[:-1] + ', "memories": ' + row["records"] + "}"
         (folder / "memory.json").write_text(document, encoding="utf-8")
         (folder / "context.md").write_text(_context_pack(
@@ -394,15 +454,20 @@ def scope_counts(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
 
 
 def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str, content_hash: str,
-                    checks: dict[str, Any], scopes: list[dict[str, Any]]) -> dict[str, Any]:
+                    checks: dict[str, Any], scopes: list[dict[str, Any]], previous: str | None = None) -> dict[str, Any]:
     rows = pl.read_parquet(staging / "memories.parquet", columns=["tier", "status"])
     by_tier = dict(sorted(rows["tier"].value_counts().iter_rows()))
     by_status = dict(sorted(rows["status"].value_counts().iter_rows()))
     files = {str(p.relative_to(staging)): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+    with duckdb.connect(":memory:") as con:
+        tables = {p.stem: [(name, kind) for name, kind, *_ in con.execute(
+                      f"DESCRIBE SELECT * FROM read_parquet('{_sql_path(p)}')").fetchall()]
+                  for p in sorted((staging / "tables").glob("*.parquet"))}
     manifest = {
-        "version": version, "as_of": iso(as_of), "run_id": run_id, "content_hash": content_hash,
+        "format_version": contract.FORMAT_VERSION,
+        "version": version, "as_of": iso(as_of), "run_id": run_id, "content_hash": content_hash, "previous": previous,
         "counts": {"rows": sum(by_tier.values()), "by_tier": by_tier, "by_status": by_status, "scopes": scopes},
-        "checks": checks["checks"], "files": files, "rewrites": [],
+        "checks": checks["checks"], "files": files, "schema": contract.manifest_schema(tables), "rewrites": [],
     }
     (staging / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
     return manifest
@@ -420,8 +485,9 @@ def _versions(exports: Path) -> list[int]:
     return sorted(int(p.name[1:]) for p in exports.glob("v*") if p.is_dir() and p.name[1:].isdigit())
 
 
-def _next_version(lake) -> str:
-    return f"v{max(_versions(lake.exports), default=0) + 1}"
+def _next_version(lake, con: duckdb.DuckDBPyConnection) -> str:
+    """One past every version on disk or ever published: a number is never given twice."""
+    return f"v{max([*_versions(lake.exports), *_published_numbers(con)], default=0) + 1}"
 
 
 def _prune(exports: Path, keep: int) -> list[str]:
@@ -439,5 +505,6 @@ def _record(con: duckdb.DuckDBPyConnection, run_id: str, as_of: datetime, result
     number = int(result["version"][1:]) if result.get("version") else None
     con.execute("INSERT INTO publishes VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [number, run_id, as_of, result["status"], result.get("content_hash"), result.get("failed") or [],
-                 json.dumps({k: v for k, v in (manifest or {}).items() if k != "files"}, ensure_ascii=False)
+                 json.dumps({k: v for k, v in (manifest or {}).items() if k not in ("files", "schema")},
+                            ensure_ascii=False)
                  if manifest else None])

@@ -421,7 +421,12 @@ class Lake:
             tables = {name: file for name, file in tables.items() if file.exists()}
             for name, file in tables.items():
                 path = str(file).replace("'", "''")
-                con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet(\'{path}\')')
+                # exports store UTC-aware timestamps (the export contract); the live tables' are naive UTC
+                columns = con.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+                naive = ", ".join(f'"{c}"::{t.replace("TIMESTAMP WITH TIME ZONE", "TIMESTAMP")} AS "{c}"'
+                                  for c, t, *_ in columns if "TIMESTAMP WITH TIME ZONE" in t)
+                select = f"* REPLACE ({naive})" if naive else "*"
+                con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM read_parquet(\'{path}\')')
             seal(con, allowed_paths=list(tables.values()))  # the views read these files, nothing else
             note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
             source = ReadSource(f"published {version_dir.name}", note)

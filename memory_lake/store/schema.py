@@ -422,6 +422,20 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        13,
+        "publish rollbacks: who pointed CURRENT back at which version, and why",
+        """
+        CREATE TABLE rollbacks (
+            as_of TIMESTAMP NOT NULL,
+            from_version INTEGER,             -- what CURRENT pointed at before
+            to_version INTEGER NOT NULL,      -- what it points at since
+            rolled_back_by VARCHAR NOT NULL,  -- --by, else $USER (PII redacted)
+            reason VARCHAR NOT NULL,          -- --reason (PII redacted)
+            run_id VARCHAR NOT NULL
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

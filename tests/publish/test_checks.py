@@ -34,12 +34,20 @@ def test_each_broken_rule_is_named():
                     content=["", "call 13812345678"], version=[0, 1], importance=[0.5, 2.0],
                     updated_at=[datetime(2025, 1, 1), T], last_accessed_at=[T, datetime(2025, 1, 1)])
     broken["scopes"] = broken["scopes"].with_columns(working_over=pl.Series([5]), short_term_over=pl.Series([1]))
+    broken["diff_scopes"] = pl.DataFrame({"unexplained_drop": ["t/_/_: 10 -> 2 active, 8 unexplained (at most 2 allowed)"]})
+    broken["diff_memories"] = pl.DataFrame({"id": ["a", "b"], "important_changed": [None, "b changed with no user history row"],
+                                            "tenant_moved": ["a: t -> u", None]})
     report = validate(broken)
     assert report.failed == [name for name, *_ in PUBLISH_EXPECTATIONS if name != "ids not null"]
     observed = {r.expectation: r.observed for r in report.results}
     assert observed["ids unique"] == "2 unexpected of 2 (e.g. a, a)"
     assert observed["no raw PII"] == "1 unexpected of 2 (e.g. True)"
     assert observed["working within capacity per scope"] == "1 unexpected of 1 (e.g. 5)"
+    assert observed["active per scope not dropped beyond max_active_drop unexplained"] == (
+        "1 unexpected of 1 (e.g. t/_/_: 10 -> 2 active, 8 unexplained (at most 2 allowed))")
+    assert observed["important memories changed only with a user history row"] == (
+        "1 unexpected of 2 (e.g. b changed with no user history row)")
+    assert observed["no memory moved to another tenant"] == "1 unexpected of 2 (e.g. a: t -> u)"
 
 
 def test_raw_pii_in_any_published_text_column_blocks_the_publish():

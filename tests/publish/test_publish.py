@@ -14,6 +14,7 @@ import pytest
 from memory_lake import Lake
 from memory_lake.maintain.dedup import dedup
 from memory_lake.store.policy import Policy
+from memory_lake.publish.checks import PUBLISH_EXPECTATIONS
 from memory_lake.publish.export import folder_name, markdown_text, publish, scope_folder
 from memory_lake.maintain.tiers import enforce_tiers
 
@@ -43,7 +44,7 @@ def test_a_version_has_manifest_rows_tables_and_scope_files(lake, tmp_path):
         "version": "v1", "as_of": "2026-11-30T00:00:00Z", "run_id": "run-1"}
     assert manifest["counts"]["by_tier"] == {"important": 1, "short_term": 2, "working": 1}
     assert manifest["counts"]["by_status"] == {"active": 3, "archived": 1}
-    assert all(check["success"] for check in manifest["checks"]) and len(manifest["checks"]) == 13
+    assert all(check["success"] for check in manifest["checks"]) and len(manifest["checks"]) == len(PUBLISH_EXPECTATIONS)
     assert manifest["files"]["memories.parquet"] and "scopes/acme/_/_/memory.json" in manifest["files"]
     scope = json.loads((version / "scopes" / "acme" / "bot" / "alice" / "memory.json").read_text())
     assert {k: scope[k] for k in ("tenant", "agent_id", "user_id", "as_of")} == {
@@ -230,7 +231,7 @@ def test_an_empty_lake_publishes_an_empty_version(lake):
     assert memories.height == 0 and memories.columns[-2:] == ["conflict", "conflict_with"]
     manifest = json.loads((version / "manifest.json").read_text())
     assert manifest["counts"] == {"rows": 0, "by_tier": {}, "by_status": {}, "scopes": []}
-    assert all(check["success"] for check in manifest["checks"]) and len(manifest["checks"]) == 13
+    assert all(check["success"] for check in manifest["checks"]) and len(manifest["checks"]) == len(PUBLISH_EXPECTATIONS)
     assert publish(lake, AS_OF).details["status"] == "unchanged"
 
 

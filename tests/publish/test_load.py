@@ -1,0 +1,80 @@
+"""`load_export` (publish/load.py, issue 18): a scope from CURRENT or a kept version, the same
+records as its memory.json, and a round trip export -> load -> re-ingest that gives the same rows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+import pytest
+
+from memory_lake import InputError, Lake, load_export
+from memory_lake.demo import DEMO_AS_OF
+from memory_lake.publish import UnknownExportFormat, contract, scope_folder
+
+from ..conftest import rows, write_jsonl
+
+# every memory column but who wrote it last (the re-ingest's writer is an agent) and the lake's
+# publish bookkeeping, which the export leaves out (contract.NOT_EXPORTED_COLUMNS)
+COMPARED = "* EXCLUDE (operator, published_at, publish_meta)"
+
+
+@pytest.mark.parametrize("scope", [("acme", "support-bot", "u-alice"), ("zhongke", "kefu-bot", "u-wangfang")])
+def test_export_load_reingest_gives_the_same_active_rows(demo_lake_dir, tmp_path, scope):
+    tenant, agent, user = scope
+    records = load_export(demo_lake_dir, tenant=tenant, agent=agent, user=user)
+    assert len(records) > 50 and all(list(r) == list(contract.LOAD_COLUMNS) for r in records)
+
+    fresh = Lake.init(tmp_path / "fresh")
+    report = fresh.ingest([write_jsonl(tmp_path / "scope.jsonl", records)], as_of=DEMO_AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (len(records), 0)
+
+    where = "tenant = ? AND agent_id = ? AND user_id = ? AND status IN ('active', 'conflicted') ORDER BY id"
+    original = rows(Lake.open(demo_lake_dir), f"SELECT {COMPARED} FROM memories WHERE {where}", list(scope))
+    again = rows(fresh, f"SELECT {COMPARED} FROM memories WHERE {where}", list(scope))
+    assert again == original
+    assert any(r["extra"] for r in original) or tenant == "zhongke"
+    if tenant == "zhongke":
+        assert any("\u4e00" <= ch <= "\u9fff" for r in original for ch in r["content"])
+
+
+def test_loaded_records_are_memory_json_records_and_the_frame_has_parquet_types(demo_lake_dir):
+    scope = ("zhongke", "kefu-bot", "u-wangfang")
+    document = json.loads((demo_lake_dir / "exports" / "CURRENT" / "scopes" / scope_folder(*scope) / "memory.json")
+                          .read_text(encoding="utf-8"))
+    records = load_export(demo_lake_dir, tenant=scope[0], agent=scope[1], user=scope[2])
+    assert [{k: v for k, v in r.items() if k not in contract.SCOPE_FIELDS} for r in records] == document["memories"]
+    frame = load_export(demo_lake_dir, tenant=scope[0], agent=scope[1], user=scope[2], as_frame=True)
+    assert frame.columns == list(contract.LOAD_COLUMNS) and frame.height == len(records)
+    assert frame.schema["created_at"] == pl.Datetime("us", "UTC") and frame.schema["extra"] == pl.String
+    # agent and user left open: every scope of the tenant, each in its memory.json order
+    tenant = load_export(demo_lake_dir / "exports", tenant="zhongke")
+    assert {(r["agent_id"], r["user_id"]) for r in tenant} >= {scope[1:]} and len(tenant) > len(records)
+    assert [r for r in tenant if (r["agent_id"], r["user_id"]) == scope[1:]] == records
+
+
+def test_the_default_path_is_memory_lake_dir_then_lake(demo_lake_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMORY_LAKE_DIR", str(demo_lake_dir))
+    assert len(load_export(tenant="acme", user="u-bob")) > 10
+    monkeypatch.delenv("MEMORY_LAKE_DIR")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="nothing is published under lake/exports"):
+        load_export(tenant="acme")
+    shutil.copytree(demo_lake_dir / "exports", tmp_path / "lake" / "exports", symlinks=True)
+    assert load_export(tenant="acme", user="u-bob") == load_export(demo_lake_dir, tenant="acme", user="u-bob")
+
+
+def test_a_given_version_and_an_unknown_format_version(demo_lake_dir, tmp_path):
+    exports = tmp_path / "exports"
+    shutil.copytree(demo_lake_dir / "exports", exports, symlinks=True)
+    assert load_export(exports, tenant="acme", version="v1") == load_export(exports, tenant="acme")
+    with pytest.raises(InputError, match=r"no published version 'v7' under .*; kept versions: v1"):
+        load_export(exports, tenant="acme", version="v7")
+    manifest = exports / "v1" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "format_version": "2.0.0"}))
+    with pytest.raises(UnknownExportFormat) as refused:
+        load_export(exports, tenant="acme")
+    assert str(refused.value) == (
+        f"{exports / 'v1'} has export format_version '2.0.0'; this memory-lake reads format 1.x "
+        f"({contract.FORMAT_VERSION}): upgrade memory-lake, or load a version published by this one")
