@@ -202,7 +202,7 @@ def test_every_contradiction_of_the_demo_is_marked_on_both_sides(lake):
     assert set(marked["id"]) == set(partners) | conflicted
     assert {r["id"]: r["conflict_with"] for r in marked.iter_rows(named=True) if r["conflict_with"]} == partners
     manifest = json.loads((version / "manifest.json").read_text())
-    seen = 0
+    seen = shown_pairs = 0
     for scope in manifest["counts"]["scopes"]:
         records = json.loads((version / scope["path"] / "memory.json").read_text())["memories"]
         context = (version / scope["path"] / "context.md").read_text()
@@ -211,9 +211,18 @@ def test_every_contradiction_of_the_demo_is_marked_on_both_sides(lake):
             assert record["conflict"] == (record["id"] in partners or record["id"] in conflicted)
             if record["id"] in partners:
                 seen += 1
-                assert f"[disputed, id {markdown_text(record['id'])}: contradicts " \
-                       f"{', '.join(markdown_text(i) for i in partners[record['id']])}" in context
+                # context.md is a pack within a token budget (issue 16): a disputed memory may be
+                # left out, but one that is shown carries the mark, and so does its other side
+                mark = (f"[disputed, id {markdown_text(record['id'])}: contradicts "
+                        f"{', '.join(markdown_text(i) for i in partners[record['id']])}")
+                shown = [line for line in context.splitlines() if markdown_text(record["content"]) in line]
+                assert all(mark in line for line in shown), (record["id"], shown)
+                if shown:
+                    shown_pairs += 1
+                    for other in partners[record["id"]]:
+                        assert f"[disputed, id {markdown_text(other)}: contradicts" in context
     assert seen == exported.filter(pl.col("id").is_in(list(partners)) & pl.col("status").is_in(["active", "conflicted"])).height
+    assert shown_pairs >= 8  # the demo's packs show disputed memories, not only leave them out
 
 
 # ---------------------------------------------------------------------------- issue 11.4: empty lake, crashed runs
