@@ -1,5 +1,6 @@
 """Maintenance rules over the stored memories: access events, tier rules, dedup, conflicts, the
-decision queue (user actions while the lake is busy), forget and housekeeping (retention)."""
+decision queue (user actions while the lake is busy), forget, housekeeping (retention) and the
+summaries of scopes and sessions."""
 
 from .conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_value, parse_take,
                         resolve_conflict)
@@ -8,6 +9,7 @@ from .dedup import dedup, plan_dedup, unmerge
 from .events import apply_events
 from .forget import compact_database, forget, forget_memories, forgotten_ids, record_report, scrub_files
 from .housekeeping import housekeeping
+from .summaries import compress_conversation, failed_summaries, preview_summaries, summarize
 from .tiers import enforce_tiers, restore_memories
 
 __all__ = [
@@ -17,5 +19,6 @@ __all__ = [
     "apply_events",
     "compact_database", "forget", "forget_memories", "forgotten_ids", "record_report", "scrub_files",
     "housekeeping",
+    "compress_conversation", "failed_summaries", "preview_summaries", "summarize",
     "enforce_tiers", "restore_memories",
 ]
