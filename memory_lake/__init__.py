@@ -9,7 +9,9 @@
 
 from .api import Lake
 from .ingest import write_snapshot
+from .maintain import SummaryScore, evaluate_summary
 from .store import InputError, LakeBusy, LakeNotFound, MemoryLakeError, Policy
 
-__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot"]
+__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot",
+           "evaluate_summary", "SummaryScore"]
 __version__ = "0.1.0"

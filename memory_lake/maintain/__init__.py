@@ -1,11 +1,12 @@
 """Maintenance rules over the stored memories: access events, tier rules, dedup, conflicts, the
 decision queue (user actions while the lake is busy), forget, housekeeping (retention) and the
-summaries of scopes and sessions."""
+summaries of scopes and sessions with their evaluator."""
 
 from .conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_value, parse_take,
                         resolve_conflict)
 from .decisions import apply_decisions, pending_decisions, queue_decision
 from .dedup import dedup, plan_dedup, unmerge
+from .evaluate import SummaryScore, evaluate_summary
 from .events import apply_events
 from .forget import compact_database, forget, forget_memories, forgotten_ids, record_report, scrub_files
 from .housekeeping import housekeeping
@@ -16,6 +17,7 @@ __all__ = [
     "CONTRADICTION_PARTNERS_SQL", "list_conflicts", "parse_field_value", "parse_take", "resolve_conflict",
     "apply_decisions", "pending_decisions", "queue_decision",
     "dedup", "plan_dedup", "unmerge",
+    "SummaryScore", "evaluate_summary",
     "apply_events",
     "compact_database", "forget", "forget_memories", "forgotten_ids", "record_report", "scrub_files",
     "housekeeping",

@@ -1,0 +1,781 @@
+"""The summary evaluator: four metrics that gate a summary before an agent relies on it (seed 000
+"质量评估": 信息保留率 ≥ 90%, 压缩比 ≥ 3x, 可读性 ≥ 0.8, 准确性 ≥ 95%; thresholds and ``max_tokens`` in
+``Policy().summaries``).
+
+It works on any text: ``evaluate_summary(source_texts, summary_markdown)`` takes the source as a
+list of texts (memories, turns, paragraphs) and a Markdown summary, and needs no lake.
+
+Units
+-----
+* A **source sentence** is a piece of a source text between line breaks and sentence ends
+  (``. ! ?`` followed by a space, ``。！？`` anywhere).
+* A **summary statement** is a list item (``-``, ``*``, ``+``, ``1.``; one statement however long)
+  or a sentence of a non-list line. Headings (``#``), a line that is only bold text or only a label
+  ending in ``:``, rules (``---``) and table separators are not statements. Markdown emphasis and
+  field labels of the seed's structure (``What:``, ``Why:``, ``时间：`` ...) are ignored.
+* **Key facts** of a text (:func:`extract_facts`):
+  - *numbers*: digit runs as whole tokens (``500`` never matches ``1500``), thousands commas and
+    ``万``/``亿``/``千``/``k``/``thousand``/``million``/``billion`` multipliers folded (``1,500``,
+    ``1500`` and ``0.15万`` are one number), English number words two to twelve and the tens, and
+    Chinese numerals before a measure word or after ``第`` (a lone ``一`` is an article, not a count);
+  - *dates*: ISO ``2026-03-04`` (also ``/`` and ``.``), ``2026年3月4日``, ``3月4日``, ``March 4``,
+    ``4 March 2026``, ``March 2026``, ``3/14/2026`` when the day is unambiguous, and weekdays
+    (``Friday``, ``周五``). Two dates match when month and day agree and their years agree where both
+    give one, so ``March 4``, ``2026-03-04`` and ``3月4日`` are one fact;
+  - *times*: ``22:00``, ``10pm``, ``晚上10点``, ``3点半``. ``hh:mm`` without am/pm is the 24-hour
+    clock; a Chinese hour without a period word (上午, 晚上 ...) could be either and matches both
+    (``10点`` is 10:00 or 22:00);
+  - *names*: English capitalised spans (``Alice``, ``PostgreSQL``, ``Q3``, ``New York``). A capitalised
+    word at a sentence start (or after a colon) is a name only when it is a speaker label
+    (``Alice:``), an acronym or mixed-case word, or the same word is capitalised elsewhere in the
+    texts; function and discourse words (:data:`NOT_NAMES`) never are. In a summary statement a
+    sentence-initial word that is a source name, or that occurs nowhere in the source, is a name
+    too. Chinese names are jieba's part-of-speech tags ``nr`` (people), ``ns`` (places), ``nt``
+    (organisations) and ``nz`` (other proper nouns) of two characters or more, except the
+    pleasantries jieba's dictionary mistags (:data:`NOT_NAMES_ZH`);
+  - *decisions* and *todos*: whole sentences with a cue (:data:`DECISION_CUES`, :data:`TODO_CUES`,
+    English and Chinese).
+  A fact that recurs in the source counts once (numbers, names by value; dates and times when they
+  match; statements whose content words overlap by Jaccard ≥ 0.8).
+* **Content words** are the search tokeniser's tokens (stemmed English, jieba words for Chinese,
+  stop words dropped) of a text with its numbers, dates and times cut out.
+* **Polarity**: a text is negated when it holds a negation word (``not``, ``never``, ``n't`` ...,
+  ``不``, ``没``, ``未`` ... as jieba words). Two texts of different polarity are never close.
+
+Metrics
+-------
+* ``retention`` = source key facts present in the summary / source key facts (1.0 when the source
+  has none). A number, date, time is present when the summary holds a matching one; a name when its
+  text occurs in the summary (case-insensitive, whole words for Latin script); a decision or todo
+  when some summary statement is close to it: the Dice coefficient of their content words is at
+  least :data:`RETAIN_DICE`, or, for texts without Chinese characters, the MiniLM cosine is at least
+  :data:`RETAIN_COSINE` (MiniLM does not read Chinese). ``missing_facts`` lists the absent ones as
+  ``"<kind>: <text>"`` in source order.
+* ``compression`` = source tokens / summary tokens, counted with the embedding model's tokenizer
+  (``search.count_tokens``; CJK one token per character). 0.0 for an empty summary.
+* ``readability`` = a 0..1 structure score, the weighted sum of :data:`READABILITY_WEIGHTS`:
+  ``headings`` 0.15 (1 when the summary has a heading), ``list_items`` 0.25 (share of statement
+  lines that are list items), ``one_fact_per_line`` 0.25 (mean over statement lines of
+  1 / sentences on the line), ``sections`` 0.15 (1 when a heading names a seed category: events,
+  decisions, lessons, todos, 事件, 决策, 教训, 待办 ...; 0.5 when there are two headings or more
+  otherwise), ``line_length`` 0.20 (share of statement lines at most :data:`MAX_LINE_WIDTH` columns
+  wide, a CJK character two columns).
+* ``accuracy`` = summary statements supported by the source / summary statements (0.0 when there
+  are none). A statement is supported by ONE source sentence that holds every number, date, time
+  and name of the statement (matched as above; a name as text), has its polarity, and is close to
+  it: at least :data:`SUPPORT_CONTAINMENT` of the statement's content words occur in the sentence,
+  or (no Chinese characters) their MiniLM cosine is at least :data:`SUPPORT_COSINE`.
+  ``unsupported_statements`` lists the others as written (without the list marker).
+
+A summary passes when retention, compression, readability and accuracy reach their thresholds and
+it has at most ``max_tokens`` tokens; ``failed`` names the metrics that did not.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..store import Policy
+
+SummaryPolicy = type(Policy().summaries)  # the [summaries] section of the policy (store/policy.py)
+
+# Closeness thresholds (see the module docstring).
+RETAIN_DICE = 0.5
+RETAIN_COSINE = 0.8
+SUPPORT_CONTAINMENT = 0.6
+SUPPORT_COSINE = 0.85
+MAX_LINE_WIDTH = 120
+READABILITY_WEIGHTS = {"headings": 0.15, "list_items": 0.25, "one_fact_per_line": 0.25, "sections": 0.15,
+                       "line_length": 0.20}
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]")
+
+# Words that are capitalised only because they start a sentence or a label: function words,
+# discourse words of a conversation, and the seed's summary labels. Never names.
+NOT_NAMES = frozenset("""
+a an the i we you he she it they me us him her them my our your his its their this that these those
+there here what which who whom whose when where why how if then so and but or nor yet also too as at
+by for from in into of on onto to with without about after before during since until while because
+although though unless whether do does did done is are was were be been being am have has had will
+would shall should can could may might must let lets let's not no yes yeah yep nope ok okay sure hi
+hello hey thanks thank please sorry great good fine cool right well oh ah hmm now today tomorrow
+yesterday tonight just still already again maybe perhaps anyway actually basically all any each every
+some most many more much few other another both either neither such only very really
+note notes update updates summary summaries decision decisions decided lesson lessons learned todo todos
+to-do task tasks event events fact facts problem cause root avoidance avoid impact outcome result why
+what priority due deadline owner action actions item items next step steps time place people who
+""".split())
+# jieba's dictionary tags some pleasantries as person names (谢谢 is "nr"); chatter is never a name.
+NOT_NAMES_ZH = frozenset("谢谢 感谢 多谢 好的 收到 辛苦 再见 哈哈 嗯嗯 没问题 不好意思 对不起".split())
+LABELS = ("what", "why", "impact", "when", "time", "where", "place", "people", "who", "outcome", "result",
+          "problem", "cause", "root cause", "avoidance", "avoid", "how to avoid", "task", "priority", "due",
+          "deadline", "owner", "decision", "lesson", "todo", "event", "note",
+          "时间", "地点", "人物", "结果", "内容", "原因", "影响", "问题", "规避", "避免", "任务", "优先级", "截止",
+          "截止时间", "负责人", "决策", "决定", "教训", "经验", "待办", "事件", "备注")
+CATEGORY_WORDS = ("event", "decision", "lesson", "todo", "to-do", "task", "action item",
+                  "事件", "决策", "决定", "教训", "经验", "待办", "任务")
+DECISION_CUES = re.compile(
+    r"\b(?:decided|decide|decides|decision|agreed|agree to|agrees to|chose|chosen|choose to|opted|settled on|"
+    r"approved|going with|go with|will use|switch(?:ed)? to|adopt(?:ed|s)?|selected)\b|"
+    r"决定|决策|采用|选定|选用|确定|同意|批准|改用|定为|拍板|敲定|决议", re.IGNORECASE)
+TODO_CUES = re.compile(
+    r"\b(?:todo|to-do|to do|need to|needs to|must|have to|has to|action item|follow[- ]up|deadline|due|"
+    r"remember to|reminder|assigned to|next step)\b|"
+    r"待办|需要|必须|务必|截止|跟进|记得|下一步|负责|提醒", re.IGNORECASE)
+_NEGATION_EN = re.compile(r"\b(?:not|no|never|none|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
+_NEGATION_ZH = frozenset("不 没 没有 未 别 无 非 勿 不要 不会 不能 不再 不用 不必 未能 无法 并非 从不 从未 绝不".split())
+_NAME_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
+
+# ------------------------------------------------------------------ numbers
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_BIG = {"万": 10_000, "亿": 100_000_000}
+_CN_NUM = "零〇一二两三四五六七八九十百千万亿"
+_MEASURE = ("个", "位", "名", "人", "次", "天", "周", "年", "小时", "分钟", "秒", "条", "项", "份", "台", "家", "件",
+            "元", "块", "倍", "岁", "层", "轮", "套", "张", "本", "篇", "种", "星期", "季度", "期", "版", "组", "批")
+_WORD_NUMBERS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 2}
+_WORD_NUMBERS.update({"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+                      "eighty": 80, "ninety": 90})
+_MULTIPLIERS = {"万": 10_000, "亿": 100_000_000, "千": 1000, "k": 1000, "K": 1000, "thousand": 1000,
+                "million": 1_000_000, "billion": 1_000_000_000, "bn": 1_000_000_000}
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)"
+    r"(?:(?P<mult>万|亿|千|(?:k|K|bn)(?![A-Za-z])|\s?(?:thousand|million|billion)\b)|(?:st|nd|rd|th)\b)?(?![0-9])")
+_WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
+_CN_NUMBER = re.compile(rf"(?P<ord>第)?(?P<num>[{_CN_NUM}]+)(?=(?P<measure>{'|'.join(_MEASURE)})?)")
+
+
+def _parse_cn_number(text: str) -> int | None:
+    """A Chinese numeral (三, 十二, 二十五, 一百零五, 三千, 两万五千) as an int; None if it is not one."""
+    if all(ch in _CN_DIGITS for ch in text) and len(text) > 1:  # digit by digit: 二〇二六
+        return int("".join(str(_CN_DIGITS[ch]) for ch in text))
+    total, section, digit = 0, 0, None
+    for ch in text:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_UNITS:
+            section += (1 if digit is None else digit) * _CN_UNITS[ch]
+            digit = None
+        elif ch in _CN_BIG:
+            total = (total + section + (digit or 0)) * _CN_BIG[ch]
+            section, digit = 0, None
+        else:
+            return None
+    return total + section + (digit or 0)
+
+
+def _number_key(value: float) -> str:
+    if value == int(value):
+        return str(int(value))
+    return f"{value:.10g}"
+
+
+# ------------------------------------------------------------------ dates and times
+_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
+           "nov": 11, "dec": 12}
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+_MONTH_NAMES = frozenset("january february march april may june july august september sept october november "
+                         "december".split())
+_WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7}
+_CN_WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
+_CN_SMALL = "[一二三四五六七八九十]{1,3}"
+_DATE_PATTERNS = [
+    ("ymd", re.compile(r"(?<![\d.])(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?![\d])")),
+    ("cn_ymd", re.compile(rf"(\d{{4}}|[零〇一二三四五六七八九]{{4}})\s*年\s*(\d{{1,2}}|{_CN_SMALL})\s*月"
+                          rf"(?:\s*(\d{{1,2}}|{_CN_SMALL})\s*[日号號])?")),
+    ("cn_md", re.compile(rf"(?<![\d])(\d{{1,2}}|{_CN_SMALL})\s*月\s*(\d{{1,2}}|{_CN_SMALL})\s*[日号號]")),
+    ("mdy", re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?")),
+    ("dmy", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+(\d{{4}})\b)?")),
+    ("my", re.compile(rf"\b({_MONTH})\.?,?\s+(\d{{4}})\b")),
+    ("slash", re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")),
+    ("weekday", re.compile(r"\b(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")),
+    ("cn_weekday", re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")),
+]
+_PM_WORDS = ("下午", "傍晚", "晚上", "夜里", "夜间", "晚")
+_AM_WORDS = ("凌晨", "早上", "早晨", "上午", "清晨", "早")
+_TIME_PATTERNS = [
+    ("hm", re.compile(r"(?<![\d:.])([01]?\d|2[0-3])[:：]([0-5]\d)(?:[:：][0-5]\d(?:\.\d+)?)?"
+                      r"(?:\s*([AaPp])\.?[Mm]\.?(?![A-Za-z]))?(?![\d])")),
+    ("h_ampm", re.compile(r"(?<![\d.:])(1[0-2]|0?[1-9])\s*([AaPp])\.?[Mm]\.?(?![A-Za-z])")),
+    ("cn", re.compile(rf"(凌晨|早上|早晨|上午|清晨|中午|下午|傍晚|晚上|夜里|夜间)?\s*(\d{{1,2}}|{_CN_SMALL})\s*[点點時时]"
+                      rf"(?:\s*(半|一刻|三刻|(\d{{1,2}}|{_CN_SMALL})\s*分?))?")),
+]
+
+
+def _small_int(text: str) -> int | None:
+    return int(text) if text.isdigit() else _parse_cn_number(text)
+
+
+def _valid(month: int | None, day: int | None) -> bool:
+    return month is not None and 1 <= month <= 12 and (day is None or 1 <= day <= 31)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One key fact: its kind (number, date, time, name, decision, todo), a match key and the text
+    it was read from (``pos``: its place in the text, for source order)."""
+
+    kind: str
+    key: Any
+    text: str
+    pos: int = 0
+
+    def label(self) -> str:
+        return f"{self.kind}: {self.text}"
+
+
+def _dates_match(a: tuple, b: tuple) -> bool:
+    if a[0] != b[0]:
+        return False
+    if a[0] == "w" or a[0] == "raw":
+        return a[1] == b[1]
+    (_, y1, m1, d1), (_, y2, m2, d2) = a, b
+    return m1 == m2 and d1 == d2 and (y1 is None or y2 is None or y1 == y2)
+
+
+def _times_match(a: tuple, b: tuple) -> bool:
+    (h1, m1, amb1), (h2, m2, amb2) = a, b
+    if m1 != m2:
+        return False
+    return h1 == h2 or ((amb1 or amb2) and h1 % 12 == h2 % 12)
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _read_dates_times(text: str) -> tuple[list[Fact], str]:
+    """Dates and times of `text`, and the text with their spans blanked."""
+    facts: list[Fact] = []
+    for kind, pattern in _DATE_PATTERNS:
+        for m in list(pattern.finditer(text)):
+            key = None
+            g = m.groups()
+            if kind == "ymd":
+                y, mo, d = int(g[0]), int(g[1]), int(g[2])
+                key = ("d", y, mo, d) if _valid(mo, d) else None
+            elif kind == "cn_ymd":
+                y = _small_int(g[0]) if g[0].isdigit() else _parse_cn_number(g[0])
+                mo, d = _small_int(g[1]), _small_int(g[2]) if g[2] else None
+                key = ("d", y, mo, d) if _valid(mo, d) else None
+            elif kind == "cn_md":
+                mo, d = _small_int(g[0]), _small_int(g[1])
+                key = ("d", None, mo, d) if _valid(mo, d) else None
+            elif kind == "mdy":
+                mo, d = _MONTHS[g[0][:3].lower()], int(g[1])
+                key = ("d", int(g[2]) if g[2] else None, mo, d) if _valid(mo, d) else None
+            elif kind == "dmy":
+                mo, d = _MONTHS[g[1][:3].lower()], int(g[0])
+                key = ("d", int(g[2]) if g[2] else None, mo, d) if _valid(mo, d) else None
+            elif kind == "my":
+                key = ("d", int(g[1]), _MONTHS[g[0][:3].lower()], None)
+            elif kind == "slash":
+                a, b, y = int(g[0]), int(g[1]), int(g[2])
+                if a > 12 and _valid(b, a):
+                    key = ("d", y, b, a)
+                elif b > 12 and _valid(a, b):
+                    key = ("d", y, a, b)
+                elif _valid(a, b):
+                    key = ("raw", m.group(0))  # 3/4/2026: March 4 or 3 April; only the same text matches
+            elif kind == "weekday":
+                key = ("w", _WEEKDAYS[g[0].lower()])
+            elif kind == "cn_weekday":
+                key = ("w", _CN_WEEKDAYS[g[0]])
+            if key is not None:
+                facts.append(Fact("date", key, m.group(0).strip(), m.start()))
+                text = _blank(text, m.start(), m.end())
+    for kind, pattern in _TIME_PATTERNS:
+        for m in list(pattern.finditer(text)):
+            g = m.groups()
+            if kind == "hm":
+                # hh:mm without am/pm reads as the 24-hour clock: 10:00 is not 22:00
+                hour, minute, ampm, ambiguous = int(g[0]), int(g[1]), (g[2] or "").lower(), False
+            elif kind == "h_ampm":
+                hour, minute, ampm, ambiguous = int(g[0]), 0, g[1].lower(), False
+            else:
+                period, hour = g[0] or "", _small_int(g[1])
+                if hour is None or hour > 24:
+                    continue
+                if g[2] == "半":
+                    minute = 30
+                elif g[2] == "一刻":
+                    minute = 15
+                elif g[2] == "三刻":
+                    minute = 45
+                else:
+                    minute = _small_int(g[3]) if g[3] else 0
+                if minute is None or minute > 59:
+                    continue
+                ampm = "p" if period in _PM_WORDS or (period == "中午" and hour < 6) else "a" if period else ""
+                ambiguous = not period and 1 <= hour <= 12
+            if ampm == "p" and hour < 12:
+                hour += 12
+            elif ampm == "a" and hour == 12:
+                hour = 0
+            facts.append(Fact("time", (hour % 24, minute, ambiguous), m.group(0).strip(), m.start()))
+            text = _blank(text, m.start(), m.end())
+    return facts, text
+
+
+def _read_numbers(text: str) -> tuple[list[Fact], str]:
+    """Numbers of `text` (dates and times already blanked) and the text with them blanked."""
+    facts: list[Fact] = []
+    for m in list(_NUMBER.finditer(text)):
+        raw, mult = m.group("num"), (m.group("mult") or "").strip()
+        if raw.count(".") > 1:
+            key = raw  # a version: 2.3.1
+        else:
+            value = float(raw.replace(",", "")) * _MULTIPLIERS.get(mult, 1)
+            key = _number_key(value)
+        facts.append(Fact("number", key, m.group(0).strip(), m.start()))
+        text = _blank(text, m.start(), m.end())
+    for m in list(_WORD_NUMBER.finditer(text)):
+        facts.append(Fact("number", str(_WORD_NUMBERS[m.group(1).lower()]), m.group(0), m.start()))
+        text = _blank(text, m.start(), m.end())
+    for m in list(_CN_NUMBER.finditer(text)):
+        numeral = m.group("num")
+        if not (m.group("ord") or m.group("measure")) or (numeral == "一" and not m.group("ord")):
+            continue
+        value = _parse_cn_number(numeral)
+        if value is None:
+            continue
+        facts.append(Fact("number", str(value), numeral, m.start("num")))
+        text = _blank(text, m.start("num"), m.end("num"))
+    return facts, text
+
+
+# ------------------------------------------------------------------ names
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?(?:-[A-Za-z0-9]+)*")
+_OPENERS = " \t\"'“‘([{*_•·-–—>"
+
+
+def _strip_possessive(word: str) -> str:
+    return re.sub(r"['’]s$", "", word)
+
+
+def _is_marked(word: str) -> bool:
+    """An acronym (TLS), a mixed-case word (PostgreSQL, iOS) or a word with a digit (Q3)."""
+    return (sum(ch.isupper() for ch in word) >= 2) or any(ch.isdigit() for ch in word)
+
+
+@dataclass
+class _Context:
+    """What the name rules know about all the texts: words capitalised mid-sentence, the source's
+    lower-cased vocabulary and (for summary statements) the source's names."""
+
+    capitalised_inside: set[str] = field(default_factory=set)
+    source_words: set[str] = field(default_factory=set)
+    source_names: set[str] = field(default_factory=set)
+
+
+def _latin_words(text: str) -> list[tuple[str, int, int, bool]]:
+    """(word, start, end, initial) for each Latin word; `initial` when only openers precede it in the
+    sentence or it follows a colon."""
+    words = []
+    for m in _LATIN_WORD.finditer(text):
+        before = text[: m.start()].rstrip(" \t\"'“‘([{*_")
+        initial = before.strip(_OPENERS) == "" or before.endswith((":", "：", ".", "!", "?", "。", "！", "？"))
+        words.append((_strip_possessive(m.group(0)), m.start(), m.end(), initial))
+    return words
+
+
+def _latin_names(text: str, ctx: _Context, summary: bool) -> list[Fact]:
+    words = _latin_words(text)
+    names: list[Fact] = []
+    span: list[tuple[str, int]] = []
+
+    def close() -> None:
+        if span:
+            names.append(Fact("name", " ".join(w for w, _ in span).casefold(), " ".join(w for w, _ in span),
+                              span[0][1]))
+            span.clear()
+
+    previous_end = None
+    for word, start, end, initial in words:
+        lower = word.casefold()
+        capital = word[0].isupper()
+        if previous_end is not None and text[previous_end:start] != " ":
+            close()
+        previous_end = end
+        if not capital or lower in NOT_NAMES or lower in _MONTH_NAMES or lower in _WEEKDAYS:
+            close()
+            continue
+        if initial:
+            speaker = text[end:end + 1] in (":", "：")
+            name = (speaker or _is_marked(word) or lower in ctx.capitalised_inside
+                    or (summary and (lower in ctx.source_names or lower not in ctx.source_words)))
+            if not name:
+                close()
+                continue
+        span.append((word, start))
+    close()
+    return names
+
+
+def _jieba_names(text: str) -> list[Fact]:
+    from ..search import jieba_segmenter
+
+    jieba_segmenter()
+    import jieba.posseg
+
+    names, pos = [], 0
+    for pair in jieba.posseg.lcut(text):
+        at = text.find(pair.word, pos)
+        pos = at + len(pair.word) if at >= 0 else pos
+        if (pair.flag in _NAME_FLAGS and len(pair.word) >= 2 and _CJK.search(pair.word)
+                and pair.word not in NOT_NAMES_ZH):
+            names.append(Fact("name", pair.word, pair.word, max(at, 0)))
+    return names
+
+
+# ------------------------------------------------------------------ text units
+_SENTENCE_END = re.compile(r"(?<=[。！？!?])\s*|(?<=[.!?][\"'”’)\]])\s+|(?<=[.!?])\s+(?=\S)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_LABEL_RE = re.compile(r"(?:^|(?<=[;；,，(（]))\s*(?:" + "|".join(re.escape(label) for label in
+                                                          sorted(LABELS, key=len, reverse=True))
+                       + r")\s*[:：]\s*", re.IGNORECASE)
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`: pieces between line breaks and sentence ends (see module docstring)."""
+    out = []
+    for line in text.splitlines():
+        for piece in _SENTENCE_END.split(line.strip()):
+            if piece and piece.strip():
+                out.append(piece.strip())
+    return out
+
+
+def _clean_markdown(text: str) -> str:
+    text = re.sub(r"(\*\*|__|`)", "", text)
+    text = re.sub(r"(?<![\w*])\*(?!\s)([^*]+)(?<!\s)\*(?![\w*])", r"\1", text)
+    return text.strip()
+
+
+@dataclass
+class _Statement:
+    shown: str            # as written, without the list marker
+    text: str             # markup and labels removed
+    list_item: bool
+    line: int
+
+
+def summary_statements(markdown: str) -> tuple[list[_Statement], list[str], list[tuple[int, bool, int]]]:
+    """Statements, headings and per-line (line number, is list item, sentences on the line)."""
+    statements: list[_Statement] = []
+    headings: list[str] = []
+    lines: list[tuple[int, bool, int]] = []
+    for number, raw in enumerate(markdown.splitlines()):
+        line = raw.strip()
+        if not line or re.fullmatch(r"[-*_=]{3,}|\|?[\s:|-]+\|?", line):
+            continue
+        if _HEADING.match(line):
+            headings.append(line.lstrip("#").strip())
+            continue
+        cleaned = _clean_markdown(line)
+        if re.fullmatch(r"\*\*[^*]+\*\*[:：]?", line) or (cleaned.endswith((":", "：")) and len(cleaned) <= 40
+                                                           and not _LIST_ITEM.match(line)):
+            headings.append(cleaned.rstrip(":："))
+            continue
+        marker = _LIST_ITEM.match(line)
+        if marker:
+            shown = line[marker.end():].strip()
+            if shown:
+                statements.append(_Statement(shown, _LABEL_RE.sub(" ", _clean_markdown(shown)).strip(), True, number))
+                lines.append((number, True, max(1, len(split_sentences(_clean_markdown(shown))))))
+            continue
+        pieces = split_sentences(line)
+        for piece in pieces:
+            statements.append(_Statement(piece, _LABEL_RE.sub(" ", _clean_markdown(piece)).strip(), False, number))
+        lines.append((number, False, max(1, len(pieces))))
+    return statements, headings, lines
+
+
+# ------------------------------------------------------------------ analysed text
+@dataclass
+class _Analysed:
+    text: str
+    facts: list[Fact]
+    words: frozenset[str]
+    negated: bool
+    cjk: bool
+
+    def of(self, kind: str) -> list[Fact]:
+        return [f for f in self.facts if f.kind == kind]
+
+
+def _negated(text: str) -> bool:
+    if _NEGATION_EN.search(text):
+        return True
+    if _CJK.search(text):
+        from ..search import jieba_segmenter
+
+        return any(w in _NEGATION_ZH for w in jieba_segmenter().lcut(text))
+    return False
+
+
+def _analyse(text: str, ctx: _Context, summary: bool) -> _Analysed:
+    from ..search import tokenize
+
+    normalised = unicodedata.normalize("NFKC", text)
+    dated, rest = _read_dates_times(normalised)
+    numbers, rest = _read_numbers(rest)
+    names = _latin_names(rest, ctx, summary)
+    if _CJK.search(rest):
+        names += _jieba_names(rest)
+    words = frozenset(w for w in tokenize(rest) if not any(ch.isdigit() for ch in w))
+    return _Analysed(text, dated + numbers + names, words, _negated(text), bool(_CJK.search(text)))
+
+
+def _build_context(source_sentences: list[str], statements: list[str]) -> _Context:
+    ctx = _Context()
+    for text in source_sentences + statements:
+        for word, _, _, initial in _latin_words(unicodedata.normalize("NFKC", text)):
+            if not initial and word[:1].isupper():
+                ctx.capitalised_inside.add(word.casefold())
+    for text in source_sentences:
+        for word, _, _, _ in _latin_words(unicodedata.normalize("NFKC", text)):
+            if word.islower():
+                ctx.source_words.add(word)
+    return ctx
+
+
+def extract_facts(texts: list[str]) -> list[Fact]:
+    """The key facts of `texts` (numbers, dates, times, names, decisions, todos), each once, in text
+    order; see the module docstring for the rules."""
+    sentences = [s for t in texts for s in split_sentences(t)]
+    ctx = _build_context(sentences, [])
+    return _unique_facts([(i, _analyse(s, ctx, False)) for i, s in enumerate(sentences)])
+
+
+def _statement_kind(text: str) -> str | None:
+    if DECISION_CUES.search(text):
+        return "decision"
+    if TODO_CUES.search(text):
+        return "todo"
+    return None
+
+
+def _unique_facts(analysed: list[tuple[int, _Analysed]]) -> list[Fact]:
+    facts: list[tuple[tuple[int, int], Fact]] = []
+    seen_numbers: set[str] = set()
+    seen_names: set[str] = set()
+    dates: list[tuple] = []
+    times: list[tuple] = []
+    statements: list[tuple[str, frozenset[str]]] = []
+    for index, a in analysed:
+        kind = _statement_kind(a.text)
+        if kind and a.words and not any(k == kind and _jaccard(a.words, w) >= 0.8 for k, w in statements):
+            statements.append((kind, a.words))
+            facts.append(((index, -1), Fact(kind, a.words, a.text, 0)))
+        for fact in a.facts:
+            if fact.kind == "number":
+                if fact.key in seen_numbers:
+                    continue
+                seen_numbers.add(fact.key)
+            elif fact.kind == "name":
+                if fact.key in seen_names:
+                    continue
+                seen_names.add(fact.key)
+            elif fact.kind == "date":
+                if any(_dates_match(fact.key, d) for d in dates):
+                    continue
+                dates.append(fact.key)
+            elif fact.kind == "time":
+                if any(_times_match(fact.key, t) for t in times):
+                    continue
+                times.append(fact.key)
+            facts.append(((index, fact.pos), fact))
+    return [f for _, f in sorted(facts, key=lambda item: item[0])]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def _dice(a: frozenset[str], b: frozenset[str]) -> float:
+    return 2 * len(a & b) / (len(a) + len(b)) if a or b else 1.0
+
+
+def _containment(part: frozenset[str], whole: frozenset[str]) -> float:
+    return len(part & whole) / len(part) if part else 1.0
+
+
+def _name_in(name: str, text: str) -> bool:
+    if _CJK.search(name):
+        return name in text
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
+
+
+# ------------------------------------------------------------------ the score
+@dataclass(frozen=True)
+class SummaryScore:
+    """The four metrics of a summary against its source (see the module docstring), whether it
+    passed the policy's thresholds, and what it lost or made up."""
+
+    retention: float
+    compression: float
+    readability: float
+    accuracy: float
+    passed: bool
+    failed: list[str]
+    thresholds: dict[str, float]
+    missing_facts: list[str]
+    unsupported_statements: list[str]
+    source_tokens: int
+    summary_tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON of `memory-lake summary-score --json`."""
+        return {"retention": self.retention, "compression": self.compression, "readability": self.readability,
+                "accuracy": self.accuracy, "passed": self.passed, "thresholds": dict(self.thresholds),
+                "missing_facts": list(self.missing_facts), "unsupported_statements": list(self.unsupported_statements),
+                "source_tokens": self.source_tokens, "summary_tokens": self.summary_tokens}
+
+
+class _Cosine:
+    """MiniLM cosines between texts without Chinese characters, computed in one batch; None for
+    pairs it cannot judge (Chinese text, model unavailable)."""
+
+    def __init__(self, texts: list[str], model_name: str | None):
+        self.index: dict[str, int] = {}
+        self.vectors = None
+        latin = list(dict.fromkeys(t for t in texts if t and not _CJK.search(t)))
+        if not latin or not model_name:
+            return
+        from ..search import ModelUnavailable, encode, load_model
+
+        try:
+            model = load_model(model_name)
+        except ModelUnavailable:
+            return
+        vectors, _ = encode(model, latin, batch_size=64)
+        self.vectors = vectors.to_numpy()
+        self.index = {t: i for i, t in enumerate(latin)}
+
+    def __call__(self, a: str, b: str) -> float | None:
+        if self.vectors is None or a not in self.index or b not in self.index:
+            return None
+        return float(self.vectors[self.index[a]] @ self.vectors[self.index[b]])
+
+
+def _readability(statements: list[_Statement], headings: list[str], lines: list[tuple[int, bool, int]],
+                 markdown: str) -> float:
+    if not lines:
+        return 0.0
+    raw_lines = markdown.splitlines()
+    lowered = [h.casefold() for h in headings]
+    parts = {
+        "headings": 1.0 if headings else 0.0,
+        "list_items": sum(1 for _, is_item, _ in lines if is_item) / len(lines),
+        "one_fact_per_line": sum(1 / n for _, _, n in lines) / len(lines),
+        "sections": 1.0 if any(word in h for h in lowered for word in CATEGORY_WORDS)
+        else 0.5 if len(headings) >= 2 else 0.0,
+        "line_length": sum(1 for number, _, _ in lines if _width(raw_lines[number].strip()) <= MAX_LINE_WIDTH)
+        / len(lines),
+    }
+    return sum(READABILITY_WEIGHTS[name] * value for name, value in parts.items())
+
+
+def _width(text: str) -> int:
+    return len(text) + len(_WIDE.findall(text))
+
+
+def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: SummaryPolicy | None = None, *,
+                     model: str | None = None) -> SummaryScore:
+    """Score `summary_markdown` against `source_texts` on retention, compression, readability and
+    accuracy (each defined in this module's docstring) and gate it with `policy`'s thresholds
+    (default ``Policy().summaries``; also ``max_tokens``). `model` is the embedding model for the
+    English cosines (default the search policy's model; ``"none"`` uses word overlap only)."""
+    from ..search import count_tokens, count_tokens_many
+
+    policy = policy or Policy().summaries
+    model = model if model is not None else Policy().search.model
+    texts = [t for t in source_texts if isinstance(t, str)]
+    summary_markdown = summary_markdown or ""
+
+    sentences = [s for t in texts for s in split_sentences(t)]
+    statements, headings, lines = summary_statements(summary_markdown)
+    ctx = _build_context(sentences, [s.text for s in statements])
+    source = [_analyse(s, ctx, False) for s in sentences]
+    source_facts = _unique_facts(list(enumerate(source)))
+    ctx.source_names = {f.key for f in source_facts if f.kind == "name"}
+    stated = [_analyse(s.text, ctx, True) for s in statements]
+    cosine = _Cosine([a.text for a in source] + [a.text for a in stated]
+                     if model.lower() != "none" else [], model if model.lower() != "none" else None)
+
+    # retention
+    summary_plain = _clean_markdown(unicodedata.normalize("NFKC", summary_markdown))
+    summary_facts = [f for a in stated for f in a.facts]
+    missing: list[str] = []
+    for fact in source_facts:
+        if fact.kind == "number":
+            present = any(f.kind == "number" and f.key == fact.key for f in summary_facts)
+        elif fact.kind == "date":
+            present = any(f.kind == "date" and _dates_match(f.key, fact.key) for f in summary_facts)
+        elif fact.kind == "time":
+            present = any(f.kind == "time" and _times_match(f.key, fact.key) for f in summary_facts)
+        elif fact.kind == "name":
+            present = _name_in(fact.text, summary_plain)
+        else:
+            negated = _negated(fact.text)
+            present = any(a.negated == negated and (_dice(fact.key, a.words) >= RETAIN_DICE
+                                                    or (cosine(fact.text, a.text) or 0.0) >= RETAIN_COSINE)
+                          for a in stated)
+        if not present:
+            missing.append(fact.label())
+    retention = 1.0 if not source_facts else (len(source_facts) - len(missing)) / len(source_facts)
+
+    # accuracy
+    unsupported = [s.shown for s, a in zip(statements, stated) if not _supported(a, source, cosine)]
+    accuracy = (len(statements) - len(unsupported)) / len(statements) if statements else 0.0
+
+    source_tokens = sum(count_tokens_many(texts)) if texts else 0
+    summary_tokens = count_tokens(summary_markdown) if summary_markdown.strip() else 0
+    compression = source_tokens / summary_tokens if summary_tokens else 0.0
+    readability = _readability(statements, headings, lines, summary_markdown)
+
+    thresholds = {"retention": policy.min_retention, "compression": policy.min_compression,
+                  "readability": policy.min_readability, "accuracy": policy.min_accuracy,
+                  "max_tokens": policy.max_tokens}
+    scores = {"retention": round(retention, 4), "compression": round(compression, 4),
+              "readability": round(readability, 4), "accuracy": round(accuracy, 4)}
+    failed = [name for name, value in scores.items() if value < thresholds[name]]
+    if summary_tokens > policy.max_tokens:
+        failed.append("max_tokens")
+    return SummaryScore(**scores, passed=not failed, failed=failed, thresholds=thresholds, missing_facts=missing,
+                        unsupported_statements=unsupported, source_tokens=source_tokens,
+                        summary_tokens=summary_tokens)
+
+
+def _supported(statement: _Analysed, source: list[_Analysed], cosine: _Cosine) -> bool:
+    """Whether one source sentence holds every number, date, time and name of `statement`, has its
+    polarity, and is close to it."""
+    for sentence in source:
+        if sentence.negated != statement.negated:
+            continue
+        if not all(_fact_in(fact, sentence) for fact in statement.facts):
+            continue
+        if _containment(statement.words, sentence.words) >= SUPPORT_CONTAINMENT:
+            return True
+        similarity = cosine(statement.text, sentence.text)
+        if similarity is not None and similarity >= SUPPORT_COSINE:
+            return True
+    return False
+
+
+def _fact_in(fact: Fact, sentence: _Analysed) -> bool:
+    if fact.kind == "number":
+        return any(f.kind == "number" and f.key == fact.key for f in sentence.facts)
+    if fact.kind == "date":
+        return any(f.kind == "date" and _dates_match(f.key, fact.key) for f in sentence.facts)
+    if fact.kind == "time":
+        return any(f.kind == "time" and _times_match(f.key, fact.key) for f in sentence.facts)
+    return _name_in(fact.text, unicodedata.normalize("NFKC", sentence.text))
