@@ -1,5 +1,5 @@
 """`memory-lake`: the command line, one module per command group (`lake`, `ingest`, `maintain`,
-`search`, `publish`, `runs`) over the shared pieces in `common`. ``main`` is the console-script entry.
+`search`, `publish`, `runs`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
 
 Commands are registered here, in the order `memory-lake --help` lists them.
 """
@@ -12,7 +12,7 @@ import sys
 import typer
 
 from ..store import InputError, MemoryLakeError
-from . import ingest, lake, maintain, publish, runs, search
+from . import ingest, lake, maintain, publish, runs, search, summaries
 from .common import app, conflicts_app, err, parse_overrides, quarantine_app, run_app
 
 app.command()(lake.init)
@@ -40,6 +40,7 @@ app.command()(maintain.unmerge)
 conflicts_app.command("list")(maintain.conflicts_list)
 conflicts_app.command("resolve")(maintain.conflicts_resolve)
 app.command()(ingest.edit)
+app.command()(summaries.summarize)
 
 
 def _say_waiting(message: str) -> None:
