@@ -93,8 +93,12 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=\S)|\n+")
 _DIGIT = re.compile(r"\d")
 # A label the section heading repeats ("TODO:", "Lesson:", "待办：", "教训：").
-_LABEL = re.compile(r"^\s*(?:todo|to-do|action item|lesson|lessons learned|decision|event|待办|教训|经验|决策|事件)"
+_LABEL = re.compile(r"^\s*(todo|to-do|action item|lesson|lessons learned|decision|event|待办|教训|经验|决策|事件)"
                     r"\s*[:：]\s*", re.IGNORECASE)
+# a leading label names the category as a memory's type does
+_LABEL_CATEGORY = {"todo": "todos", "to-do": "todos", "action item": "todos", "待办": "todos", "lesson": "lessons",
+                   "lessons learned": "lessons", "教训": "lessons", "经验": "lessons", "decision": "decisions",
+                   "决策": "decisions", "event": "events", "事件": "events"}
 # A number, a date or a capitalised word inside a sentence: what makes a line worth its tokens.
 _FACT = re.compile(r"\d+(?:[.,:/-]\d+)*|(?<=\s)[A-Z][\w-]+|[\u4e00-\u9fff]{2,}(?=[负参同决])")
 
@@ -132,11 +136,12 @@ def is_chatter(sentence: str) -> bool:
 
 def classify(sentence: str, memory_type: str | None = None) -> str | None:
     """The category of a sentence (events, decisions, lessons, todos), or None for background.
-    Cues count one each, the memory's own type two; a tie goes to the type, then to the order of
-    CATEGORIES. A sentence with no cue but a date reads as an event."""
+    Cues count one each, the memory's own type (or a leading label, ``Lesson:``) two; a tie goes to
+    the type, then to the order of CATEGORIES. A sentence with no cue but a date reads as an event."""
     cues = summary_cues()
     scores = {category: len(cues[cue].findall(sentence)) for cue, category in _CUE_CATEGORY.items()}
-    typed = TYPE_CATEGORY.get(memory_type or "")
+    label = _LABEL.match(sentence)
+    typed = TYPE_CATEGORY.get(memory_type or "") or (_LABEL_CATEGORY.get(label.group(1).lower()) if label else None)
     if typed:
         scores[typed] += _TYPE_WEIGHT
     best = max(CATEGORIES, key=lambda c: (scores[c], c == typed, -CATEGORIES.index(c)))
@@ -149,7 +154,8 @@ def classify(sentence: str, memory_type: str | None = None) -> str | None:
 
 _DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}月\d{1,2}[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)"
                    r"[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
-                   r"|\b\d{1,2}:\d{2}\b", re.IGNORECASE)
+                   r"|\b\d{1,2}:\d{2}\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|(?:周|星期|礼拜)[一二三四五六日天]",
+                   re.IGNORECASE)
 
 
 def _looks_dated(sentence: str) -> bool:
