@@ -44,6 +44,7 @@ bench: install
 	$(PY) benchmarks/dedup.py
 	$(PY) benchmarks/dedup_blind.py
 	$(PY) benchmarks/locomo.py
+	$(PY) benchmarks/summary_eval.py
 
 clean:
 	rm -rf lake reports/*.html .prefect .pytest_cache

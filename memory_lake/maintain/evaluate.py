@@ -640,30 +640,46 @@ class SummaryScore:
                 "source_tokens": self.source_tokens, "summary_tokens": self.summary_tokens}
 
 
-class _Cosine:
-    """MiniLM cosines between texts without Chinese characters, computed in one batch; None for
-    pairs it cannot judge (Chinese text, model unavailable)."""
+_VECTOR_CACHE: dict[tuple[str, str], Any] = {}
+_VECTOR_CACHE_MAX = 50_000
 
-    def __init__(self, texts: list[str], model_name: str | None):
-        self.index: dict[str, int] = {}
-        self.vectors = None
-        latin = list(dict.fromkeys(t for t in texts if t and not _CJK.search(t)))
-        if not latin or not model_name:
+
+class _Cosine:
+    """MiniLM cosines between texts without Chinese characters (MiniLM does not read Chinese).
+    Only the pairs that word overlap could not settle are asked for (`want`), then encoded in one
+    batch (`compute`); vectors are kept per process, so a source scored against many summaries is
+    encoded once. None for a pair it cannot judge (Chinese text, no model)."""
+
+    def __init__(self, model_name: str | None):
+        self.model_name = model_name if model_name and model_name.lower() != "none" else None
+        self.wanted: set[str] = set()
+
+    def want(self, *texts: str) -> None:
+        if self.model_name:
+            self.wanted.update(t for t in texts if t and not _CJK.search(t))
+
+    def compute(self) -> None:
+        todo = sorted(t for t in self.wanted if (self.model_name, t) not in _VECTOR_CACHE)
+        if not todo:
             return
         from ..search import ModelUnavailable, encode, load_model
 
         try:
-            model = load_model(model_name)
+            model = load_model(self.model_name)
         except ModelUnavailable:
+            self.model_name = None
             return
-        vectors, _ = encode(model, latin, batch_size=64)
-        self.vectors = vectors.to_numpy()
-        self.index = {t: i for i, t in enumerate(latin)}
+        vectors, _ = encode(model, todo, batch_size=64)
+        if len(_VECTOR_CACHE) + len(todo) > _VECTOR_CACHE_MAX:
+            _VECTOR_CACHE.clear()
+        for text, vector in zip(todo, vectors.to_numpy()):
+            _VECTOR_CACHE[(self.model_name, text)] = vector
 
     def __call__(self, a: str, b: str) -> float | None:
-        if self.vectors is None or a not in self.index or b not in self.index:
+        va, vb = _VECTOR_CACHE.get((self.model_name, a)), _VECTOR_CACHE.get((self.model_name, b))
+        if self.model_name is None or va is None or vb is None:
             return None
-        return float(self.vectors[self.index[a]] @ self.vectors[self.index[b]])
+        return float(va @ vb)
 
 
 def _readability(statements: list[_Statement], headings: list[str], lines: list[tuple[int, bool, int]],
@@ -708,33 +724,40 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
     source_facts = _unique_facts(list(enumerate(source)))
     ctx.source_names = {f.key for f in source_facts if f.kind == "name"}
     stated = [_analyse(s.text, ctx, True) for s in statements]
-    cosine = _Cosine([a.text for a in source] + [a.text for a in stated]
-                     if model.lower() != "none" else [], model if model.lower() != "none" else None)
+    cosine = _Cosine(model)
 
-    # retention
+    # Word overlap first; the pairs it cannot settle go to MiniLM in one batch, then are decided.
     summary_plain = _clean_markdown(unicodedata.normalize("NFKC", summary_markdown))
     summary_facts = [f for a in stated for f in a.facts]
-    missing: list[str] = []
-    for fact in source_facts:
-        if fact.kind == "number":
-            present = any(f.kind == "number" and f.key == fact.key for f in summary_facts)
-        elif fact.kind == "date":
-            present = any(f.kind == "date" and _dates_match(f.key, fact.key) for f in summary_facts)
-        elif fact.kind == "time":
-            present = any(f.kind == "time" and _times_match(f.key, fact.key) for f in summary_facts)
-        elif fact.kind == "name":
-            present = _name_in(fact.text, summary_plain)
-        else:
+    undecided: dict[int, list[_Analysed]] = {}
+    present: list[bool] = []
+    for n, fact in enumerate(source_facts):
+        if fact.kind in ("decision", "todo"):
             negated = _negated(fact.text)
-            present = any(a.negated == negated and (_dice(fact.key, a.words) >= RETAIN_DICE
-                                                    or (cosine(fact.text, a.text) or 0.0) >= RETAIN_COSINE)
-                          for a in stated)
-        if not present:
-            missing.append(fact.label())
+            same_polarity = [a for a in stated if a.negated == negated]
+            found = any(_dice(fact.key, a.words) >= RETAIN_DICE for a in same_polarity)
+            if not found and same_polarity:
+                undecided[n] = same_polarity
+                cosine.want(fact.text, *(a.text for a in same_polarity))
+        else:
+            found = _atomic_present(fact, summary_facts, summary_plain)
+        present.append(found)
+    support = [_support_candidates(a, source) for a in stated]
+    for a, (supported, candidates) in zip(stated, support):
+        if not supported and candidates:
+            cosine.want(a.text, *(c.text for c in candidates))
+    cosine.compute()
+
+    # retention
+    for n, candidates in undecided.items():
+        present[n] = any((cosine(source_facts[n].text, a.text) or 0.0) >= RETAIN_COSINE for a in candidates)
+    missing = [fact.label() for fact, found in zip(source_facts, present) if not found]
     retention = 1.0 if not source_facts else (len(source_facts) - len(missing)) / len(source_facts)
 
     # accuracy
-    unsupported = [s.shown for s, a in zip(statements, stated) if not _supported(a, source, cosine)]
+    unsupported = [s.shown for s, a, (supported, candidates) in zip(statements, stated, support)
+                   if not supported and not any((cosine(a.text, c.text) or 0.0) >= SUPPORT_COSINE
+                                                for c in candidates)]
     accuracy = (len(statements) - len(unsupported)) / len(statements) if statements else 0.0
 
     source_tokens = sum(count_tokens_many(texts)) if texts else 0
@@ -755,20 +778,28 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
                         summary_tokens=summary_tokens)
 
 
-def _supported(statement: _Analysed, source: list[_Analysed], cosine: _Cosine) -> bool:
-    """Whether one source sentence holds every number, date, time and name of `statement`, has its
-    polarity, and is close to it."""
+def _atomic_present(fact: Fact, summary_facts: list[Fact], summary_plain: str) -> bool:
+    """Whether a number, date, time or name of the source is in the summary."""
+    if fact.kind == "name":
+        return _name_in(fact.text, summary_plain)
+    match = {"number": lambda a, b: a == b, "date": _dates_match, "time": _times_match}[fact.kind]
+    return any(f.kind == fact.kind and match(f.key, fact.key) for f in summary_facts)
+
+
+def _support_candidates(statement: _Analysed, source: list[_Analysed]) -> tuple[bool, list[_Analysed]]:
+    """(supported by word overlap, the other candidate sentences): the source sentences that hold
+    every number, date, time and name of `statement` with its polarity; supported when one holds
+    at least SUPPORT_CONTAINMENT of its content words. The candidates go to the cosine test."""
+    candidates = []
     for sentence in source:
         if sentence.negated != statement.negated:
             continue
         if not all(_fact_in(fact, sentence) for fact in statement.facts):
             continue
         if _containment(statement.words, sentence.words) >= SUPPORT_CONTAINMENT:
-            return True
-        similarity = cosine(statement.text, sentence.text)
-        if similarity is not None and similarity >= SUPPORT_COSINE:
-            return True
-    return False
+            return True, []
+        candidates.append(sentence)
+    return False, candidates
 
 
 def _fact_in(fact: Fact, sentence: _Analysed) -> bool:
