@@ -10,8 +10,8 @@ Units
 * A **source sentence** is a piece of a source text between line breaks and sentence ends
   (``. ! ?`` followed by a space, ``。！？`` anywhere).
 * A **summary statement** is a list item (``-``, ``*``, ``+``, ``1.``; one statement however long)
-  or a sentence of a non-list line. Headings (``#``), a line that is only bold text or only a label
-  ending in ``:``, rules (``---``) and table separators are not statements. Markdown emphasis and
+  or a sentence of a non-list line. Headings (``#``), a line that is only bold text, a short non-list line
+  ending in ``:`` (at most 40 characters, ``Decisions:``), rules (``---``) and table separators are not statements. Markdown emphasis and
   field labels of the seed's structure (``What:``, ``Why:``, ``时间：`` ...) are ignored.
 * **Key facts** of a text (:func:`extract_facts`):
   - *numbers*: digit runs as whole tokens (``500`` never matches ``1500``), thousands commas and
