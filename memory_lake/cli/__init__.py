@@ -1,5 +1,5 @@
 """`memory-lake`: the command line, one module per command group (`lake`, `ingest`, `maintain`,
-`search`, `publish`, `runs`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
+`search`, `publish`, `runs`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
 
 Commands are registered here, in the order `memory-lake --help` lists them.
 """
@@ -12,7 +12,7 @@ import sys
 import typer
 
 from ..store import InputError, MemoryLakeError
-from . import ingest, lake, maintain, publish, runs, search, summaries
+from . import evaluate, ingest, lake, maintain, publish, runs, search, summaries
 from .common import app, conflicts_app, err, parse_overrides, quarantine_app, run_app
 
 app.command()(lake.init)
@@ -32,6 +32,7 @@ app.command()(publish.publish)
 app.command()(runs.report)
 app.command()(runs.health)
 app.command()(search.search)
+app.command("summary-score")(evaluate.summary_score)
 quarantine_app.command("list")(ingest.quarantine_list)
 quarantine_app.command("export")(ingest.quarantine_export)
 quarantine_app.command("replay")(ingest.quarantine_replay)

@@ -8,10 +8,11 @@ list of texts (memories, turns, paragraphs) and a Markdown summary, and needs no
 Units
 -----
 * A **source sentence** is a piece of a source text between line breaks and sentence ends
-  (``. ! ?`` followed by a space, ``。！？`` anywhere).
+  (``. ! ?`` followed by a space, ``。！？`` anywhere; not after ``Dr.``, ``St.``, ``e.g.`` or an
+  initial, :data:`ABBREVIATIONS`).
 * A **summary statement** is a list item (``-``, ``*``, ``+``, ``1.``; one statement however long)
-  or a sentence of a non-list line. Headings (``#``), a line that is only bold text or only a label
-  ending in ``:``, rules (``---``) and table separators are not statements. Markdown emphasis and
+  or a sentence of a non-list line. Headings (``#``), a line that is only bold text, a short non-list line
+  ending in ``:`` (at most 40 characters, ``Decisions:``), rules (``---``) and table separators are not statements. Markdown emphasis and
   field labels of the seed's structure (``What:``, ``Why:``, ``时间：`` ...) are ignored.
 * **Key facts** of a text (:func:`extract_facts`):
   - *numbers*: digit runs as whole tokens (``500`` never matches ``1500``), thousands commas and
@@ -24,15 +25,19 @@ Units
     give one, so ``March 4``, ``2026-03-04`` and ``3月4日`` are one fact;
   - *times*: ``22:00``, ``10pm``, ``晚上10点``, ``3点半``. ``hh:mm`` without am/pm is the 24-hour
     clock; a Chinese hour without a period word (上午, 晚上 ...) could be either and matches both
-    (``10点`` is 10:00 or 22:00);
+    (``10点`` is 10:00 or 22:00); an hour in Chinese numerals needs a period word, minutes or 钟
+    (``一点`` alone is "a little");
   - *names*: English capitalised spans (``Alice``, ``PostgreSQL``, ``Q3``, ``New York``). A capitalised
-    word at a sentence start (or after a colon) is a name only when it is a speaker label
-    (``Alice:``), an acronym or mixed-case word, or the same word is capitalised elsewhere in the
-    texts; function and discourse words (:data:`NOT_NAMES`) never are. In a summary statement a
+    word at a sentence start (no letter before it since the start or the last colon, so a leading
+    timestamp does not count) is a name only when it is a speaker (a label that starts two lines or
+    more of the source, ``Alice: ...``), an acronym or mixed-case word, or the same word is
+    capitalised elsewhere in the texts; function and discourse words and chat roles
+    (:data:`NOT_NAMES`: User, Assistant ...) never are. Accented letters are letters (``Inês``). In a summary statement a
     sentence-initial word that is a source name, or that occurs nowhere in the source, is a name
     too. Chinese names are jieba's part-of-speech tags ``nr`` (people), ``ns`` (places), ``nt``
     (organisations) and ``nz`` (other proper nouns) of two characters or more, except the
-    pleasantries jieba's dictionary mistags (:data:`NOT_NAMES_ZH`);
+    pleasantries jieba's dictionary mistags (:data:`NOT_NAMES_ZH`); a person name (``nr``) must
+    start with a common family name (:data:`COMMON_SURNAMES`, also after 老/小/阿);
   - *decisions* and *todos*: whole sentences with a cue (:data:`DECISION_CUES`, :data:`TODO_CUES`,
     English and Chinese).
   A fact that recurs in the source counts once (numbers, names by value; dates and times when they
@@ -40,7 +45,7 @@ Units
 * **Content words** are the search tokeniser's tokens (stemmed English, jieba words for Chinese,
   stop words dropped) of a text with its numbers, dates and times cut out.
 * **Polarity**: a text is negated when it holds a negation word (``not``, ``never``, ``n't`` ...,
-  ``不``, ``没``, ``未`` ... as jieba words). Two texts of different polarity are never close.
+  ``不``, ``没``, ``未`` ... as jieba words) or a contrast (``rather than``, ``instead of``, ``而非``). Two texts of different polarity are never close.
 
 Metrics
 -------
@@ -95,7 +100,8 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]")
 
 # Words that are capitalised only because they start a sentence or a label: function words,
-# discourse words of a conversation, and the seed's summary labels. Never names.
+# discourse words of a conversation, the roles of a chat transcript (user, assistant, system ...)
+# and the seed's summary labels. Never names.
 NOT_NAMES = frozenset("""
 a an the i we you he she it they me us him her them my our your his its their this that these those
 there here what which who whom whose when where why how if then so and but or nor yet also too as at
@@ -104,6 +110,7 @@ although though unless whether do does did done is are was were be been being am
 would shall should can could may might must let lets let's not no yes yeah yep nope ok okay sure hi
 hello hey thanks thank please sorry great good fine cool right well oh ah hmm now today tomorrow
 yesterday tonight just still already again maybe perhaps anyway actually basically all any each every
+user assistant system human ai bot agent
 some most many more much few other another both either neither such only very really
 note notes update updates summary summaries decision decisions decided lesson lessons learned todo todos
 to-do task tasks event events fact facts problem cause root avoidance avoid impact outcome result why
@@ -126,9 +133,19 @@ TODO_CUES = re.compile(
     r"\b(?:todo|to-do|to do|need to|needs to|must|have to|has to|action item|follow[- ]up|deadline|due|"
     r"remember to|reminder|assigned to|next step)\b|"
     r"待办|需要|必须|务必|截止|跟进|记得|下一步|负责|提醒", re.IGNORECASE)
-_NEGATION_EN = re.compile(r"\b(?:not|no|never|none|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
-_NEGATION_ZH = frozenset("不 没 没有 未 别 无 非 勿 不要 不会 不能 不再 不用 不必 未能 无法 并非 从不 从未 绝不".split())
+# "X rather than Y" says "not Y": contrastive markers count as negation, so that a summary's
+# "X, not Y" keeps the polarity of its source's "X rather than Y".
+_NEGATION_EN = re.compile(r"\b(?:not|no|never|none|cannot|without|neither|nor|rather than|instead of)\b|n't\b",
+                          re.IGNORECASE)
+_NEGATION_ZH = frozenset("不 没 没有 未 别 无 非 勿 不要 不会 不能 不再 不用 不必 未能 无法 并非 从不 从未 绝不 "
+                         "而不是 而非 不是 并不 而不".split())
 _NAME_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
+# jieba's dictionary tags many ordinary words as person names (nr: 太贵-like adjectives, kinship and
+# role words), so a person name must start with one of the common family names (the usual top
+# surnames of 百家姓 frequency lists), optionally after 老/小/阿 (老周, 小王).
+COMMON_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢"
+    "姜崔钟谭陆汪范金石廖贾夏韦付傅方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤欧")
 
 # ------------------------------------------------------------------ numbers
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -314,6 +331,8 @@ def _read_dates_times(text: str) -> tuple[list[Fact], str]:
                     continue
                 ampm = "p" if period in _PM_WORDS or (period == "中午" and hour < 6) else "a" if period else ""
                 ambiguous = not period and 1 <= hour <= 12
+                if not period and not g[2] and not g[1].isdigit() and not text[m.end():m.end() + 1] == "钟":
+                    continue  # 一点 / 两点 alone mostly mean "a little" / "two points", not a time
             if ampm == "p" and hour < 12:
                 hour += 12
             elif ampm == "a" and hour == 12:
@@ -351,12 +370,14 @@ def _read_numbers(text: str) -> tuple[list[Fact], str]:
 
 
 # ------------------------------------------------------------------ names
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?(?:-[A-Za-z0-9]+)*")
+_L = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"  # Latin letters, accented too (Inês)
+_LATIN_WORD = re.compile(rf"[{_L}][{_L}0-9]*(?:['’][{_L}]+)?(?:-[{_L}0-9]+)*")
 _OPENERS = " \t\"'“‘([{*_•·-–—>"
 
 
 def _strip_possessive(word: str) -> str:
-    return re.sub(r"['’]s$", "", word)
+    """The word without a possessive or clitic: Alice's -> Alice, I'd -> I, We're -> We."""
+    return re.sub(r"['’](?:s|d|ll|ve|m|re|t)$", "", word, flags=re.IGNORECASE)
 
 
 def _is_marked(word: str) -> bool:
@@ -370,6 +391,7 @@ class _Context:
     lower-cased vocabulary and (for summary statements) the source's names."""
 
     capitalised_inside: set[str] = field(default_factory=set)
+    speakers: set[str] = field(default_factory=set)
     source_words: set[str] = field(default_factory=set)
     source_names: set[str] = field(default_factory=set)
 
@@ -379,8 +401,10 @@ def _latin_words(text: str) -> list[tuple[str, int, int, bool]]:
     sentence or it follows a colon."""
     words = []
     for m in _LATIN_WORD.finditer(text):
-        before = text[: m.start()].rstrip(" \t\"'“‘([{*_")
-        initial = before.strip(_OPENERS) == "" or before.endswith((":", "：", ".", "!", "?", "。", "！", "？"))
+        # initial: no letter of any script since the sentence start or the last colon, so a
+        # timestamp or a list number before the word does not make it mid-sentence
+        segment = re.split(r"[:：.!?。！？]", text[: m.start()])[-1]
+        initial = not re.search(r"[^\W\d_]", segment)
         words.append((_strip_possessive(m.group(0)), m.start(), m.end(), initial))
     return words
 
@@ -407,7 +431,7 @@ def _latin_names(text: str, ctx: _Context, summary: bool) -> list[Fact]:
             close()
             continue
         if initial:
-            speaker = text[end:end + 1] in (":", "：")
+            speaker = lower in ctx.speakers
             name = (speaker or _is_marked(word) or lower in ctx.capitalised_inside
                     or (summary and (lower in ctx.source_names or lower not in ctx.source_words)))
             if not name:
@@ -416,6 +440,11 @@ def _latin_names(text: str, ctx: _Context, summary: bool) -> list[Fact]:
         span.append((word, start))
     close()
     return names
+
+
+def _surname_head(word: str) -> bool:
+    head = word[1:] if word[0] in "老小阿" and len(word) >= 2 else word
+    return head[:1] in COMMON_SURNAMES
 
 
 def _jieba_names(text: str) -> list[Fact]:
@@ -429,7 +458,8 @@ def _jieba_names(text: str) -> list[Fact]:
         at = text.find(pair.word, pos)
         pos = at + len(pair.word) if at >= 0 else pos
         if (pair.flag in _NAME_FLAGS and len(pair.word) >= 2 and _CJK.search(pair.word)
-                and pair.word not in NOT_NAMES_ZH):
+                and pair.word not in NOT_NAMES_ZH
+                and (not pair.flag.startswith("nr") or pair.flag == "nrt" or _surname_head(pair.word))):
             names.append(Fact("name", pair.word, pair.word, max(at, 0)))
     return names
 
@@ -443,13 +473,26 @@ _LABEL_RE = re.compile(r"(?:^|(?<=[;；,，(（]))\s*(?:" + "|".join(re.escape(l
                        + r")\s*[:：]\s*", re.IGNORECASE)
 
 
+# A full stop after these (and after a single capital, an initial) does not end a sentence.
+ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr mt no vs etc inc ltd co corp dept approx e.g i.e a.m p.m".split())
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of `text`: pieces between line breaks and sentence ends (see module docstring)."""
+    """The sentences of `text`: pieces between line breaks and sentence ends (see module docstring);
+    a full stop after a title or common abbreviation (Dr., Mr., St., e.g.) or an initial is no end."""
     out = []
     for line in text.splitlines():
+        pieces: list[str] = []
         for piece in _SENTENCE_END.split(line.strip()):
-            if piece and piece.strip():
-                out.append(piece.strip())
+            if not piece or not piece.strip():
+                continue
+            last = pieces[-1].rstrip() if pieces else ""
+            word = last.rsplit(None, 1)[-1].lower().rstrip(".") if last.endswith(".") else ""
+            if word and (word in ABBREVIATIONS or (len(word) == 1 and word.isalpha())):
+                pieces[-1] = f"{last} {piece.strip()}"
+            else:
+                pieces.append(piece.strip())
+        out += pieces
     return out
 
 
@@ -534,8 +577,18 @@ def _analyse(text: str, ctx: _Context, summary: bool) -> _Analysed:
     return _Analysed(text, dated + numbers + names, words, _negated(text), bool(_CJK.search(text)))
 
 
+_SPEAKER = re.compile(r"^[\W\d_]*?([^\W\d_][\w'’.-]*(?:\s+[^\W\d_][\w'’.-]*){0,2})\s*[:：]")
+
+
 def _build_context(source_sentences: list[str], statements: list[str]) -> _Context:
     ctx = _Context()
+    labels: dict[str, int] = {}
+    for text in source_sentences:
+        m = _SPEAKER.match(text)
+        if m:
+            labels[m.group(1)] = labels.get(m.group(1), 0) + 1
+    # a speaker labels two lines or more of the source ("Alice: ..."); a one-off "Results:" is not one
+    ctx.speakers = {w.casefold() for label, n in labels.items() if n >= 2 for w in label.split()}
     for text in source_sentences + statements:
         for word, _, _, initial in _latin_words(unicodedata.normalize("NFKC", text)):
             if not initial and word[:1].isupper():
@@ -611,7 +664,7 @@ def _containment(part: frozenset[str], whole: frozenset[str]) -> float:
 def _name_in(name: str, text: str) -> bool:
     if _CJK.search(name):
         return name in text
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
+    return re.search(rf"(?<![{_L}0-9]){re.escape(name)}(?![{_L}0-9])", text, re.IGNORECASE) is not None
 
 
 # ------------------------------------------------------------------ the score
@@ -640,30 +693,46 @@ class SummaryScore:
                 "source_tokens": self.source_tokens, "summary_tokens": self.summary_tokens}
 
 
-class _Cosine:
-    """MiniLM cosines between texts without Chinese characters, computed in one batch; None for
-    pairs it cannot judge (Chinese text, model unavailable)."""
+_VECTOR_CACHE: dict[tuple[str, str], Any] = {}
+_VECTOR_CACHE_MAX = 50_000
 
-    def __init__(self, texts: list[str], model_name: str | None):
-        self.index: dict[str, int] = {}
-        self.vectors = None
-        latin = list(dict.fromkeys(t for t in texts if t and not _CJK.search(t)))
-        if not latin or not model_name:
+
+class _Cosine:
+    """MiniLM cosines between texts without Chinese characters (MiniLM does not read Chinese).
+    Only the pairs that word overlap could not settle are asked for (`want`), then encoded in one
+    batch (`compute`); vectors are kept per process, so a source scored against many summaries is
+    encoded once. None for a pair it cannot judge (Chinese text, no model)."""
+
+    def __init__(self, model_name: str | None):
+        self.model_name = model_name if model_name and model_name.lower() != "none" else None
+        self.wanted: set[str] = set()
+
+    def want(self, *texts: str) -> None:
+        if self.model_name:
+            self.wanted.update(t for t in texts if t and not _CJK.search(t))
+
+    def compute(self) -> None:
+        todo = sorted(t for t in self.wanted if (self.model_name, t) not in _VECTOR_CACHE)
+        if not todo:
             return
         from ..search import ModelUnavailable, encode, load_model
 
         try:
-            model = load_model(model_name)
+            model = load_model(self.model_name)
         except ModelUnavailable:
+            self.model_name = None
             return
-        vectors, _ = encode(model, latin, batch_size=64)
-        self.vectors = vectors.to_numpy()
-        self.index = {t: i for i, t in enumerate(latin)}
+        vectors, _ = encode(model, todo, batch_size=64)
+        if len(_VECTOR_CACHE) + len(todo) > _VECTOR_CACHE_MAX:
+            _VECTOR_CACHE.clear()
+        for text, vector in zip(todo, vectors.to_numpy()):
+            _VECTOR_CACHE[(self.model_name, text)] = vector
 
     def __call__(self, a: str, b: str) -> float | None:
-        if self.vectors is None or a not in self.index or b not in self.index:
+        va, vb = _VECTOR_CACHE.get((self.model_name, a)), _VECTOR_CACHE.get((self.model_name, b))
+        if self.model_name is None or va is None or vb is None:
             return None
-        return float(self.vectors[self.index[a]] @ self.vectors[self.index[b]])
+        return float(va @ vb)
 
 
 def _readability(statements: list[_Statement], headings: list[str], lines: list[tuple[int, bool, int]],
@@ -708,33 +777,40 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
     source_facts = _unique_facts(list(enumerate(source)))
     ctx.source_names = {f.key for f in source_facts if f.kind == "name"}
     stated = [_analyse(s.text, ctx, True) for s in statements]
-    cosine = _Cosine([a.text for a in source] + [a.text for a in stated]
-                     if model.lower() != "none" else [], model if model.lower() != "none" else None)
+    cosine = _Cosine(model)
 
-    # retention
+    # Word overlap first; the pairs it cannot settle go to MiniLM in one batch, then are decided.
     summary_plain = _clean_markdown(unicodedata.normalize("NFKC", summary_markdown))
     summary_facts = [f for a in stated for f in a.facts]
-    missing: list[str] = []
-    for fact in source_facts:
-        if fact.kind == "number":
-            present = any(f.kind == "number" and f.key == fact.key for f in summary_facts)
-        elif fact.kind == "date":
-            present = any(f.kind == "date" and _dates_match(f.key, fact.key) for f in summary_facts)
-        elif fact.kind == "time":
-            present = any(f.kind == "time" and _times_match(f.key, fact.key) for f in summary_facts)
-        elif fact.kind == "name":
-            present = _name_in(fact.text, summary_plain)
-        else:
+    undecided: dict[int, list[_Analysed]] = {}
+    present: list[bool] = []
+    for n, fact in enumerate(source_facts):
+        if fact.kind in ("decision", "todo"):
             negated = _negated(fact.text)
-            present = any(a.negated == negated and (_dice(fact.key, a.words) >= RETAIN_DICE
-                                                    or (cosine(fact.text, a.text) or 0.0) >= RETAIN_COSINE)
-                          for a in stated)
-        if not present:
-            missing.append(fact.label())
+            same_polarity = [a for a in stated if a.negated == negated]
+            found = any(_dice(fact.key, a.words) >= RETAIN_DICE for a in same_polarity)
+            if not found and same_polarity:
+                undecided[n] = same_polarity
+                cosine.want(fact.text, *(a.text for a in same_polarity))
+        else:
+            found = _atomic_present(fact, summary_facts, summary_plain)
+        present.append(found)
+    support = [_support_candidates(a, source) for a in stated]
+    for a, (supported, candidates) in zip(stated, support):
+        if not supported and candidates:
+            cosine.want(a.text, *(c.text for c in candidates))
+    cosine.compute()
+
+    # retention
+    for n, candidates in undecided.items():
+        present[n] = any((cosine(source_facts[n].text, a.text) or 0.0) >= RETAIN_COSINE for a in candidates)
+    missing = [fact.label() for fact, found in zip(source_facts, present) if not found]
     retention = 1.0 if not source_facts else (len(source_facts) - len(missing)) / len(source_facts)
 
     # accuracy
-    unsupported = [s.shown for s, a in zip(statements, stated) if not _supported(a, source, cosine)]
+    unsupported = [s.shown for s, a, (supported, candidates) in zip(statements, stated, support)
+                   if not supported and not any((cosine(a.text, c.text) or 0.0) >= SUPPORT_COSINE
+                                                for c in candidates)]
     accuracy = (len(statements) - len(unsupported)) / len(statements) if statements else 0.0
 
     source_tokens = sum(count_tokens_many(texts)) if texts else 0
@@ -755,20 +831,28 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
                         summary_tokens=summary_tokens)
 
 
-def _supported(statement: _Analysed, source: list[_Analysed], cosine: _Cosine) -> bool:
-    """Whether one source sentence holds every number, date, time and name of `statement`, has its
-    polarity, and is close to it."""
+def _atomic_present(fact: Fact, summary_facts: list[Fact], summary_plain: str) -> bool:
+    """Whether a number, date, time or name of the source is in the summary."""
+    if fact.kind == "name":
+        return _name_in(fact.text, summary_plain)
+    match = {"number": lambda a, b: a == b, "date": _dates_match, "time": _times_match}[fact.kind]
+    return any(f.kind == fact.kind and match(f.key, fact.key) for f in summary_facts)
+
+
+def _support_candidates(statement: _Analysed, source: list[_Analysed]) -> tuple[bool, list[_Analysed]]:
+    """(supported by word overlap, the other candidate sentences): the source sentences that hold
+    every number, date, time and name of `statement` with its polarity; supported when one holds
+    at least SUPPORT_CONTAINMENT of its content words. The candidates go to the cosine test."""
+    candidates = []
     for sentence in source:
         if sentence.negated != statement.negated:
             continue
         if not all(_fact_in(fact, sentence) for fact in statement.facts):
             continue
         if _containment(statement.words, sentence.words) >= SUPPORT_CONTAINMENT:
-            return True
-        similarity = cosine(statement.text, sentence.text)
-        if similarity is not None and similarity >= SUPPORT_COSINE:
-            return True
-    return False
+            return True, []
+        candidates.append(sentence)
+    return False, candidates
 
 
 def _fact_in(fact: Fact, sentence: _Analysed) -> bool:
