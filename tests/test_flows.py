@@ -67,7 +67,7 @@ def test_the_flow_wires_the_library_steps_in_order():
     from memory_lake.observe import NIGHTLY_STEPS
 
     assert list(TASKS) == [s.name for s in NIGHTLY_STEPS] == [
-        "apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "snapshot_health",
+        "apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "summarize", "snapshot_health",
         "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
     # retries only where a step does file I/O
     assert {name: t.retries for name, t in TASKS.items() if t.retries} == {"ingest_inbox": 2, "housekeeping": 2,
@@ -94,7 +94,7 @@ def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path):
     assert (done.returncode, summary["status"], summary["publish"]["failed"]) == (
         4, "blocked", ["working within capacity per scope"])
     assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup",
-                                      "snapshot_health", "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
+                                      "summarize", "snapshot_health", "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
     assert "warning" not in done.stderr
 
     (lake.root / "memory-lake.toml").unlink()  # the overflow rule back on: the next night publishes
@@ -136,7 +136,7 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     data = generate_demo(lake.inbox, seed=7)
     summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
     assert summary["status"] == "ok"
-    assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "snapshot_health",
+    assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "summarize", "snapshot_health",
                                       "stage_export", "check_export", "publish_export", "housekeeping", "write_report", "notify"]
     assert summary["steps"]["ingest_inbox"]["counts"]["quarantined"] == len(data.malformed)
     assert summary["publish"] == {"status": "published", "version": "v1", "current": "v1",
