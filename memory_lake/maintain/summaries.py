@@ -56,8 +56,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import heapq
 import html
 import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -75,13 +77,16 @@ CATEGORIES = ("events", "decisions", "lessons", "todos")
 # a memory's type names its category (seed 000: 事件 / 决策 / 教训 / 待办)
 TYPE_CATEGORY = {"event": "events", "decision": "decisions", "lesson": "lessons", "todo": "todos"}
 _CUE_CATEGORY = {"event": "events", "decision": "decisions", "lesson": "lessons", "todo": "todos"}
+# A sentence of no category that holds key facts (a name, a number, a date) goes under Facts.
+FACTS = "facts"
+SECTIONS = (*CATEGORIES, FACTS)
 HEADINGS = {
-    "en": {"events": "Events", "decisions": "Decisions", "lessons": "Lessons", "todos": "Todos"},
-    "zh": {"events": "事件", "decisions": "决策", "lessons": "教训", "todos": "待办"},
+    "en": {"events": "Events", "decisions": "Decisions", "lessons": "Lessons", "todos": "Todos", FACTS: "Facts"},
+    "zh": {"events": "事件", "decisions": "决策", "lessons": "教训", "todos": "待办", FACTS: "事实"},
 }
 # Which category wins the budget first when everything does not fit (seed 000 lists decisions and
 # todos as the key facts an agent acts on).
-_CATEGORY_WEIGHT = {"decisions": 1.0, "todos": 0.9, "lessons": 0.8, "events": 0.7}
+_CATEGORY_WEIGHT = {"decisions": 1.0, "todos": 0.9, "lessons": 0.8, "events": 0.7, FACTS: 0.3}
 _TYPE_WEIGHT = 2  # a memory's own type counts as two cues
 # The lake's own summaries, in SQL: never a source, never touched by tier rules or dedup.
 LAKE_SUMMARY_SQL = "(type = 'summary' AND operator = 'system')"
@@ -171,6 +176,105 @@ def language(texts: Iterable[str]) -> str:
     return "zh" if han > other else "en"
 
 
+# ---------------------------------------------------------------------------- key facts and the skip rule
+@dataclass
+class Coverage:
+    """The source's key facts (the evaluator's ``extract_facts``) and which of them each text holds,
+    by the evaluator's own presence test (a number, date, time or name matched as retention matches
+    it; a decision or todo by content-word Dice ≥ ``RETAIN_DICE`` at the same polarity)."""
+
+    facts: list[Any]  # evaluate.Fact
+    source_tokens: int
+    sentences: list[str]  # the source's sentences, as the evaluator splits them
+    sentence_facts: list[frozenset[int]]
+    sentence_tokens: list[int]  # of each sentence as a list line ("- " + sentence)
+    _ctx: Any = None
+    _polarity: list[bool] = field(default_factory=list)
+
+    def facts_in(self, texts: Sequence[str]) -> list[frozenset[int]]:
+        """The indexes of the key facts each of `texts` (summary lines) holds."""
+        from .evaluate import _analyse
+
+        self._ctx.source_names = {f.key for f in self.facts if f.kind == "name"}
+        return [self._held(_analyse(text, self._ctx, True), text) for text in texts]
+
+    def _held(self, analysed: Any, text: str) -> frozenset[int]:
+        from .evaluate import RETAIN_DICE, _atomic_present, _clean_markdown, _dice
+
+        plain = _clean_markdown(unicodedata.normalize("NFKC", text))
+        folded = plain.casefold()
+        kinds = {f.kind for f in analysed.facts}
+        held = set()
+        for n, fact in enumerate(self.facts):
+            if fact.kind in ("decision", "todo"):
+                if analysed.words and self._polarity[n] == analysed.negated and _dice(fact.key, analysed.words) >= RETAIN_DICE:
+                    held.add(n)
+            elif fact.kind == "name":
+                if fact.text.casefold() in folded and _atomic_present(fact, analysed.facts, plain):
+                    held.add(n)
+            elif fact.kind in kinds and _atomic_present(fact, analysed.facts, plain):
+                held.add(n)
+        return frozenset(held)
+
+    def least_tokens(self, min_retention: float) -> int:
+        """A lower bound on the tokens of list lines, each a whole source sentence, that together
+        hold ``min_retention`` of the key facts: each fact costs its share of the cheapest sentence
+        that holds it (the sentence's tokens over the facts it holds), and the cheapest
+        ``ceil(min_retention * facts)`` facts are summed. Any set of whole sentences holding that
+        many facts costs at least this much (a sentence's tokens cover at most its own facts)."""
+        share = [float("inf")] * len(self.facts)
+        for held, tokens in zip(self.sentence_facts, self.sentence_tokens):
+            for n in held:
+                share[n] = min(share[n], tokens / len(held))
+        need = math.ceil(min_retention * len(self.facts) - 1e-9)
+        return math.ceil(sum(sorted(share)[:need])) if need else 0
+
+
+def key_fact_coverage(texts: Sequence[str]) -> Coverage:
+    """The key facts of `texts` and the facts each of their sentences holds (see `Coverage`)."""
+    from ..search import count_tokens_many
+    from .evaluate import _analyse, _build_context, _negated, _unique_facts
+    from .evaluate import split_sentences as evaluator_sentences
+
+    sentences = [s for t in texts for s in evaluator_sentences(t)]
+    ctx = _build_context(sentences, [])
+    analysed = [_analyse(s, ctx, False) for s in sentences]
+    facts = _unique_facts(list(enumerate(analysed)))
+    coverage = Coverage(facts, sum(count_tokens_many(list(texts))) if texts else 0, sentences, [],
+                        count_tokens_many([f"- {s}" for s in sentences]) if sentences else [], ctx,
+                        [_negated(f.text) for f in facts])
+    coverage.sentence_facts = [coverage._held(a, s) for a, s in zip(analysed, sentences)]
+    return coverage
+
+
+def summary_budget(source_tokens: int, max_tokens: int, policy: Policy) -> int:
+    """The most tokens a summary of `source_tokens` may take and still pass: within ``max_tokens``
+    and at least ``min_compression`` times smaller than its source."""
+    return min(max_tokens, math.floor(source_tokens / policy.summaries.min_compression))
+
+
+def why_not_summarised(coverage: Coverage, *, what: str, title: str, max_tokens: int, policy: Policy,
+                       lang: str = "en") -> str | None:
+    """Why no summary of these sources can pass the gate, or None when one can (the skip rule,
+    module docstring): the key facts a summary must keep (``min_retention`` of them), each in a
+    source sentence, take more tokens than the budget (``summary_budget``)."""
+    from ..search import count_tokens
+
+    budget = summary_budget(coverage.source_tokens, max_tokens, policy)
+    if not coverage.facts:
+        return None
+    heading = min(count_tokens(f"## {h}") for h in HEADINGS[lang].values())
+    least = count_tokens(title) + heading + coverage.least_tokens(policy.summaries.min_retention)
+    if least <= budget:
+        return None
+    share = f"{policy.summaries.min_retention:.0%}".replace("%", " %")
+    limit = (f"the {budget} a {policy.summaries.min_compression:g}x summary may use" if budget < max_tokens
+             else f"the {max_tokens}-token budget")
+    return (f"{what} are already dense facts ({len(coverage.facts)} key facts in {coverage.source_tokens} tokens): "
+            f"keeping {share} of them takes at least {least} tokens, more than {limit}, so any summary would "
+            f"drop facts; agents read them directly")
+
+
 # ---------------------------------------------------------------------------- the extractive summariser
 @dataclass(frozen=True)
 class Source:
@@ -194,6 +298,8 @@ class Item:
     position: tuple[int, int]
     score: float
     tokens: int = 0
+    facts: frozenset[int] = frozenset()  # the source's key facts this line holds (Coverage.facts_in)
+    typed: bool = False  # its memory's type (or a leading label) names its category
 
     def line(self) -> str:
         return f"- {self.text}"
@@ -219,15 +325,17 @@ def extract_items(sources: Sequence[Source], policy: Policy | None = None) -> Ex
                 result.chatter += 1
                 continue
             category = classify(sentence, source.type)
-            if category is None:
+            if category is None:  # kept only if it holds a key fact no other line does (summarize_extractive)
                 result.background += 1
-                continue
+                category = FACTS
             text = _LABEL.sub("", sentence, count=1).strip() or sentence
             facts = len(_FACT.findall(text))
             score = (_CATEGORY_WEIGHT[category] + source.importance + 0.2 * min(facts, 3)
                      + (0.5 if TYPE_CATEGORY.get(source.type or "") == category else 0))
             day = source.created_at.date() if source.created_at else None
-            result.items.append(Item(category, text, source.id, day, (i, j), score))
+            typed = (TYPE_CATEGORY.get(source.type or "") == category
+                     or bool((label := _LABEL.match(sentence)) and _LABEL_CATEGORY.get(label.group(1).lower()) == category))
+            result.items.append(Item(category, text, source.id, day, (i, j), score, typed=typed))
     before = len(result.items)
     result.items = drop_near_duplicates(result.items, policy)
     result.duplicates = before - len(result.items)
@@ -268,7 +376,7 @@ class Summary:
     markdown: str
     tokens: int
     items: list[Item] = field(default_factory=list)
-    left_out: int = 0  # items the budget had no room for
+    left_out: int = 0  # items not kept (no room, or a line of no category with no new fact)
     extraction: Extraction | None = None
 
 
@@ -281,29 +389,67 @@ def title_for(scope: Sequence[str | None], session: str | None, lang: str) -> st
 
 
 def summarize_extractive(sources: Sequence[Source], *, title: str, max_tokens: int, lang: str | None = None,
-                         policy: Policy | None = None) -> Summary:
-    """The extractive summary of `sources` within `max_tokens` (title and headings included)."""
+                         policy: Policy | None = None, coverage: Coverage | None = None) -> Summary:
+    """The extractive summary of `sources` within `max_tokens` (title and headings included).
+
+    Lines are chosen in two passes: first by key-fact coverage, the line holding the most key facts
+    not yet kept per token (the evaluator's facts, `coverage`), ties by importance, while any line
+    with a new fact fits; then by importance, the lessons and the lines whose memory's type (or
+    label) names their category, while they fit. A line of a conversation with no new fact is left
+    out (a restatement or process talk); a line of no category is kept only for a new fact."""
     from ..search import count_tokens, count_tokens_many
 
     policy = policy or Policy()
     lang = lang or language(s.content for s in sources)
     extraction = extract_items(sources, policy)
     items = extraction.items
-    for item, n in zip(items, count_tokens_many([item.line() for item in items])):
-        item.tokens = n
+    coverage = coverage or key_fact_coverage([s.content for s in sources])
+    if items:
+        for item, n, held in zip(items, count_tokens_many([item.line() for item in items]),
+                                 coverage.facts_in([item.text for item in items])):
+            item.tokens, item.facts = n, held
     used = count_tokens(title)
-    heading_cost = {c: count_tokens(f"## {HEADINGS[lang][c]}") for c in CATEGORIES}
+    heading_cost = {c: count_tokens(f"## {HEADINGS[lang][c]}") for c in SECTIONS}
     day_cost = count_tokens("### 2026-01-01")
     chosen: list[Item] = []
+    taken: set[int] = set()
     opened: set[Any] = set()
-    for item in sorted(items, key=lambda it: (-it.score, it.position)):
-        cost = item.tokens + (0 if item.category in opened else heading_cost[item.category])
-        cost += day_cost if item.day and (item.category, item.day) not in opened else 0
-        if used + cost > max_tokens:
-            continue
-        used += cost
-        opened |= {item.category, (item.category, item.day)}
+    covered: set[int] = set()
+
+    def cost(item: Item) -> int:
+        return (item.tokens + (0 if item.category in opened else heading_cost[item.category])
+                + (day_cost if item.day and (item.category, item.day) not in opened else 0))
+
+    def take(k: int) -> None:
+        nonlocal used
+        item = items[k]
+        used += cost(item)
+        opened.update({item.category, (item.category, item.day)})
+        covered.update(item.facts)
+        taken.add(k)
         chosen.append(item)
+
+    # 1. key facts per token (lazy greedy: a line's count of new facts only falls as others are kept)
+    heap = [(-len(it.facts) / max(it.tokens, 1), -it.score, it.position, k) for k, it in enumerate(items) if it.facts]
+    heapq.heapify(heap)
+    while heap:
+        _, _, _, k = heapq.heappop(heap)
+        item = items[k]
+        new = len(item.facts - covered)
+        if not new:
+            continue
+        entry = (-new / max(item.tokens, 1), -item.score, item.position, k)
+        if heap and entry > heap[0]:
+            heapq.heappush(heap, entry)
+            continue
+        if used + cost(item) <= max_tokens:
+            take(k)
+    # 2. importance, for what room is left: lessons (no key fact names them) and lines whose memory
+    # is typed as their category; a conversation's other lines are restatements and process talk
+    for k in sorted(range(len(items)), key=lambda k: (-items[k].score, items[k].position)):
+        item = items[k]
+        if k not in taken and (item.typed or item.category == "lessons") and used + cost(item) <= max_tokens:
+            take(k)
     markdown = render_markdown(title, chosen, lang)
     return Summary(markdown, count_tokens(markdown), chosen, len(items) - len(chosen), extraction)
 
@@ -312,7 +458,7 @@ def render_markdown(title: str, items: Sequence[Item], lang: str) -> str:
     """Title, then one ``##`` section per category present, items in time (then source) order under
     a ``###`` heading per day their memories were written (none for undated sources)."""
     lines = [title]
-    for category in CATEGORIES:
+    for category in SECTIONS:
         section = sorted((it for it in items if it.category == category),
                          key=lambda it: (it.day or date.min, it.position))
         if not section:
@@ -348,9 +494,12 @@ class SummaryResult:
 
 
 def summarize_sources(sources: Sequence[Source], *, title: str, max_tokens: int | None = None,
-                      policy: Policy | None = None, lang: str | None = None) -> SummaryResult:
+                      policy: Policy | None = None, lang: str | None = None,
+                      coverage: Coverage | None = None) -> SummaryResult:
     """Summarise and score `sources`: with the LLM when ``[summaries] llm_base_url`` is set (its
-    summary is kept only when it passes the gate), else, or as the fallback, extractively."""
+    summary is kept only when it passes the gate), else, or as the fallback, extractively. Either
+    writes within `summary_budget` (``max_tokens``, and ``min_compression`` times smaller than the
+    sources), so that compression is never what fails."""
     from .evaluate import evaluate_summary
 
     policy = policy or Policy()
@@ -359,12 +508,14 @@ def summarize_sources(sources: Sequence[Source], *, title: str, max_tokens: int 
     lang = lang or language(s.content for s in sources)
     texts = [s.content for s in sources]
     ids = [s.id for s in sources]
+    coverage = coverage or key_fact_coverage(texts)
+    room = summary_budget(coverage.source_tokens, budget, policy)
     fallback = None
     if policy.summaries.llm_base_url:
         from .llm import LLMError, summarize_llm
 
         try:
-            markdown = summarize_llm(sources, title=title, max_tokens=budget, lang=lang, policy=policy)
+            markdown = summarize_llm(sources, title=title, max_tokens=room, lang=lang, policy=policy)
         except LLMError as exc:
             fallback = f"LLM endpoint failed: {exc}"
         else:
@@ -372,7 +523,8 @@ def summarize_sources(sources: Sequence[Source], *, title: str, max_tokens: int 
             if score.passed:
                 return SummaryResult(markdown, score, "llm", None, ids, score.source_tokens)
             fallback = "LLM summary failed the gate: " + describe_failure(score)
-    summary = summarize_extractive(sources, title=title, max_tokens=budget, lang=lang, policy=policy)
+    summary = summarize_extractive(sources, title=title, max_tokens=room, lang=lang, policy=policy,
+                                   coverage=coverage)
     score = evaluate_summary(texts, summary.markdown, policy=gate)
     return SummaryResult(summary.markdown, score, "extractive", fallback, ids, score.source_tokens)
 
@@ -514,10 +666,24 @@ class Planned:
     sources: list[Source]
     source_tokens: int
     result: SummaryResult | None = None
+    skip_reason: str | None = None  # why no summary can pass (why_not_summarised)
+    key_facts: int = 0
+
+    @property
+    def status(self) -> str:
+        """passed | failed | skipped (no summary can pass: see the module docstring)."""
+        if self.skip_reason:
+            return "skipped"
+        return "passed" if self.result is not None and self.result.passed else "failed"
+
+    def skipped(self) -> dict[str, Any]:
+        """The key and why it was skipped, as the step's details and `summarize` show it."""
+        return dict(self.key) | {"status": "skipped", "reason": self.skip_reason, "source_tokens": self.source_tokens,
+                                 "key_facts": self.key_facts, "sources": len(self.sources)}
 
     def entry(self) -> dict[str, Any]:
         """The key, the scores and the failure, as `summarize --json` and the step's details show it."""
-        out = dict(self.key)
+        out = dict(self.key) | {"status": self.status}
         if self.result is None:
             return out | {"summary": None, "scores": None, "passed": False, "missing_facts": [],
                           "unsupported_statements": [], "source_tokens": self.source_tokens}
@@ -546,13 +712,19 @@ def plan_summaries(con, policy: Policy, *, max_tokens: int | None = None, tenant
     hashes = _source_hashes(frame, budget)
     totals = frame.group_by(list(_KEY), maintain_order=True).agg(source_tokens=pl.col("tokens").sum())
     keys = hashes.join(totals, on=list(_KEY), nulls_equal=True, maintain_order="left")
+    # a scope whose short-term memories are exactly one session's would get that session's summary twice
+    sessions = {(r["tenant"], r["agent_id"], r["user_id"], frozenset(r["source_ids"])): r["session_id"]
+                for r in keys.iter_rows(named=True) if r["session_id"] is not None}
     planned, small = [], []
     for row in keys.iter_rows(named=True):
         key = {k: row[k] for k in _KEY}
-        if row["source_tokens"] <= budget:
-            small.append(key | {"source_tokens": row["source_tokens"],
-                                "reason": f"its sources hold {row['source_tokens']} tokens, within the "
-                                          f"{budget}-token budget: nothing to compress"})
+        same = (sessions.get((row["tenant"], row["agent_id"], row["user_id"], frozenset(row["source_ids"])))
+                if row["session_id"] is None else None)
+        if row["source_tokens"] <= budget or same:
+            reason = (f"its short-term memories are exactly those of session {same}, summarised as that session"
+                      if same else f"its sources hold {row['source_tokens']} tokens, within the {budget}-token "
+                                   "budget: nothing to compress")
+            small.append(key | {"status": "skipped", "source_tokens": row["source_tokens"], "reason": reason})
             continue
         rows = frame.filter(*[(pl.col(k) == key[k]) if key[k] is not None else pl.col(k).is_null() for k in _KEY])
         planned.append(Planned(key, row["source_hash"], _sources_of(rows), int(row["source_tokens"])))
@@ -560,10 +732,21 @@ def plan_summaries(con, policy: Policy, *, max_tokens: int | None = None, tenant
 
 
 def make_summary(item: Planned, policy: Policy, max_tokens: int | None = None) -> Planned:
-    """Summarise and score one planned key (in place; returned for chaining)."""
+    """Summarise and score one planned key, or say why no summary of it can pass (`skip_reason`,
+    the skip rule of the module docstring). In place; returned for chaining."""
     lang = language(s.content for s in item.sources)
-    item.result = summarize_sources(item.sources, title=_scope_title(item.key, lang),
-                                    max_tokens=max_tokens or policy.summaries.max_tokens, policy=policy, lang=lang)
+    title = _scope_title(item.key, lang)
+    budget = max_tokens or policy.summaries.max_tokens
+    coverage = key_fact_coverage([s.content for s in item.sources])
+    item.key_facts = len(coverage.facts)
+    n = len(item.sources)
+    what = (f"the {n} memories of session {item.key['session_id']}" if item.key["session_id"]
+            else f"{n} short-term memories")
+    item.skip_reason = why_not_summarised(coverage, what=what, title=title, max_tokens=budget, policy=policy,
+                                          lang=lang)
+    if item.skip_reason is None:
+        item.result = summarize_sources(item.sources, title=title, max_tokens=budget, policy=policy, lang=lang,
+                                        coverage=coverage)
     return item
 
 
@@ -571,26 +754,33 @@ def preview_summaries(lake, *, tenant: str, agent: str | None = None, user: str 
                       session: str | None = None, max_tokens: int | None = None) -> dict[str, Any]:
     """What `memory-lake summarize` prints: the summaries of the scope(s) and sessions asked for,
     made and scored now, written nowhere (a read: while a run holds the lake, from the published
-    version). ``{"scopes": [...], "skipped": [...], "note"}``; `note` says why the list is empty."""
+    version). ``{"scopes": [...], "skipped": [...], "note"}``: `scopes` the summaries made (status
+    passed or failed), `skipped` the keys not summarised and why (their sources fit the budget, or
+    no summary of them can pass); `note` says why `scopes` is empty."""
     policy = lake.policy.for_tenant(tenant)
     with lake.reading() as (con, _source, read_note):
         planned, small = plan_summaries(con, policy, max_tokens=max_tokens, tenant=tenant, agent=agent,
                                         user=user, session=session)
-    scopes = [make_summary(p, policy, max_tokens).entry() for p in planned]
+    made = [make_summary(p, policy, max_tokens) for p in planned]
+    scopes = [p.entry() for p in made if p.status != "skipped"]
+    dense = [p.skipped() for p in made if p.status == "skipped"]
     note = read_note
     if not scopes:
         what = f"session {session}" if session else "scope"
-        if small:
+        if dense:
+            note = (f"nothing summarised: no summary of the {what}s asked for can pass the gate "
+                    f"(their memories are already dense facts; 'skipped' says why for each)")
+        elif small:
             note = (f"nothing to summarise: every {what} asked for fits within the budget as it is "
                     f"(largest {max(s['source_tokens'] for s in small)} tokens; --max-tokens lower summarises it)")
         else:
             note = (f"nothing to summarise: no active short-term memories{' in that session' if session else ''} "
                     f"for the {what} asked for")
-    return {"scopes": scopes, "skipped": small, "note": note}
+    return {"scopes": scopes, "skipped": dense + small, "note": note}
 
 
 # ---------------------------------------------------------------------------- the nightly step
-_STATE_COLUMNS = ("tenant", "agent_id", "user_id", "session_id", "source_hash", "source_ids", "status", "method",
+_STATE_COLUMNS = ("tenant", "agent_id", "user_id", "session_id", "source_hash", "source_ids", "status", "reason", "method",
                   "fallback", "summary_id", "retention", "compression", "readability", "accuracy", "passed", "failed",
                   "missing_facts", "unsupported_statements", "source_tokens", "summary_tokens", "as_of", "run_id")
 _KEY_MATCH = " AND ".join(f"s.{k} IS NOT DISTINCT FROM k.{k}" for k in _KEY)
@@ -612,17 +802,21 @@ def summarize(lake, as_of: datetime, policy: Policy | None = None, run_id: str |
             make_summary(item, policy.for_tenant(item.key["tenant"]), policy.summaries.max_tokens)
         wanted = {tuple(p.key[k] for k in _KEY) for p in planned}
         gone = [key for key in known if key not in wanted]
+        skipped = [p for p in todo if p.status == "skipped"]
         with transaction(con):
-            published = _publish(con, [p for p in todo if p.result.passed], known, as_of, run_id)
+            published = _publish(con, [p for p in todo if p.status == "passed"], known, as_of, run_id)
+            # a key whose sources became too dense to summarise needs no summary: its old one goes too
+            archived = _retire(con, gone + [k for k in (tuple(p.key[c] for c in _KEY) for p in skipped) if k in known],
+                               known, as_of, run_id)
             _record_state(con, todo, published, known, as_of, run_id)
-            archived = _retire(con, gone, known, as_of, run_id)
-    failed = [p for p in todo if not p.result.passed]
+    failed = [p for p in todo if p.status == "failed"]
     report.counts = {"keys": len(planned) + len(small), "unchanged": len(planned) - len(todo),
-                     "regenerated": len(todo), "published": len(published), "failed": len(failed),
-                     "fits_budget": len(small), "archived": archived}
+                     "regenerated": len(todo) - len(skipped), "published": len(published), "failed": len(failed),
+                     "skipped": len(skipped), "fits_budget": len(small), "archived": archived}
     report.details = {"published": [dict(p.key, summary_id=published[id(p)]) for p in todo if id(p) in published],
-                      "failed": [_failure(p) for p in failed],
-                      "fallbacks": [dict(p.key, reason=p.result.fallback) for p in todo if p.result.fallback]}
+                      "failed": [_failure(p) for p in failed], "skipped": [p.skipped() for p in skipped],
+                      "fallbacks": [dict(p.key, reason=p.result.fallback) for p in todo
+                                    if p.result is not None and p.result.fallback]}
     return report
 
 
@@ -710,10 +904,17 @@ def _record_state(con, todo: list[Planned], published: dict[int, str], known: di
         return
     rows = []
     for item in todo:
+        if item.result is None:  # skipped: no summary can pass (the reason says why); none kept
+            rows.append({**item.key, "source_hash": item.source_hash, "source_ids": [s.id for s in item.sources],
+                         "status": "skipped", "reason": item.skip_reason, "failed": [], "missing_facts": [],
+                         "unsupported_statements": [], "source_tokens": item.source_tokens, "as_of": as_of,
+                         "run_id": run_id})
+            continue
         score = item.result.score
         previous = known.get(tuple(item.key[k] for k in _KEY), (None, None))[1]
         rows.append({**item.key, "source_hash": item.source_hash, "source_ids": item.result.source_ids,
-                     "status": "published" if id(item) in published else "failed", "method": item.result.method,
+                     "status": "published" if id(item) in published else "failed", "reason": None,
+                     "method": item.result.method,
                      "fallback": item.result.fallback, "summary_id": published.get(id(item), previous),
                      **{k: float(v) for k, v in item.result.scores().items()}, "passed": item.result.passed,
                      "failed": list(score.failed), "missing_facts": [str(f) for f in score.missing_facts],
@@ -722,7 +923,8 @@ def _record_state(con, todo: list[Planned], published: dict[int, str], known: di
                      "as_of": as_of, "run_id": run_id})
     frame = pl.DataFrame(rows, schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String,
                                        "session_id": pl.String, "source_hash": pl.String,
-                                       "source_ids": pl.List(pl.String), "status": pl.String, "method": pl.String,
+                                       "source_ids": pl.List(pl.String), "status": pl.String, "reason": pl.String,
+                                       "method": pl.String,
                                        "fallback": pl.String, "summary_id": pl.String, "retention": pl.Float64,
                                        "compression": pl.Float64, "readability": pl.Float64, "accuracy": pl.Float64,
                                        "passed": pl.Boolean, "failed": pl.List(pl.String),
@@ -755,7 +957,7 @@ def _retire(con, gone: list[tuple], known: dict, as_of: datetime, run_id: str) -
         con.execute(
             f"""INSERT INTO memory_history ({HISTORY_COLUMNS})
                 SELECT $seq + row_number() OVER (ORDER BY id), id, tenant, version, 'status', ['status'], 'system',
-                       $run_id, 'summary archived: its sources fit the budget or are gone', $as_of, {row_image('r')},
+                       $run_id, 'summary archived: its sources fit the budget, are gone, or are too dense to summarise', $as_of, {row_image('r')},
                        {row_image('r', status="'archived'")}, NULL, NULL, NULL
                 FROM retired r""", {"seq": next_history_seq(con), "run_id": run_id, "as_of": as_of})
         con.execute("INSERT INTO cleanup_log SELECT id, tenant, agent_id, user_id, tier, tier, status, 'archived', "

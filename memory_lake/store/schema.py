@@ -384,7 +384,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             session_id VARCHAR,               -- NULL: the scope's short-term summary; else that session's
             source_hash VARCHAR NOT NULL,     -- of the sources' ids and content hashes (and the budget)
             source_ids VARCHAR[] NOT NULL,    -- the sources of the latest attempt
-            status VARCHAR NOT NULL,          -- published | failed (the previous summary stays)
+            status VARCHAR NOT NULL,          -- published | failed (the previous summary stays) | skipped
+            reason VARCHAR,                   -- skipped: why no summary of the sources can pass
             method VARCHAR,                   -- extractive | llm
             fallback VARCHAR,                 -- why the LLM summary was not used
             summary_id VARCHAR,               -- the published summary memory, if any
