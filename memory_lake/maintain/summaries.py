@@ -253,26 +253,27 @@ def summary_budget(source_tokens: int, max_tokens: int, policy: Policy) -> int:
     return min(max_tokens, math.floor(source_tokens / policy.summaries.min_compression))
 
 
-def why_not_summarised(coverage: Coverage, *, what: str, title: str, max_tokens: int, policy: Policy,
+def why_not_summarised(coverage: Coverage, *, what: str, title: str, policy: Policy,
                        lang: str = "en") -> str | None:
-    """Why no summary of these sources can pass the gate, or None when one can (the skip rule,
-    module docstring): the key facts a summary must keep (``min_retention`` of them), each in a
-    source sentence, take more tokens than the budget (``summary_budget``)."""
+    """Why no summary of these sources can pass, or None when one can (the skip rule, module
+    docstring): the key facts a summary must keep (``min_retention`` of them), each in a whole
+    source sentence, take more tokens than ``min_compression`` allows (source tokens / 3). The
+    sources are then already as dense as a summary. A budget (``max_tokens``) too small for facts
+    that would fit that bound is not a reason to skip: that summary is made, fails and is reported."""
     from ..search import count_tokens
 
-    budget = summary_budget(coverage.source_tokens, max_tokens, policy)
     if not coverage.facts:
         return None
+    limit = math.floor(coverage.source_tokens / policy.summaries.min_compression)
     heading = min(count_tokens(f"## {h}") for h in HEADINGS[lang].values())
     least = count_tokens(title) + heading + coverage.least_tokens(policy.summaries.min_retention)
-    if least <= budget:
+    if least <= limit:
         return None
     share = f"{policy.summaries.min_retention:.0%}".replace("%", " %")
-    limit = (f"the {budget} a {policy.summaries.min_compression:g}x summary may use" if budget < max_tokens
-             else f"the {max_tokens}-token budget")
     return (f"{what} are already dense facts ({len(coverage.facts)} key facts in {coverage.source_tokens} tokens): "
-            f"keeping {share} of them takes at least {least} tokens, more than {limit}, so any summary would "
-            f"drop facts; agents read them directly")
+            f"keeping {share} of them takes at least {least} tokens, more than the {limit} a "
+            f"{policy.summaries.min_compression:g}x summary may use, so any summary would drop facts; "
+            f"agents read them directly")
 
 
 # ---------------------------------------------------------------------------- the extractive summariser
@@ -742,8 +743,7 @@ def make_summary(item: Planned, policy: Policy, max_tokens: int | None = None) -
     n = len(item.sources)
     what = (f"the {n} memories of session {item.key['session_id']}" if item.key["session_id"]
             else f"{n} short-term memories")
-    item.skip_reason = why_not_summarised(coverage, what=what, title=title, max_tokens=budget, policy=policy,
-                                          lang=lang)
+    item.skip_reason = why_not_summarised(coverage, what=what, title=title, policy=policy, lang=lang)
     if item.skip_reason is None:
         item.result = summarize_sources(item.sources, title=title, max_tokens=budget, policy=policy, lang=lang,
                                         coverage=coverage)
