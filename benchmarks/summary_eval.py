@@ -8,10 +8,11 @@ number, date, name, an invented decision ...), and with key facts deleted.
 One item per line: ``{"id", "lang", "source": [...], "summary": md, "injections": [{"kind", "summary",
 "detail"}], "deletions": [{"kind", "summary", "removed"}]}``.
 
-Prints per language and kind: the share of injections whose accuracy falls below the threshold
-(detected), the share of deletions whose retention falls below the threshold, and how many good
-summaries pass (all four thresholds, and accuracy + retention alone, since a short item may not
-reach the compression floor). Acceptance (issue 15): ≥ 95 % of injections detected per language;
+Prints per half and language: how many good summaries pass (all four thresholds, and each metric
+alone), the share of injections whose accuracy falls below the threshold (detected) and the share
+of deletions whose retention falls below the threshold. The set is split by item number: odd items
+(en-01, zh-03 ...) are the development half, the only ones looked at while fixing the evaluator's
+rules; even items are the held-out test half, so the test figures measure rules not fitted to them. Acceptance (issue 15): ≥ 95 % of injections detected per language;
 deletions drop retention below the threshold. The set is for measuring, never for tuning the rules.
 """
 
@@ -34,6 +35,13 @@ def default_path() -> Path:
     return BLIND_COPY if BLIND_COPY.exists() else BLIND_ORIGINAL
 
 
+def half_of(item_id: str) -> str:
+    """The half an item belongs to: odd item numbers (en-01, zh-03) are the development half the
+    rules were diagnosed on, even ones the held-out test half."""
+    digits = "".join(ch for ch in item_id.rsplit("-", 1)[-1] if ch.isdigit())
+    return "development" if digits and int(digits) % 2 else "test"
+
+
 def _pct(hit: int, total: int) -> str:
     return f"{hit}/{total} ({100 * hit / total:.1f} %)" if total else "-"
 
@@ -50,59 +58,60 @@ def main(path: Path) -> dict:
             bad += 1
     # load jieba and MiniLM before the clock starts (the first cosine loads the model)
     evaluate_summary(["Alice chose Redis.", "李娜决定采用Redis。"], "- Bob chose MySQL.\n- 王芳决定采用MySQL。", policy)
-    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])   # (what, lang, kind) -> [hit, total]
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])   # (half, what, lang) -> [hit, total]
     misses: list[str] = []
     started, scored = time.perf_counter(), 0
+
+    def count(item: dict, what: str, hit: bool) -> None:
+        for half in (half_of(item["id"]), "all"):
+            counts[(half, what, item.get("lang", "?"))][0] += hit
+            counts[(half, what, item.get("lang", "?"))][1] += 1
+
     for item in items:
-        lang, source = item.get("lang", "?"), item["source"]
+        source = item["source"]
         good = evaluate_summary(source, item["summary"], policy)
         scored += 1
-        counts[("good_pass", lang, "all")][0] += good.passed
-        counts[("good_pass", lang, "all")][1] += 1
-        ok = good.accuracy >= policy.min_accuracy and good.retention >= policy.min_retention
-        counts[("good_ok", lang, "all")][0] += ok
-        counts[("good_ok", lang, "all")][1] += 1
-        if not ok:
-            misses.append(f"good {item['id']} ({lang}): retention {good.retention}, accuracy {good.accuracy}; "
+        count(item, "good: all four", good.passed)
+        for metric in ("retention", "accuracy", "compression", "readability"):
+            count(item, f"good: {metric}", metric not in good.failed)
+        if not good.passed:
+            misses.append(f"good {item['id']} ({half_of(item['id'])}): failed {good.failed}; "
                           f"missing {good.missing_facts[:3]}, unsupported {good.unsupported_statements[:2]}")
         for injection in item.get("injections", []):
             score = evaluate_summary(source, injection["summary"], policy)
             scored += 1
             hit = score.accuracy < policy.min_accuracy
-            counts[("injection", lang, injection["kind"])][0] += hit
-            counts[("injection", lang, injection["kind"])][1] += 1
+            count(item, "injection detected", hit)
             if not hit:
-                misses.append(f"injection {item['id']} ({lang}, {injection['kind']}): {injection.get('detail')}")
+                misses.append(f"injection {item['id']} ({half_of(item['id'])}, {injection['kind']}): "
+                              f"{injection.get('detail')}")
         for deletion in item.get("deletions", []):
             score = evaluate_summary(source, deletion["summary"], policy)
             scored += 1
             hit = score.retention < policy.min_retention
-            counts[("deletion", lang, deletion["kind"])][0] += hit
-            counts[("deletion", lang, deletion["kind"])][1] += 1
+            count(item, "deletion detected", hit)
             if not hit:
-                misses.append(f"deletion {item['id']} ({lang}, {deletion['kind']}): retention {score.retention}, "
+                misses.append(f"deletion {item['id']} ({half_of(item['id'])}): retention {score.retention}, "
                               f"removed {deletion.get('removed')}")
     elapsed = time.perf_counter() - started
 
     print(f"{path}: {len(items)} items ({bad} unreadable lines), {scored} summaries scored in {elapsed:.1f} s "
           f"({scored / elapsed:.1f} per second)")
     print(f"thresholds: accuracy < {policy.min_accuracy} detects an injection, retention < {policy.min_retention} "
-          f"a deletion")
+          f"a deletion; halves by item number: odd = development, even = test")
+    langs = sorted({k[2] for k in counts})
+    whats = ["good: all four", "good: retention", "good: accuracy", "good: compression", "good: readability",
+             "injection detected", "deletion detected"]
     result: dict[str, dict] = {}
-    for what, title in (("injection", "injections detected (accuracy below threshold)"),
-                        ("deletion", "deletions detected (retention below threshold)"),
-                        ("good_pass", "good summaries passing all thresholds"),
-                        ("good_ok", "good summaries with accuracy and retention at threshold")):
-        print(f"\n{title}")
-        for lang in sorted({k[1] for k in counts if k[0] == what}):
-            kinds = sorted(k[2] for k in counts if k[0] == what and k[1] == lang)
-            hit = sum(counts[(what, lang, kind)][0] for kind in kinds)
-            total = sum(counts[(what, lang, kind)][1] for kind in kinds)
-            result.setdefault(what, {})[lang] = hit / total if total else None
-            print(f"  {lang:3} all          {_pct(hit, total)}")
-            if kinds != ["all"]:
-                for kind in kinds:
-                    print(f"  {lang:3} {kind:12} {_pct(*counts[(what, lang, kind)])}")
+    for half in ("development", "test", "all"):
+        print(f"\n{half} half" if half != "all" else "\nall items")
+        for what in whats:
+            cells = []
+            for lang in langs:
+                hit, total = counts[(half, what, lang)]
+                result.setdefault(half, {}).setdefault(what, {})[lang] = hit / total if total else None
+                cells.append(f"{lang} {_pct(hit, total):>16}")
+            print(f"  {what:20} " + "   ".join(cells))
     if misses:
         print(f"\nnot detected or not passing ({len(misses)}):")
         for miss in misses:

@@ -33,19 +33,36 @@ Units
     more of the source, ``Alice: ...``), an acronym or mixed-case word, or the same word is
     capitalised elsewhere in the texts; function and discourse words and chat roles
     (:data:`NOT_NAMES`: User, Assistant ...) never are. Accented letters are letters (``Inês``). In a summary statement a
-    sentence-initial word that is a source name, or that occurs nowhere in the source, is a name
-    too. Chinese names are jieba's part-of-speech tags ``nr`` (people), ``ns`` (places), ``nt``
-    (organisations) and ``nz`` (other proper nouns) of two characters or more, except the
-    pleasantries jieba's dictionary mistags (:data:`NOT_NAMES_ZH`); a person name (``nr``) must
-    start with a common family name (:data:`COMMON_SURNAMES`, also after 老/小/阿);
+    sentence-initial word that is a source name, or of which no form occurs in the source
+    (``Payments`` occurs as ``payment``), is a name too. Chinese names are jieba's part-of-speech
+    tags ``nr`` (people), ``ns`` (places), ``nt`` (organisations) and ``nz`` (other proper nouns)
+    of two characters or more, except the pleasantries jieba's dictionary mistags
+    (:data:`NOT_NAMES_ZH`); a person name (``nr``) must start with a common family name
+    (:data:`COMMON_SURNAMES`, also after 老/小/阿) and not be a frequent dictionary word
+    (:data:`COMMON_WORD_FREQ`);
   - *decisions* and *todos*: whole sentences with a cue (:data:`DECISION_CUES`, :data:`TODO_CUES`,
-    English and Chinese).
+    English and Chinese; an acknowledgement ``Agreed,`` / ``同意，`` and a recollection ``我记得``
+    are no cue).
+  Only **informative** content holds key facts. A sentence is informative when it holds a *hard*
+  fact outside its speaker label (a number in digits, a date, a time, a capitalised name, a
+  Chinese person name; ``Anna: ...`` says who speaks, not what) or a category label
+  (``Decision:``, ``TODO:``, ``决定：``, ``待办：``). A decision or todo is a key fact only in an
+  informative sentence that is not a question (``Ha, agreed.`` is conversation); spelled-out counts
+  (``three``, ``两个``, ``第一``) and jieba places/organisations are key facts only in an informative
+  sentence, the latter only when they end in a place or institution word (:data:`_PLACE_ENDS`:
+  ``区``, ``市``, ``大学``, ``部`` ...). jieba's ``nz`` words and other place tags are too often common
+  words (a thing, to go on stage) to be key facts; they are still names in summary statements.
   A fact that recurs in the source counts once (numbers, names by value; dates and times when they
   match; statements whose content words overlap by Jaccard ≥ 0.8).
 * **Content words** are the search tokeniser's tokens (stemmed English, jieba words for Chinese,
   stop words dropped) of a text with its numbers, dates and times cut out.
-* **Polarity**: a text is negated when it holds a negation word (``not``, ``never``, ``n't`` ...,
-  ``不``, ``没``, ``未`` ... as jieba words) or a contrast (``rather than``, ``instead of``, ``而非``). Two texts of different polarity are never close.
+* **Polarity**: a negation word (``not``, ``never``, ``n't`` ..., ``不``, ``没``, ``未`` ... as jieba
+  words, or a word jieba does not know that starts with one: ``未设``) or a contrast (``rather
+  than``, ``instead of``, ``而非``) negates the content words after it up to the end of its clause
+  (its *scope*; in Chinese also up to ``的``). Two texts conflict when more than half of a scope of
+  one occurs in the other and no negation there shares a word with it (``decided not to migrate X``
+  against ``decided to migrate X``); a summary that leaves out a negated clause of its source does
+  not conflict with it. Conflicting texts are never close.
 
 Metrics
 -------
@@ -67,9 +84,14 @@ Metrics
   wide, a CJK character two columns).
 * ``accuracy`` = summary statements supported by the source / summary statements (0.0 when there
   are none). A statement is supported by ONE source sentence that holds every number, date, time
-  and name of the statement (matched as above; a name as text), has its polarity, and is close to
-  it: at least :data:`SUPPORT_CONTAINMENT` of the statement's content words occur in the sentence,
-  or (no Chinese characters) their MiniLM cosine is at least :data:`SUPPORT_COSINE`.
+  and name of the statement (matched as above; a name as text, an acronym also as the initials of
+  consecutive words: ``PB`` = ``personal best``), does not conflict with it in polarity, and is
+  close to it: at least :data:`SUPPORT_CONTAINMENT` of the statement's content words occur in the
+  sentence, or (no Chinese characters) their MiniLM cosine is at least :data:`SUPPORT_COSINE`.
+  A line that condenses two source sentences is supported by the two JOINTLY when each of its
+  clauses (pieces between ``; , ( )``; a piece of only values and names joins the clause before it)
+  is supported by one of them in the same way, with at least :data:`JOINT_CONTAINMENT` of the
+  clause's content words.
   ``unsupported_statements`` lists the others as written (without the list marker).
 
 A summary passes when retention, compression, readability and accuracy reach their thresholds and
@@ -92,6 +114,7 @@ RETAIN_DICE = 0.5
 RETAIN_COSINE = 0.8
 SUPPORT_CONTAINMENT = 0.6
 SUPPORT_COSINE = 0.85
+JOINT_CONTAINMENT = 0.75
 MAX_LINE_WIDTH = 120
 READABILITY_WEIGHTS = {"headings": 0.15, "list_items": 0.25, "one_fact_per_line": 0.25, "sections": 0.15,
                        "line_length": 0.20}
@@ -126,13 +149,13 @@ LABELS = ("what", "why", "impact", "when", "time", "where", "place", "people", "
 CATEGORY_WORDS = ("event", "decision", "lesson", "todo", "to-do", "task", "action item",
                   "事件", "决策", "决定", "教训", "经验", "待办", "任务")
 DECISION_CUES = re.compile(
-    r"\b(?:decided|decide|decides|decision|agreed|agree to|agrees to|chose|chosen|choose to|opted|settled on|"
+    r"\b(?:decided|decide|decides|decision|agreed(?!\s*(?:[^\w\s]|$))|agree to|agrees to|chose|chosen|choose to|opted|settled on|"
     r"approved|going with|go with|will use|switch(?:ed)? to|adopt(?:ed|s)?|selected)\b|"
-    r"决定|决策|采用|选定|选用|确定|同意|批准|改用|定为|拍板|敲定|决议", re.IGNORECASE)
+    r"决定|决策|采用|选定|选用|确定|同意(?!\s*(?:[^\w\s]|$))|批准|改用|定为|拍板|敲定|决议", re.IGNORECASE)
 TODO_CUES = re.compile(
     r"\b(?:todo|to-do|to do|need to|needs to|must|have to|has to|action item|follow[- ]up|deadline|due|"
     r"remember to|reminder|assigned to|next step)\b|"
-    r"待办|需要|必须|务必|截止|跟进|记得|下一步|负责|提醒", re.IGNORECASE)
+    r"待办|需要|必须|务必|截止|跟进|(?<![我都还也])记得|下一步|负责|提醒", re.IGNORECASE)
 # "X rather than Y" says "not Y": contrastive markers count as negation, so that a summary's
 # "X, not Y" keeps the polarity of its source's "X rather than Y".
 _NEGATION_EN = re.compile(r"\b(?:not|no|never|none|cannot|without|neither|nor|rather than|instead of)\b|n't\b",
@@ -236,12 +259,16 @@ def _valid(month: int | None, day: int | None) -> bool:
 @dataclass(frozen=True)
 class Fact:
     """One key fact: its kind (number, date, time, name, decision, todo), a match key and the text
-    it was read from (``pos``: its place in the text, for source order)."""
+    it was read from (``pos``: its place in the text, for source order). ``grade`` says how sure the
+    reading is: ``hard`` (digits, dates, times, capitalised names, Chinese person names), ``soft``
+    (spelled-out counts, jieba place and organisation tags: key facts only in an informative
+    sentence) or ``support`` (jieba's other proper-noun tag: checked in statements, never a key fact)."""
 
     kind: str
     key: Any
     text: str
     pos: int = 0
+    grade: str = "hard"
 
     def label(self) -> str:
         return f"{self.kind}: {self.text}"
@@ -355,7 +382,7 @@ def _read_numbers(text: str) -> tuple[list[Fact], str]:
         facts.append(Fact("number", key, m.group(0).strip(), m.start()))
         text = _blank(text, m.start(), m.end())
     for m in list(_WORD_NUMBER.finditer(text)):
-        facts.append(Fact("number", str(_WORD_NUMBERS[m.group(1).lower()]), m.group(0), m.start()))
+        facts.append(Fact("number", str(_WORD_NUMBERS[m.group(1).lower()]), m.group(0), m.start(), "soft"))
         text = _blank(text, m.start(), m.end())
     for m in list(_CN_NUMBER.finditer(text)):
         numeral = m.group("num")
@@ -364,7 +391,7 @@ def _read_numbers(text: str) -> tuple[list[Fact], str]:
         value = _parse_cn_number(numeral)
         if value is None:
             continue
-        facts.append(Fact("number", str(value), numeral, m.start("num")))
+        facts.append(Fact("number", str(value), numeral, m.start("num"), "soft"))
         text = _blank(text, m.start("num"), m.end("num"))
     return facts, text
 
@@ -392,7 +419,9 @@ class _Context:
 
     capitalised_inside: set[str] = field(default_factory=set)
     speakers: set[str] = field(default_factory=set)
+    speaker_labels: set[str] = field(default_factory=set)
     source_words: set[str] = field(default_factory=set)
+    source_stems: set[str] = field(default_factory=set)
     source_names: set[str] = field(default_factory=set)
 
 
@@ -433,13 +462,34 @@ def _latin_names(text: str, ctx: _Context, summary: bool) -> list[Fact]:
         if initial:
             speaker = lower in ctx.speakers
             name = (speaker or _is_marked(word) or lower in ctx.capitalised_inside
-                    or (summary and (lower in ctx.source_names or lower not in ctx.source_words)))
+                    or (summary and (lower in ctx.source_names or _new_word(word, ctx))))
             if not name:
                 close()
                 continue
         span.append((word, start))
     close()
     return names
+
+
+def _new_word(word: str, ctx: _Context) -> bool:
+    """Whether no form of `word` occurs in the source (``Payments`` occurs as ``payment``,
+    ``Passive`` as ``passively``: a source word with the same stem, or starting with it)."""
+    from ..search import tokenize
+
+    stems = set(tokenize(word))
+    return bool(stems) and not stems & ctx.source_stems and not any(
+        known.startswith(s) for s in stems if len(s) >= 4 for known in ctx.source_stems)
+
+
+# Places and organisations jieba tags reliably end in an administrative, geographic or
+# institutional word (浦东新区, 杭州市, 西湖, 北京大学, 法务部); jieba's dictionary tags many common
+# words ns/nt too (a thing, to go on stage), so an ns/nt word without such an ending is checked in
+# summary statements but is not a key fact.
+_PLACE_ENDS = tuple("省市区县州镇乡村路街道巷山江河湖海岛港湾站城国府园寺桥楼"
+                    "部局厅处署委院所校社行司团馆店") + ("大学", "学院", "医院", "公司", "集团", "银行", "中心", "协会")
+# A person name that jieba's dictionary knows with a corpus frequency this high is a common word
+# it mis-tags (段时间 "period", 白白 "in vain"); the names of people are rare in its corpus.
+COMMON_WORD_FREQ = 100
 
 
 def _surname_head(word: str) -> bool:
@@ -460,7 +510,12 @@ def _jieba_names(text: str) -> list[Fact]:
         if (pair.flag in _NAME_FLAGS and len(pair.word) >= 2 and _CJK.search(pair.word)
                 and pair.word not in NOT_NAMES_ZH
                 and (not pair.flag.startswith("nr") or pair.flag == "nrt" or _surname_head(pair.word))):
-            names.append(Fact("name", pair.word, pair.word, max(at, 0)))
+            # a person (nr with a family name) is a name; jieba's dictionary also tags common words
+            # as places and organisations (ns, nt) and as other proper nouns (nz) far more often
+            grade = ("support" if pair.flag == "nz" or (pair.flag in ("ns", "nt") and not pair.word.endswith(_PLACE_ENDS))
+                     or (pair.flag.startswith("nr") and jieba.dt.FREQ.get(pair.word, 0) >= COMMON_WORD_FREQ)
+                     else "hard" if pair.flag.startswith("nr") else "soft")
+            names.append(Fact("name", pair.word, pair.word, max(at, 0), grade))
     return names
 
 
@@ -547,34 +602,97 @@ class _Analysed:
     text: str
     facts: list[Fact]
     words: frozenset[str]
-    negated: bool
+    scopes: tuple[frozenset[str], ...]   # content words each negation applies to (see _negation_scopes)
     cjk: bool
+    informative: bool = True             # holds a hard fact outside its speaker label, or a category label
+    question: bool = False
 
     def of(self, kind: str) -> list[Fact]:
         return [f for f in self.facts if f.kind == kind]
 
+    @property
+    def negated(self) -> bool:
+        return bool(self.scopes)
 
-def _negated(text: str) -> bool:
-    if _NEGATION_EN.search(text):
-        return True
+
+_CLAUSE_END = re.compile(r"[,;:.!?()\[\]{}，；：。！？（）、—–]")
+_NEGATION_CHARS = "不没未无非别"
+
+
+def _content_words(text: str) -> frozenset[str]:
+    from ..search import tokenize
+
+    return frozenset(w for w in tokenize(text) if not any(ch.isdigit() for ch in w))
+
+
+def _negation_scopes(text: str) -> tuple[frozenset[str], ...]:
+    """The content words each negation of `text` applies to: from the negation word to the end of
+    its clause (``didn't get the change orders in writing``, ``rather than granite``). A negation
+    with no content word after it (``... or not?``) is left out. Chinese negations are jieba words
+    (:data:`_NEGATION_ZH`) or words jieba's dictionary does not know that start with a negation
+    character (``未设`` = 未 + 设)."""
+    scopes = []
+    for m in _NEGATION_EN.finditer(text):
+        end = _CLAUSE_END.search(text, m.end())
+        scope = _content_words(text[m.end(): end.start() if end else len(text)])
+        if scope:
+            scopes.append(scope)
     if _CJK.search(text):
         from ..search import jieba_segmenter
 
-        return any(w in _NEGATION_ZH for w in jieba_segmenter().lcut(text))
+        jieba_segmenter()
+        import jieba
+
+        tokens = jieba.lcut(text)
+        for i, token in enumerate(tokens):
+            unknown = len(token) == 2 and token[0] in _NEGATION_CHARS and not jieba.dt.FREQ.get(token)
+            if token not in _NEGATION_ZH and not unknown:
+                continue
+            rest = []
+            for following in tokens[i + 1:]:
+                if _CLAUSE_END.fullmatch(following) or following == "的":  # 不要的旧沙发: 的 ends an attribute
+                    break
+                rest.append(following)
+            scope = _content_words(("".join(rest)) + (token[1:] if unknown else ""))
+            if scope:
+                scopes.append(scope)
+    return tuple(scopes)
+
+
+def _polarity_conflict(a: _Analysed, b: _Analysed) -> bool:
+    """Whether `a` and `b` disagree in polarity: one negates what the other states, i.e. more than
+    half of a negation's scope words occur in the other text and no negation there shares one of
+    them (``decided not to migrate X`` against ``decided to migrate X``). A summary that drops a
+    negated clause of its source (``..., without telling her``) is no conflict."""
+    for x, y in ((a, b), (b, a)):
+        for scope in x.scopes:
+            if 2 * len(scope & y.words) > len(scope) and not any(scope & other for other in y.scopes):
+                return True
     return False
 
 
-def _analyse(text: str, ctx: _Context, summary: bool) -> _Analysed:
-    from ..search import tokenize
+# A sentence labelled as a decision or todo by its author ("Decision:", "TODO:", "待办：").
+_CATEGORY_LABEL = re.compile(r"(?:^|[\s:：])(?:decision|decided|todo|to-do|action item|决定|决策|待办)\s*[:：]",
+                             re.IGNORECASE)
 
+
+def _analyse(text: str, ctx: _Context, summary: bool) -> _Analysed:
     normalised = unicodedata.normalize("NFKC", text)
     dated, rest = _read_dates_times(normalised)
     numbers, rest = _read_numbers(rest)
     names = _latin_names(rest, ctx, summary)
     if _CJK.search(rest):
         names += _jieba_names(rest)
-    words = frozenset(w for w in tokenize(rest) if not any(ch.isdigit() for ch in w))
-    return _Analysed(text, dated + numbers + names, words, _negated(text), bool(_CJK.search(text)))
+    facts = dated + numbers + names
+    # informative: a hard fact outside the speaker label ("Anna: ..." names who speaks, not what
+    # is said), or a category label; a sentence without one is conversation, not content
+    speaker = _SPEAKER.match(normalised)
+    label_end = speaker.end() if speaker and speaker.group(1).casefold() in ctx.speaker_labels else 0
+    informative = (any(f.grade == "hard" and (f.kind != "name" or f.pos >= label_end) for f in facts)
+                   or bool(_CATEGORY_LABEL.search(normalised)))
+    question = normalised.rstrip().endswith(("?", "？"))
+    return _Analysed(text, facts, _content_words(rest), _negation_scopes(rest), bool(_CJK.search(text)),
+                     informative, question)
 
 
 _SPEAKER = re.compile(r"^[\W\d_]*?([^\W\d_][\w'’.-]*(?:\s+[^\W\d_][\w'’.-]*){0,2})\s*[:：]")
@@ -589,6 +707,7 @@ def _build_context(source_sentences: list[str], statements: list[str]) -> _Conte
             labels[m.group(1)] = labels.get(m.group(1), 0) + 1
     # a speaker labels two lines or more of the source ("Alice: ..."); a one-off "Results:" is not one
     ctx.speakers = {w.casefold() for label, n in labels.items() if n >= 2 for w in label.split()}
+    ctx.speaker_labels = {label.casefold() for label, n in labels.items() if n >= 2}
     for text in source_sentences + statements:
         for word, _, _, initial in _latin_words(unicodedata.normalize("NFKC", text)):
             if not initial and word[:1].isupper():
@@ -597,6 +716,9 @@ def _build_context(source_sentences: list[str], statements: list[str]) -> _Conte
         for word, _, _, _ in _latin_words(unicodedata.normalize("NFKC", text)):
             if word.islower():
                 ctx.source_words.add(word)
+    from ..search import tokenize
+
+    ctx.source_stems = {w for text in source_sentences for w in tokenize(text)}
     return ctx
 
 
@@ -624,11 +746,13 @@ def _unique_facts(analysed: list[tuple[int, _Analysed]]) -> list[Fact]:
     times: list[tuple] = []
     statements: list[tuple[str, frozenset[str]]] = []
     for index, a in analysed:
-        kind = _statement_kind(a.text)
+        kind = _statement_kind(a.text) if a.informative and not a.question else None
         if kind and a.words and not any(k == kind and _jaccard(a.words, w) >= 0.8 for k, w in statements):
             statements.append((kind, a.words))
             facts.append(((index, -1), Fact(kind, a.words, a.text, 0)))
         for fact in a.facts:
+            if fact.grade == "support" or (fact.grade == "soft" and not a.informative):
+                continue
             if fact.kind == "number":
                 if fact.key in seen_numbers:
                     continue
@@ -775,6 +899,7 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
     ctx = _build_context(sentences, [s.text for s in statements])
     source = [_analyse(s, ctx, False) for s in sentences]
     source_facts = _unique_facts(list(enumerate(source)))
+    by_text = {a.text: a for a in source}
     ctx.source_names = {f.key for f in source_facts if f.kind == "name"}
     stated = [_analyse(s.text, ctx, True) for s in statements]
     cosine = _Cosine(model)
@@ -786,8 +911,8 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
     present: list[bool] = []
     for n, fact in enumerate(source_facts):
         if fact.kind in ("decision", "todo"):
-            negated = _negated(fact.text)
-            same_polarity = [a for a in stated if a.negated == negated]
+            said = by_text[fact.text]
+            same_polarity = [a for a in stated if not _polarity_conflict(said, a)]
             found = any(_dice(fact.key, a.words) >= RETAIN_DICE for a in same_polarity)
             if not found and same_polarity:
                 undecided[n] = same_polarity
@@ -796,6 +921,8 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
             found = _atomic_present(fact, summary_facts, summary_plain)
         present.append(found)
     support = [_support_candidates(a, source) for a in stated]
+    support = [(True, []) if not supported and _joint_support(s.text, source, ctx) else (supported, candidates)
+               for s, (supported, candidates) in zip(statements, support)]
     for a, (supported, candidates) in zip(stated, support):
         if not supported and candidates:
             cosine.want(a.text, *(c.text for c in candidates))
@@ -845,7 +972,7 @@ def _support_candidates(statement: _Analysed, source: list[_Analysed]) -> tuple[
     at least SUPPORT_CONTAINMENT of its content words. The candidates go to the cosine test."""
     candidates = []
     for sentence in source:
-        if sentence.negated != statement.negated:
+        if _polarity_conflict(statement, sentence):
             continue
         if not all(_fact_in(fact, sentence) for fact in statement.facts):
             continue
@@ -855,6 +982,57 @@ def _support_candidates(statement: _Analysed, source: list[_Analysed]) -> tuple[
     return False, candidates
 
 
+_CLAUSE_SPLIT = re.compile(r"[;；,，()（）\[\]]")
+
+
+def _clauses(text: str, ctx: _Context) -> list[str]:
+    """The clauses of a statement: pieces between ``; , ( )`` (and their Chinese forms); a piece
+    with no content word besides its numbers, dates, times and names (``$300``, ``(Bob)``) belongs
+    to the clause before it (the first clause: after it), so that a value or a name is always
+    judged together with the words it qualifies."""
+    pieces = [p.strip() for p in _CLAUSE_SPLIT.split(text) if p.strip()]
+    clauses: list[str] = []
+    carry = ""
+    for piece in pieces:
+        analysed = _analyse(piece, ctx, True)
+        named = _content_words(" ".join(f.text for f in analysed.facts if f.kind == "name"))
+        if not analysed.words - named:
+            if clauses:
+                clauses[-1] = f"{clauses[-1]}; {piece}"
+            else:
+                carry = f"{carry}; {piece}".strip("; ")
+            continue
+        clauses.append(f"{carry}; {piece}".strip("; "))
+        carry = ""
+    if carry:
+        if clauses:
+            clauses[-1] = f"{clauses[-1]}; {carry}"
+        else:
+            clauses.append(carry)
+    return clauses
+
+
+def _joint_support(text: str, source: list[_Analysed], ctx: _Context) -> bool:
+    """Whether a statement is supported by two source sentences jointly (a summary line that
+    condenses two of them): every clause of it (:func:`_clauses`) is supported by one of the two
+    as a whole statement would be (its numbers, dates, times and names in that sentence, no
+    polarity conflict), but closer: at least JOINT_CONTAINMENT of the clause's content words, since
+    a short clause finds common words anywhere."""
+    clauses = [_analyse(c, ctx, True) for c in _clauses(text, ctx)]
+    if len(clauses) < 2:
+        return False
+    covers: list[frozenset[int]] = []
+    for sentence in source:
+        covered = frozenset(i for i, clause in enumerate(clauses)
+                            if not _polarity_conflict(clause, sentence)
+                            and all(_fact_in(fact, sentence) for fact in clause.facts)
+                            and _containment(clause.words, sentence.words) >= JOINT_CONTAINMENT)
+        if covered:
+            covers.append(covered)
+    want = frozenset(range(len(clauses)))
+    return any(a | b == want for i, a in enumerate(covers) for b in covers[i:])
+
+
 def _fact_in(fact: Fact, sentence: _Analysed) -> bool:
     if fact.kind == "number":
         return any(f.kind == "number" and f.key == fact.key for f in sentence.facts)
@@ -862,4 +1040,16 @@ def _fact_in(fact: Fact, sentence: _Analysed) -> bool:
         return any(f.kind == "date" and _dates_match(f.key, fact.key) for f in sentence.facts)
     if fact.kind == "time":
         return any(f.kind == "time" and _times_match(f.key, fact.key) for f in sentence.facts)
-    return _name_in(fact.text, unicodedata.normalize("NFKC", sentence.text))
+    text = unicodedata.normalize("NFKC", sentence.text)
+    return _name_in(fact.text, text) or _acronym_of(fact.text, text)
+
+
+def _acronym_of(acronym: str, text: str) -> bool:
+    """Whether an acronym (``PB``, ``QA``) spells the initials of consecutive words of `text`
+    (``personal best``): a summary may abbreviate a phrase of its source."""
+    if not re.fullmatch(r"[A-Z]{2,6}", acronym):
+        return False
+    initials = "".join(w[0] for w in re.findall(rf"[{_L}]+", text)).upper()
+    return acronym in initials and any(
+        "".join(w[0] for w in words).upper() == acronym
+        for words in zip(*(re.findall(rf"[{_L}]+", text)[k:] for k in range(len(acronym)))))

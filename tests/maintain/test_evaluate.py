@@ -224,3 +224,28 @@ def test_empty_summary_fails_every_metric_without_crashing():
     assert (score.retention, score.compression, score.readability, score.accuracy, score.summary_tokens) == (
         0.0, 0.0, 0.0, 0.0, 0)
     assert score.failed == ["retention", "compression", "readability", "accuracy"]
+
+
+def test_chatter_with_a_cue_word_holds_no_key_fact():
+    # acknowledgements, questions and remarks without a number, date, time or name are conversation
+    source = ["Dana: 2026-05-02 We decided to move the launch to June 9.",
+              "Eli: Agreed, that sounds much better to me.", "Eli: do we need to tell anyone else?",
+              "Dana: honestly we must be more careful next time, it was a stressful week.",
+              "老周：好的，同意，这样安排比较稳妥。", "老周：我记得上次也是这样，大家辛苦两天就好了。"]
+    score = evaluate_summary(source, "# Decisions\n- 2026-05-02 Decided to move the launch to June 9.\n")
+    assert score.missing_facts == ["name: Dana", "name: Eli"]  # speakers; no decision, todo or count (两天)
+    assert score.unsupported_statements == []
+
+
+def test_a_line_condensing_two_sentences_is_supported_clause_by_clause():
+    source = ["Todo: send the reminder email to attendees on 2026-10-27.", "Mia: I'll draft the reminder email."]
+    assert evaluate_summary(source, "- Reminder email to attendees on 2026-10-27 (Mia drafts it).").accuracy == 1.0
+    # each clause must be supported on its own: a name added in brackets is judged with its clause
+    score = evaluate_summary(source, "- Reminder email to attendees on 2026-10-27 (Noah).")
+    assert score.unsupported_statements == ["Reminder email to attendees on 2026-10-27 (Noah)."]
+
+
+def test_a_dropped_negated_clause_is_no_conflict_but_a_negated_statement_is():
+    source = ["Sam will pick up the keys at 17:30 and bring them over without telling the landlord."]
+    assert evaluate_summary(source, "- Sam picks up the keys at 17:30.").accuracy == 1.0
+    assert evaluate_summary(source, "- Sam will not pick up the keys at 17:30.").accuracy == 0.0
