@@ -189,7 +189,7 @@ class Coverage:
     sentence_facts: list[frozenset[int]]
     sentence_tokens: list[int]  # of each sentence as a list line ("- " + sentence)
     _ctx: Any = None
-    _polarity: list[bool] = field(default_factory=list)
+    _said: list[Any] = field(default_factory=list)  # the analysed source sentence of each fact
 
     def facts_in(self, texts: Sequence[str]) -> list[frozenset[int]]:
         """The indexes of the key facts each of `texts` (summary lines) holds."""
@@ -199,7 +199,7 @@ class Coverage:
         return [self._held(_analyse(text, self._ctx, True), text) for text in texts]
 
     def _held(self, analysed: Any, text: str) -> frozenset[int]:
-        from .evaluate import RETAIN_DICE, _atomic_present, _clean_markdown, _dice
+        from .evaluate import RETAIN_DICE, _atomic_present, _clean_markdown, _dice, _polarity_conflict
 
         plain = _clean_markdown(unicodedata.normalize("NFKC", text))
         folded = plain.casefold()
@@ -207,7 +207,8 @@ class Coverage:
         held = set()
         for n, fact in enumerate(self.facts):
             if fact.kind in ("decision", "todo"):
-                if analysed.words and self._polarity[n] == analysed.negated and _dice(fact.key, analysed.words) >= RETAIN_DICE:
+                if (analysed.words and _dice(fact.key, analysed.words) >= RETAIN_DICE
+                        and not _polarity_conflict(self._said[n], analysed)):
                     held.add(n)
             elif fact.kind == "name":
                 if fact.text.casefold() in folded and _atomic_present(fact, analysed.facts, plain):
@@ -233,16 +234,17 @@ class Coverage:
 def key_fact_coverage(texts: Sequence[str]) -> Coverage:
     """The key facts of `texts` and the facts each of their sentences holds (see `Coverage`)."""
     from ..search import count_tokens_many
-    from .evaluate import _analyse, _build_context, _negated, _unique_facts
+    from .evaluate import _analyse, _build_context, _unique_facts
     from .evaluate import split_sentences as evaluator_sentences
 
     sentences = [s for t in texts for s in evaluator_sentences(t)]
     ctx = _build_context(sentences, [])
     analysed = [_analyse(s, ctx, False) for s in sentences]
     facts = _unique_facts(list(enumerate(analysed)))
+    by_text = {a.text: a for a in analysed}
     coverage = Coverage(facts, sum(count_tokens_many(list(texts))) if texts else 0, sentences, [],
                         count_tokens_many([f"- {s}" for s in sentences]) if sentences else [], ctx,
-                        [_negated(f.text) for f in facts])
+                        [by_text.get(f.text) for f in facts])
     coverage.sentence_facts = [coverage._held(a, s) for a, s in zip(analysed, sentences)]
     return coverage
 
@@ -395,9 +397,9 @@ def summarize_extractive(sources: Sequence[Source], *, title: str, max_tokens: i
 
     Lines are chosen in two passes: first by key-fact coverage, the line holding the most key facts
     not yet kept per token (the evaluator's facts, `coverage`), ties by importance, while any line
-    with a new fact fits; then by importance, the lessons and the lines whose memory's type (or
-    label) names their category, while they fit. A line of a conversation with no new fact is left
-    out (a restatement or process talk); a line of no category is kept only for a new fact."""
+    with a new fact fits; then by importance, the decisions, todos and lessons and the lines whose
+    memory's type (or label) names their category, while they fit. An untyped event line with no
+    new fact is left out (a restatement); a line of no category is kept only for a new fact."""
     from ..search import count_tokens, count_tokens_many
 
     policy = policy or Policy()
@@ -445,11 +447,12 @@ def summarize_extractive(sources: Sequence[Source], *, title: str, max_tokens: i
             continue
         if used + cost(item) <= max_tokens:
             take(k)
-    # 2. importance, for what room is left: lessons (no key fact names them) and lines whose memory
-    # is typed as their category; a conversation's other lines are restatements and process talk
+    # 2. importance, for what room is left: decisions, todos, lessons, and lines whose memory is typed
+    # as their category; an untyped event or fact line with no new key fact restates what is kept
     for k in sorted(range(len(items)), key=lambda k: (-items[k].score, items[k].position)):
         item = items[k]
-        if k not in taken and (item.typed or item.category == "lessons") and used + cost(item) <= max_tokens:
+        if (k not in taken and (item.typed or item.category in ("decisions", "todos", "lessons"))
+                and used + cost(item) <= max_tokens):
             take(k)
     markdown = render_markdown(title, chosen, lang)
     return Summary(markdown, count_tokens(markdown), chosen, len(items) - len(chosen), extraction)

@@ -197,10 +197,10 @@ def test_demo_summaries_pass_and_dense_scopes_are_skipped_with_the_reason(tmp_pa
     (skipped,) = result.details["skipped"]
     assert skipped == {
         "tenant": "acme", "agent_id": "support-bot", "user_id": "u-alice", "session_id": None, "status": "skipped",
-        "reason": "51 short-term memories are already dense facts (61 key facts in 785 tokens): keeping 90 % of "
-                  "them takes at least 381 tokens, more than the 261 a 3x summary may use, so any summary would "
+        "reason": "51 short-term memories are already dense facts (58 key facts in 785 tokens): keeping 90 % of "
+                  "them takes at least 361 tokens, more than the 261 a 3x summary may use, so any summary would "
                   "drop facts; agents read them directly",
-        "source_tokens": 785, "key_facts": 61, "sources": 51}
+        "source_tokens": 785, "key_facts": 58, "sources": 51}
     states = rows(lake, "SELECT tenant, user_id, session_id, status, reason, retention, compression, readability, "
                         "accuracy, passed, failed, source_tokens, summary_tokens FROM summary_state "
                         "ORDER BY tenant, user_id")
@@ -209,11 +209,11 @@ def test_demo_summaries_pass_and_dense_scopes_are_skipped_with_the_reason(tmp_pa
          "retention": None, "compression": None, "readability": None, "accuracy": None, "passed": None,
          "failed": [], "source_tokens": 785, "summary_tokens": None},
         {"tenant": "acme", "user_id": "u-nina", "session_id": "sess-acme-nina-billing", "status": "published",
-         "reason": None, "retention": 0.9688, "compression": 4.4557, "readability": 0.9125, "accuracy": 1.0,
-         "passed": True, "failed": [], "source_tokens": 2161, "summary_tokens": 485},
+         "reason": None, "retention": 1.0, "compression": 4.5591, "readability": 0.9067, "accuracy": 1.0,
+         "passed": True, "failed": [], "source_tokens": 2161, "summary_tokens": 474},
         {"tenant": "zhongke", "user_id": "u-chenjing", "session_id": "sess-zk-chenjing-printer", "status": "published",
-         "reason": None, "retention": 1.0, "compression": 6.372, "readability": 1.0, "accuracy": 1.0,
-         "passed": True, "failed": [], "source_tokens": 2364, "summary_tokens": 371}]
+         "reason": None, "retention": 1.0, "compression": 5.1842, "readability": 1.0, "accuracy": 1.0,
+         "passed": True, "failed": [], "source_tokens": 2364, "summary_tokens": 456}]
     for state in states[1:]:  # each pass re-checked independently of the step, against the session's turns
         (summary,) = rows(lake, "SELECT content FROM memories WHERE type = 'summary' AND session_id = ?",
                           [state["session_id"]])
