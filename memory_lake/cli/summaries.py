@@ -31,15 +31,19 @@ def summarize(
     _show(opts, result, lambda: _print_summaries(result))
 
 
+def _what(entry: dict) -> str:
+    scope = " / ".join(entry[k] or "_" for k in ("tenant", "agent_id", "user_id"))
+    return f"{scope}, session {entry['session_id']}" if entry["session_id"] else f"{scope}, short-term memory"
+
+
 def _print_summaries(result: dict) -> None:
-    """Each summary, then its scores and what it lost or made up; an empty result says why."""
+    """Each summary (passed or failed), its scores and what it lost or made up; then each scope
+    skipped with the reason; an empty result says why."""
     if not result["scopes"]:
         out.print(result.get("note") or "nothing to summarise")
-        return
     for entry in result["scopes"]:
-        scope = " / ".join(entry[k] or "_" for k in ("tenant", "agent_id", "user_id"))
-        what = f"{scope}, session {entry['session_id']}" if entry["session_id"] else f"{scope}, short-term memory"
-        verdict = "passes" if entry["passed"] else f"FAILS ({', '.join(entry.get('failed') or [])}): not published"
+        what = _what(entry)
+        verdict = "passed" if entry["passed"] else f"FAILED ({', '.join(entry.get('failed') or [])}): not published"
         out.print(f"== {what}: {verdict}")
         out.print(entry["summary"].rstrip())
         scores = entry["scores"]
@@ -52,3 +56,5 @@ def _print_summaries(result: dict) -> None:
         for statement in entry["unsupported_statements"]:
             out.print(f"   unsupported: {statement}")
         out.print("")
+    for entry in result.get("skipped", []):
+        out.print(f"== {_what(entry)}: skipped: {entry['reason']}")
