@@ -13,13 +13,17 @@
    ``lesson``, ``root cause``, ``教训``, ``注意``; ``need to``, ``deadline``, ``待办``, ``截止`` ...)
    count one each, and the memory's own ``type`` (event / decision / lesson / todo) counts two. A
    sentence with no cue and no typed memory behind it, but holding a date, is an event; any other
-   sentence is background and left out;
+   sentence is background, kept (under ``## Facts`` / ``## 事实``) only for a key fact no other
+   line holds;
 4. near-duplicate sentences are dropped with dedup's own machinery (``dedup.near_pairs``: MinHash
    over character n-grams, numbers read as ``0``) and its contradiction guard: two sentences that
    differ in a number, a date, a negation or an antonym are both kept;
-5. the token budget (``[summaries] max_tokens``, 500, counted with the embedding model's tokenizer)
-   is filled by importance: decisions, then todos, lessons and events, raised by the memory's
-   importance and by the numbers, dates and names a sentence holds;
+5. the budget is ``[summaries] max_tokens`` (500, the embedding model's tokenizer) and at most the
+   source tokens / ``min_compression`` (so compression never fails). It is filled by key-fact
+   coverage first: the line holding the most of the source's key facts not yet kept, per token
+   (the evaluator's ``extract_facts`` and its own presence test), ties by importance; then by
+   importance (decisions, todos, lessons, raised by the memory's importance and the numbers, dates
+   and names a line holds) for the decisions, todos, lessons and typed lines that still fit;
 6. the Markdown has a title and one section per category present (``## Events`` ``## Decisions``
    ``## Lessons`` ``## Todos``; ``## 事件`` ``## 决策`` ``## 教训`` ``## 待办`` for a Chinese scope),
    one fact per bullet, in time order, under a ``###`` heading per day the memories were written
@@ -32,9 +36,26 @@ evaluator's accuracy checks.
 **What is summarised.** A scope's summary covers its active short-term memories (seed 000 example
 1: the short-term memory is what gets compressed; working memory stays verbatim); a session's covers
 the active memories of that session, any tier. A scope or session is summarised only when its
-sources hold more tokens than the budget: below that they fit as they are and there is nothing to
-compress. A summary memory of the lake itself (type ``summary``, operator ``system``) is never a
+sources hold more tokens than the budget (below that they fit as they are and there is nothing to
+compress) and a summary of them can pass (the skip rule below). A summary memory of the lake itself (type ``summary``, operator ``system``) is never a
 source.
+
+**The skip rule: summarise where compression is possible, say so where it is not.** A summary
+passes only if it keeps ``min_retention`` (90 %) of the source's key facts in at most source tokens
+/ ``min_compression`` (3x) tokens. Before summarising a key, its sources' key facts are found and
+each gets a cost: its share of the cheapest source sentence that holds it (the sentence's tokens as
+a list line, divided by the key facts it holds). The cheapest 90 % of the facts, plus the title and
+one heading, is a lower bound on any summary made of whole source sentences that keeps them (a
+sentence's tokens pay for at most its own facts). When that bound exceeds source tokens / 3, no
+such summary can pass: the sources are already as dense as a summary (atomic one-fact memories),
+agents read them directly, and the key is recorded as ``skipped`` with a reason that says so in
+numbers ("51 short-term memories are already dense facts (58 key facts in 785 tokens): keeping
+90 % of them takes at least 361 tokens, more than the 261 a 3x summary may use ..."). It is not a
+failure and not silent: the step's counts and details, ``summary_state`` (status ``skipped``,
+``reason``) and ``memory-lake summarize`` show it. The rule looks only at the sources and the
+thresholds, never at the budget asked for: a chatty source whose facts would fit but that is
+squeezed into a too small ``max_tokens`` (or summarised badly) is attempted, fails and is reported.
+A scope whose short-term memories are exactly one session's is left to that session's summary.
 
 **The optional LLM summariser** (``llm.py``) sits behind the same interface and is used when
 ``[summaries] llm_base_url`` is set; its output is scored by the same evaluator and the extractive
