@@ -17,7 +17,7 @@ Units
 * **Key facts** of a text (:func:`extract_facts`):
   - *numbers*: digit runs as whole tokens (``500`` never matches ``1500``), thousands commas and
     ``万``/``亿``/``千``/``k``/``thousand``/``million``/``billion`` multipliers folded (``1,500``,
-    ``1500`` and ``0.15万`` are one number), English number words two to twelve and the tens, and
+    ``1500`` and ``0.15万`` are one number; ``42k`` = ``4.2万`` = ``4.2w``, ``w`` only in Chinese text), English number words two to twelve and the tens, and
     Chinese numerals before a measure word or after ``第`` (a lone ``一`` is an article, not a count);
   - *dates*: ISO ``2026-03-04`` (also ``/`` and ``.``), ``2026年3月4日``, ``3月4日``, ``March 4``,
     ``4 March 2026``, ``March 2026``, ``3/14/2026`` when the day is unambiguous, and weekdays
@@ -31,7 +31,7 @@ Units
     word at a sentence start (no letter before it since the start or the last colon, so a leading
     timestamp does not count) is a name only when it is a speaker (a label that starts two lines or
     more of the source, ``Alice: ...``), an acronym or mixed-case word, or the same word is
-    capitalised elsewhere in the texts; function and discourse words and chat roles
+    capitalised elsewhere in the texts; letters glued to a digit (``4S``, ``5G``) are no name; function and discourse words and chat roles
     (:data:`NOT_NAMES`: User, Assistant ...) never are. Accented letters are letters (``Inês``). In a summary statement a
     sentence-initial word that is a source name, or of which no form occurs in the source
     (``Payments`` occurs as ``payment``), is a name too. Chinese names are jieba's part-of-speech
@@ -39,7 +39,9 @@ Units
     of two characters or more, except the pleasantries jieba's dictionary mistags
     (:data:`NOT_NAMES_ZH`); a person name (``nr``) must start with a common family name
     (:data:`COMMON_SURNAMES`, also after 老/小/阿) and not be a frequent dictionary word
-    (:data:`COMMON_WORD_FREQ`);
+    (:data:`COMMON_WORD_FREQ`). Person references jieba misses are names too: 老/小/阿 + family name
+    (``老周``, ``小王``) or family name + title or kinship word (:data:`PERSON_TITLES`: ``刘工``,
+    ``王总``, ``张经理``, ``李姐``), on jieba word boundaries (``周总结``, ``小程序`` are none);
   - *decisions* and *todos*: whole sentences with a cue (:data:`DECISION_CUES`, :data:`TODO_CUES`,
     English and Chinese; an acknowledgement ``Agreed,`` / ``同意，`` and a recollection ``我记得``
     are no cue).
@@ -88,10 +90,14 @@ Metrics
   consecutive words: ``PB`` = ``personal best``), does not conflict with it in polarity, and is
   close to it: at least :data:`SUPPORT_CONTAINMENT` of the statement's content words occur in the
   sentence, or (no Chinese characters) their MiniLM cosine is at least :data:`SUPPORT_COSINE`.
+  A sentence that ties a word of the statement to another value never supports it (the *anchors*
+  of a value are the nearest content words before and after it in its clause, measure words
+  skipped): ``月薪45k`` is not backed by a sentence saying ``月薪42k`` without 45k, nor ``3名医生、
+  2名护士`` by ``2名医生和3名护士`` (values swapped between words).
   A line that condenses two source sentences is supported by the two JOINTLY when each of its
   clauses (pieces between ``; , ( )``; a piece of only values and names joins the clause before it)
   is supported by one of them in the same way, with at least :data:`JOINT_CONTAINMENT` of the
-  clause's content words.
+  clause's content words, and neither of the two ties a word of the whole line to another value.
   ``unsupported_statements`` lists the others as written (without the list marker).
 
 A summary passes when retention, compression, readability and accuracy reach their thresholds and
@@ -185,7 +191,7 @@ _MULTIPLIERS = {"万": 10_000, "亿": 100_000_000, "千": 1000, "k": 1000, "K": 
                 "million": 1_000_000, "billion": 1_000_000_000, "bn": 1_000_000_000}
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)"
-    r"(?:(?P<mult>万|亿|千|(?:k|K|bn)(?![A-Za-z])|\s?(?:thousand|million|billion)\b)|(?:st|nd|rd|th)\b)?(?![0-9])")
+    r"(?:(?P<mult>万|亿|千|(?:k|K|w|W|bn)(?![A-Za-z])|\s?(?:thousand|million|billion)\b)|(?:st|nd|rd|th)\b)?(?![0-9])")
 _WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
 _CN_NUMBER = re.compile(rf"(?P<ord>第)?(?P<num>[{_CN_NUM}]+)(?=(?P<measure>{'|'.join(_MEASURE)})?)")
 
@@ -377,7 +383,9 @@ def _read_numbers(text: str) -> tuple[list[Fact], str]:
         if raw.count(".") > 1:
             key = raw  # a version: 2.3.1
         else:
-            value = float(raw.replace(",", "")) * _MULTIPLIERS.get(mult, 1)
+            # w / W is 万 in Chinese writing (3.6w); in English text it may be weeks, so no multiplier
+            factor = _MULTIPLIERS.get(mult, 10_000 if mult in ("w", "W") and _CJK.search(text) else 1)
+            value = float(raw.replace(",", "")) * factor
             key = _number_key(value)
         facts.append(Fact("number", key, m.group(0).strip(), m.start()))
         text = _blank(text, m.start(), m.end())
@@ -504,7 +512,8 @@ def _jieba_names(text: str) -> list[Fact]:
     import jieba.posseg
 
     names, pos = [], 0
-    for pair in jieba.posseg.lcut(text):
+    pairs = jieba.posseg.lcut(text)
+    for pair in pairs:
         at = text.find(pair.word, pos)
         pos = at + len(pair.word) if at >= 0 else pos
         if (pair.flag in _NAME_FLAGS and len(pair.word) >= 2 and _CJK.search(pair.word)
@@ -516,7 +525,44 @@ def _jieba_names(text: str) -> list[Fact]:
                      or (pair.flag.startswith("nr") and jieba.dt.FREQ.get(pair.word, 0) >= COMMON_WORD_FREQ)
                      else "hard" if pair.flag.startswith("nr") else "soft")
             names.append(Fact("name", pair.word, pair.word, max(at, 0), grade))
-    return names
+    return _person_references(text, pairs, names)
+
+
+# How Chinese refers to a person by family name: 老/小/阿 before it (老周, 小王) or a title or kinship
+# word after it (刘工, 王总, 张经理, 李老师, 陈医生, 王师傅, 李姐). A general resource, like the surnames.
+PERSON_TITLES = ("工程师", "总经理", "总监", "经理", "老师", "医生", "大夫", "师傅", "主任", "老板", "教授", "律师",
+                 "博士", "院长", "局长", "处长", "科长", "部长", "所长", "校长", "书记", "主管", "队长", "班长",
+                 "同学", "护士", "阿姨", "先生", "女士", "小姐", "工", "总", "董", "姐", "哥", "叔", "姨", "婶")
+_PERSON_REF = re.compile(rf"[老小阿][{''.join(sorted(COMMON_SURNAMES))}]|[{''.join(sorted(COMMON_SURNAMES))}]"
+                         rf"(?:{'|'.join(sorted(PERSON_TITLES, key=len, reverse=True))})")
+
+
+def _person_references(text: str, pairs: list, names: list[Fact]) -> list[Fact]:
+    """`names` (jieba's) with the person references its tags miss or grade low (老周 is tagged a time
+    word, 老王 is frequent): :data:`_PERSON_REF` spans that begin and end on jieba word boundaries
+    (周总结 = 周 + 总结 and 小程序 = 小 + 程序 are no reference) and, when the span is one frequent
+    dictionary word, jieba tags it a person (小于 "less than" is none). They are hard facts."""
+    import jieba
+
+    bounds, pos = set(), 0
+    tokens: dict[int, Any] = {}
+    for pair in pairs:
+        tokens[pos] = pair
+        bounds.add(pos)
+        pos += len(pair.word)
+    bounds.add(pos)
+    refs = []
+    for m in _PERSON_REF.finditer(text):
+        start, end = m.span()
+        if start not in bounds or end not in bounds:
+            continue
+        token = tokens.get(start)
+        if (token is not None and token.word == m.group(0) and not token.flag.startswith("nr")
+                and jieba.dt.FREQ.get(m.group(0), 0) >= COMMON_WORD_FREQ):
+            continue
+        refs.append(Fact("name", m.group(0), m.group(0), start, "hard"))
+    spans = {(f.pos, f.text) for f in refs}
+    return [f for f in names if (f.pos, f.text) not in spans] + refs
 
 
 # ------------------------------------------------------------------ text units
@@ -606,6 +652,7 @@ class _Analysed:
     cjk: bool
     informative: bool = True             # holds a hard fact outside its speaker label, or a category label
     question: bool = False
+    anchors: tuple[tuple[str, str, Fact], ...] = ()   # (side, word, value): see _value_anchors
 
     def of(self, kind: str) -> list[Fact]:
         return [f for f in self.facts if f.kind == kind]
@@ -680,7 +727,8 @@ def _analyse(text: str, ctx: _Context, summary: bool) -> _Analysed:
     normalised = unicodedata.normalize("NFKC", text)
     dated, rest = _read_dates_times(normalised)
     numbers, rest = _read_numbers(rest)
-    names = _latin_names(rest, ctx, summary)
+    # letters glued to a digit (4S店, 5G, 3D) are a code or a unit with that number, not a name
+    names = [f for f in _latin_names(rest, ctx, summary) if not (f.pos and normalised[f.pos - 1].isdigit())]
     if _CJK.search(rest):
         names += _jieba_names(rest)
     facts = dated + numbers + names
@@ -692,7 +740,76 @@ def _analyse(text: str, ctx: _Context, summary: bool) -> _Analysed:
                    or bool(_CATEGORY_LABEL.search(normalised)))
     question = normalised.rstrip().endswith(("?", "？"))
     return _Analysed(text, facts, _content_words(rest), _negation_scopes(rest), bool(_CJK.search(text)),
-                     informative, question)
+                     informative, question, _value_anchors(normalised, dated + numbers))
+
+
+def _value_anchors(text: str, values: list[Fact]) -> tuple[tuple[str, str, Fact], ...]:
+    """What each number, date and time of `text` qualifies: the nearest content word before it and
+    the nearest after it (``("before", "月薪", 42k)``, ``("after", "医生", 2)``), looked for only
+    within its clause and not past a neighbouring value; measure words (名, 天, 元 ...) are skipped,
+    they belong to the value. Two texts that tie one word to different values disagree
+    (:func:`_value_conflict`)."""
+    spans = sorted((f.pos, f.pos + len(f.text), f) for f in values)
+    anchors = []
+    for i, (start, end, fact) in enumerate(spans):
+        left = max([0] + [m.end() for m in _CLAUSE_END.finditer(text, 0, start)] + [e for _, e, _ in spans[:i]
+                                                                                     if e <= start])
+        after_end = _CLAUSE_END.search(text, end)
+        right = min([after_end.start() if after_end else len(text)] + [b for b, _, _ in spans[i + 1:] if b >= end])
+        before = _anchor_words(text[left:start])
+        after = _anchor_words(text[end:right])
+        if before:
+            anchors.append(("before", before[-1], fact))
+        if after:
+            anchors.append(("after", after[0], fact))
+    return tuple(anchors)
+
+
+def _anchor_words(segment: str) -> list[str]:
+    if not segment.strip():
+        return []
+    from ..search import jieba_segmenter
+
+    jieba_segmenter()
+    import jieba
+
+    words = []
+    for token in jieba.lcut(segment):
+        if token in _MEASURE:
+            continue
+        words += sorted(_content_words(token))
+    return words
+
+
+def _same_value(a: Fact, b: Fact) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind == "date":
+        return _dates_match(a.key, b.key)
+    if a.kind == "time":
+        return _times_match(a.key, b.key)
+    return a.key == b.key
+
+
+def _value_conflict(statement: _Analysed, sentence: _Analysed) -> bool:
+    """Whether `sentence` ties a word of `statement` to another value and so tells a different
+    story: the statement says ``月薪45k`` where the sentence says ``月薪42k`` and has no 45k at all,
+    or the two swap values between words (``3名医生、2名护士`` against ``2名医生和3名护士``: the
+    sentence ties the statement's value to a word the statement ties to another value). A sentence
+    that holds the statement's value next to other words (a paraphrase: ``alerts only at 95%``
+    against ``alerts only fired at 95%``) is no conflict."""
+    mine = {(side, word): [v for s, w, v in statement.anchors if (s, w) == (side, word)]
+            for side, word, _ in statement.anchors}
+    for side, word, value in statement.anchors:
+        theirs = [v for s, w, v in sentence.anchors if s == side and w == word and v.kind == value.kind]
+        if not theirs or any(_same_value(value, v) for v in theirs):
+            continue
+        held = [(s, w) for s, w, v in sentence.anchors if _same_value(value, v)]
+        if not any(_same_value(value, f) for f in sentence.facts):
+            return True   # the sentence has another value here and not this one
+        if any(key in mine and not any(_same_value(value, v) for v in mine[key]) for key in held):
+            return True   # the values are swapped between words
+    return False
 
 
 _SPEAKER = re.compile(r"^[\W\d_]*?([^\W\d_][\w'’.-]*(?:\s+[^\W\d_][\w'’.-]*){0,2})\s*[:：]")
@@ -972,7 +1089,7 @@ def _support_candidates(statement: _Analysed, source: list[_Analysed]) -> tuple[
     at least SUPPORT_CONTAINMENT of its content words. The candidates go to the cosine test."""
     candidates = []
     for sentence in source:
-        if _polarity_conflict(statement, sentence):
+        if _polarity_conflict(statement, sentence) or _value_conflict(statement, sentence):
             continue
         if not all(_fact_in(fact, sentence) for fact in statement.facts):
             continue
@@ -1021,8 +1138,11 @@ def _joint_support(text: str, source: list[_Analysed], ctx: _Context) -> bool:
     clauses = [_analyse(c, ctx, True) for c in _clauses(text, ctx)]
     if len(clauses) < 2:
         return False
+    whole = _analyse(text, ctx, True)
     covers: list[frozenset[int]] = []
     for sentence in source:
+        if _value_conflict(whole, sentence):
+            continue  # it ties a word of the statement to another value: never a supporter
         covered = frozenset(i for i, clause in enumerate(clauses)
                             if not _polarity_conflict(clause, sentence)
                             and all(_fact_in(fact, sentence) for fact in clause.facts)

@@ -233,7 +233,7 @@ def test_chatter_with_a_cue_word_holds_no_key_fact():
               "Dana: honestly we must be more careful next time, it was a stressful week.",
               "老周：好的，同意，这样安排比较稳妥。", "老周：我记得上次也是这样，大家辛苦两天就好了。"]
     score = evaluate_summary(source, "# Decisions\n- 2026-05-02 Decided to move the launch to June 9.\n")
-    assert score.missing_facts == ["name: Dana", "name: Eli"]  # speakers; no decision, todo or count (两天)
+    assert score.missing_facts == ["name: Dana", "name: Eli", "name: 老周"]  # speakers; no decision, todo or count (两天)
     assert score.unsupported_statements == []
 
 
@@ -249,3 +249,57 @@ def test_a_dropped_negated_clause_is_no_conflict_but_a_negated_statement_is():
     source = ["Sam will pick up the keys at 17:30 and bring them over without telling the landlord."]
     assert evaluate_summary(source, "- Sam picks up the keys at 17:30.").accuracy == 1.0
     assert evaluate_summary(source, "- Sam will not pick up the keys at 17:30.").accuracy == 0.0
+
+
+def test_chinese_person_references_are_names():
+    # 老/小 + family name and family name + title are people, even where jieba's tags miss them
+    source = ["2026-07-02 项目例会：外墙施工由老郑负责，7月20日完工。", "2026-07-02 监理是孙工，每周五去工地巡查一次。"]
+    good = "# 事件\n- 2026-07-02 外墙施工由老郑负责，7月20日完工。\n- 监理孙工每周五巡查工地。\n"
+    score = evaluate_summary(source, good)
+    assert (score.accuracy, score.unsupported_statements, score.missing_facts) == (1.0, [], [])
+    swapped = good.replace("由老郑负责", "由孙工负责")
+    assert evaluate_summary(source, swapped).unsupported_statements == ["2026-07-02 外墙施工由孙工负责，7月20日完工。"]
+    assert "name: 孙工" in evaluate_summary(source, "# 事件\n- 2026-07-02 外墙施工由老郑负责，7月20日完工。\n").missing_facts
+    # a reference begins and ends on word boundaries and is not a frequent common word
+    from memory_lake.maintain.evaluate import extract_facts
+
+    assert [f.text for f in extract_facts(["小程序的周总结写完了，王总是迟到，人数小于五个。"]) if f.kind == "name"] == []
+    assert [f.text for f in extract_facts(["找张经理、陈医生和老王、小李确认。"]) if f.kind == "name"] == [
+        "张经理", "陈医生", "老王", "小李"]
+
+
+def test_numbers_with_multiplier_suffixes_are_one_value():
+    source = ["2026-04-08 薪资谈定：月薪3.6万，年终奖2个月。", "The annual budget is 1.2 million dollars."]
+    summary = "# 决策\n- 2026-04-08 月薪36k，年终奖2个月。\n- 2026-04-08 月薪3.6w。\n- Annual budget: 1,200,000 dollars.\n"
+    score = evaluate_summary(source, summary)
+    assert (score.accuracy, score.unsupported_statements) == (1.0, [])
+    assert evaluate_summary(source, "- 2026-04-08 月薪38k，年终奖2个月。").unsupported_statements == [
+        "2026-04-08 月薪38k，年终奖2个月。"]
+
+
+def test_a_value_tied_to_another_word_is_not_supported():
+    # two values swapped between the words they count: every value occurs in the sentence, but not
+    # with the word the statement ties it to
+    source = ["The clinic will send 4 nurses and 6 volunteers on Saturday.", "诊所周六派4名护士和6名志愿者。"]
+    assert evaluate_summary(source, "- The clinic sends 4 nurses and 6 volunteers on Saturday.").accuracy == 1.0
+    assert evaluate_summary(source, "- The clinic sends 6 nurses and 4 volunteers on Saturday.").accuracy == 0.0
+    assert evaluate_summary(source, "- 诊所周六派4名护士、6名志愿者。").accuracy == 1.0
+    assert evaluate_summary(source, "- 诊所周六派6名护士、4名志愿者。").accuracy == 0.0
+
+
+def test_a_changed_value_is_not_supported_jointly_by_a_sentence_that_has_it_elsewhere():
+    source = ["Salary band for the role: 90k-120k a year.",
+              "2026-05-04 The panel agreed to offer Ana a contract at 105k a year, starting in June."]
+    good = "- 2026-05-04 The panel agreed to offer Ana a contract, 105k a year, starting in June."
+    assert evaluate_summary(source, good).accuracy == 1.0
+    # 120k occurs in the band sentence, but the offer sentence ties "a year" to 105k
+    changed = good.replace("105k", "120k")
+    assert evaluate_summary(source, changed).unsupported_statements == [changed[2:]]
+
+
+def test_letters_glued_to_a_number_are_no_name():
+    from memory_lake.maintain.evaluate import extract_facts
+
+    facts = [(f.kind, f.text) for f in extract_facts(["2026-09-01 周五把车开到4S店保养，顺便问5G套餐。"])]
+    assert ("name", "S") not in facts and ("name", "G") not in facts
+    assert ("number", "4") in facts and ("number", "5") in facts
