@@ -45,6 +45,8 @@ bench: install
 	$(PY) benchmarks/dedup_blind.py
 	$(PY) benchmarks/entities.py
 	$(PY) benchmarks/locomo.py
+	$(PY) benchmarks/summaries.py
+	$(PY) benchmarks/summary_eval.py
 
 clean:
 	rm -rf lake reports/*.html .prefect .pytest_cache

@@ -47,7 +47,7 @@ def publish_artifacts(lake, summary: dict) -> None:
 @flow(name="nightly", log_prints=True)
 def nightly(lake_dir: str, as_of: str | None = None, reports_dir: str | None = None, policy: dict | None = None,
             wait_s: float | None = None):
-    """Decisions -> ingest -> events -> tier rules -> index -> dedup -> health -> checks -> publish ->
+    """Decisions -> ingest -> events -> tier rules -> index -> dedup -> summaries -> health -> checks -> publish ->
     report (lake_dir: absolute path of an existing lake; as_of: now, taken once; policy: overrides of
     the lake's memory-lake.toml for this run). A blocked publish ends the run Failed (PublishBlocked)."""
     logger = get_run_logger()

@@ -10,9 +10,10 @@
 
 from .api import Lake
 from .ingest import write_snapshot
+from .maintain import SummaryScore, evaluate_summary
 from .publish import load_export
 from .store import InputError, LakeBusy, LakeNotFound, MemoryLakeError, Policy
 
 __all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot",
-           "load_export"]
+           "load_export", "evaluate_summary", "SummaryScore"]
 __version__ = "0.1.0"

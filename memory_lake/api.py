@@ -119,6 +119,20 @@ class Lake(StoreLake):
         check_ids(self, canonical_id)
         return unmerge(self, canonical_id, operator=operator, as_of=as_of)
 
+    def summarize(self, *, tenant: str, agent: str | None = None, user: str | None = None,
+                  session: str | None = None, max_tokens: int | None = None) -> dict:
+        """Preview the structured summaries of a scope's short-term memory and of its sessions (or of
+        one session), each scored by the evaluator: ``{"scopes": [...], "skipped": [...], "note"}``.
+        A read: it writes nothing and never waits for a run (it then reads the published version);
+        the nightly run publishes the summaries that pass. See `memory_lake.maintain.summaries`."""
+        from .maintain import preview_summaries
+        from .store import check_scope
+
+        if max_tokens is not None and max_tokens < 1:
+            raise InputError(f"max_tokens must be a positive number of tokens, not {max_tokens}")
+        check_scope(self, tenant, agent, user)
+        return preview_summaries(self, tenant=tenant, agent=agent, user=user, session=session, max_tokens=max_tokens)
+
     def conflicts(self, *, tenant: str | None = None, status: str | None = "open") -> pl.DataFrame:
         """The conflict queue (open conflicts by default), oldest first (see `memory_lake.maintain.conflicts`)."""
         from .maintain import list_conflicts

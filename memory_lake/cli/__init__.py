@@ -1,5 +1,5 @@
 """`memory-lake`: the command line, one module per command group (`lake`, `ingest`, `maintain`,
-`search`, `entities`, `publish`, `runs`) over the shared pieces in `common`. ``main`` is the console-script entry.
+`search`, `entities`, `publish`, `runs`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
 
 Commands are registered here, in the order `memory-lake --help` lists them.
 """
@@ -12,7 +12,7 @@ import sys
 import typer
 
 from ..store import InputError, MemoryLakeError
-from . import entities, ingest, lake, maintain, publish, runs, search
+from . import entities, evaluate, ingest, lake, maintain, publish, runs, search, summaries
 from .common import app, conflicts_app, err, parse_overrides, quarantine_app, run_app
 
 app.command()(lake.init)
@@ -36,6 +36,7 @@ app.command()(runs.health)
 app.command()(search.search)
 app.command()(entities.context)
 app.command()(entities.entities)
+app.command("summary-score")(evaluate.summary_score)
 quarantine_app.command("list")(ingest.quarantine_list)
 quarantine_app.command("export")(ingest.quarantine_export)
 quarantine_app.command("replay")(ingest.quarantine_replay)
@@ -44,6 +45,7 @@ app.command()(maintain.unmerge)
 conflicts_app.command("list")(maintain.conflicts_list)
 conflicts_app.command("resolve")(maintain.conflicts_resolve)
 app.command()(ingest.edit)
+app.command()(summaries.summarize)
 
 
 def _say_waiting(message: str) -> None:

@@ -5,7 +5,9 @@ files from three tenants plus one memory-orchestrator save file. The data is bui
 later step on realistic-looking memory: tier capacities (a scope over 20 working and over 100
 short_term items), staleness and expiry, exact and near duplicates (English and Chinese),
 contradictions, PII and secrets for the redactor, malformed rows for the quarantine, an optimistic
-version edit followed by a conflicting late write, and a forget request.
+version edit followed by a conflicting late write, a forget request, and two long support
+conversations written by hand (English and Chinese, ``data/conversations.json``: one session each,
+a turn per short-term memory) for the summariser.
 
 Only the standard library is used, and nothing reads the clock: the same seed gives byte-identical
 files, and every timestamp is placed relative to `DEMO_AS_OF`.
@@ -87,6 +89,10 @@ class _Scope:
 _DATA_DIR = Path(__file__).parent / "data"
 _VOCABULARY: dict[str, list[str]] = json.loads((_DATA_DIR / "vocabulary.json").read_text(encoding="utf-8"))
 _TEMPLATES: dict[str, dict[str, list[str]]] = json.loads((_DATA_DIR / "templates.json").read_text(encoding="utf-8"))
+_CONVERSATIONS: list[dict[str, Any]] = json.loads(
+    (_DATA_DIR / "conversations.json").read_text(encoding="utf-8"))["conversations"]
+# The agent read each conversation back recently, so the short-term idle rule leaves it in place.
+_CONVERSATION_READ_AT = "2026-11-29T09:00:00Z"
 _TOPICS_EN = _VOCABULARY["topics_en"]
 _TOPICS_ZH = _VOCABULARY["topics_zh"]
 _CHANNELS_EN = _VOCABULARY["channels_en"]
@@ -801,6 +807,23 @@ def _file_acme_late_sync(b: _Builder, edited: dict[str, Any]) -> list[_Line]:
     return lines
 
 
+def _file_conversations() -> list[_Line]:
+    """The hand-written support conversations, a record per turn: fixed ids, one session each,
+    a turn every few minutes from the conversation's start. Uses no randomness, so the other files
+    are the same with or without it."""
+    lines = []
+    for conv in _CONVERSATIONS:
+        start = datetime.fromisoformat(conv["start"].replace("Z", "+00:00"))
+        for k, turn in enumerate(conv["turns"], start=1):
+            lines.append(_Line({
+                "id": f"{conv['id_prefix']}-{k:02d}", "tenant": conv["tenant"], "agent_id": conv["agent_id"],
+                "user_id": conv["user_id"], "session_id": conv["session_id"], "tier": "short_term",
+                "type": "other", "content": turn["content"], "source": "chat", "role": turn["role"],
+                "created_at": _iso(start + timedelta(minutes=conv["minutes_per_turn"] * (k - 1))),
+                "last_accessed_at": _CONVERSATION_READ_AT, "access_count": 1, "reference_count": 0}))
+    return lines
+
+
 def generate_demo(inbox: Path, seed: int = 7) -> DemoData:
     """Write the demo snapshots into `inbox` (created if missing) and describe what was planted.
 
@@ -826,6 +849,7 @@ def generate_demo(inbox: Path, seed: int = 7) -> DemoData:
     save_name, save_doc = "0005-orchestrator-save.json", _save_orchestrator(b)
     late = ("0006-acme-late-sync.jsonl", _file_acme_late_sync(b, edited))
     jsonl.append(late)
+    jsonl.append(("0007-support-conversations.jsonl", _file_conversations()))
 
     files: list[Path] = []
     malformed: list[tuple[str, int, str]] = []

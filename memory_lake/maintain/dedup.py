@@ -724,12 +724,14 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
             f"""SELECT {_COLUMNS}, coalesce(e.unknown_ratio <= ?, false) AS covered, e.vector
                 FROM memories m LEFT JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
                 WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+                  AND NOT (m.type = 'summary' AND m.operator = 'system')
                 ORDER BY m.tenant, m.agent_id, m.user_id, m.id""",
             [policy.search.max_unknown_ratio, model]).pl()
     else:
         frame = con.execute(
             f"""SELECT {_COLUMNS}, false AS covered, NULL::FLOAT[] AS vector FROM memories m
                 WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+                  AND NOT (m.type = 'summary' AND m.operator = 'system')
                 ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
     vectors = None
     with_vectors = frame.filter(pl.col("vector").is_not_null())

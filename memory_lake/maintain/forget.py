@@ -226,6 +226,18 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
           AND (m.tier <> 'important' OR f.operator = 'user')
         """
     )
+    # Summaries that ever drew on a forgotten memory hold its sentences: they go with it (the next
+    # nightly run summarises what is left).
+    from .summaries import SUMMARIES_OF_SQL
+
+    con.execute(
+        f"""
+        INSERT INTO forget_ids
+        SELECT x.id, f.operator, format('summary of {{}}, forgotten with it: {{}}', x.source_id, f.reason), NULL, f.as_of
+        FROM ({SUMMARIES_OF_SQL.format(seed="SELECT id FROM forget_ids")}) x JOIN forget_ids f ON f.id = x.source_id
+        WHERE x.id NOT IN (SELECT id FROM forget_ids)
+        """
+    )
     (count,) = con.execute("SELECT count(*) FROM forget_ids").fetchone()
     if count == 0:
         return 0
@@ -700,14 +712,15 @@ def _scrub_reports(job: FileScrub) -> list[str]:
     that showed the two values of each conflict. In those, the row of every conflict on a
     forgotten memory (either side of a contradiction) keeps its ids and loses its values
     (``[forgotten]``). The folders are those reports were written to (``record_report``) and those
-    nightly runs recorded; paths are returned as they are (reports live outside the lake).
+    nightly runs recorded; paths are returned as they are (reports live outside the lake). A failed
+    summary's missing facts and unsupported statements go the same way (``summaries.scrub_summary_report``).
     """
     lake, con = job.lake, job.con
     conflicts = {c for (c,) in con.execute(
         "SELECT conflict_id FROM conflicts WHERE memory_id IN (SELECT unnest($ids::VARCHAR[])) "
         "OR other_memory_id IN (SELECT unnest($ids::VARCHAR[]))", {"ids": job.ids}).fetchall()}
-    if not conflicts:
-        return []
+    from .summaries import scrub_summary_report
+
     registry = lake.root / REPORT_FOLDERS
     folders = set(registry.read_text(encoding="utf-8").splitlines()) if registry.is_file() else set()
     folders |= {str(Path(p).parent) for (p,) in con.execute(
@@ -715,18 +728,19 @@ def _scrub_reports(job: FileScrub) -> list[str]:
     rewritten = []
     for folder in sorted(folders):
         for path in sorted(Path(folder).glob("health-*.html")) if Path(folder).is_dir() else []:
-            page = path.read_text(encoding="utf-8")
+            original = path.read_text(encoding="utf-8")
+            page = scrub_summary_report(original, job.ids)  # a failed summary's missing facts
             start = page.find('<section id="conflicts">')
             end = page.find("</section>", start)
-            if start < 0 or end < 0:
-                continue
-            section = _VALUE_ROW.sub(lambda m: (
-                m.group(0) if html.unescape(m.group(1)) not in conflicts else
-                "<tr>" + "".join(f"<td>{m.group(k)}</td>" for k in (1, 2, 3, 4))
-                + f"<td>{FORGOTTEN}</td><td>{FORGOTTEN}</td>"
-                + "".join(f"<td>{m.group(k)}</td>" for k in (5, 6)) + "</tr>"), page[start:end])
-            if section != page[start:end]:
-                _atomic_write(path, (page[:start] + section + page[end:]).encode("utf-8"))
+            if conflicts and start >= 0 and end >= 0:
+                section = _VALUE_ROW.sub(lambda m: (
+                    m.group(0) if html.unescape(m.group(1)) not in conflicts else
+                    "<tr>" + "".join(f"<td>{m.group(k)}</td>" for k in (1, 2, 3, 4))
+                    + f"<td>{FORGOTTEN}</td><td>{FORGOTTEN}</td>"
+                    + "".join(f"<td>{m.group(k)}</td>" for k in (5, 6)) + "</tr>"), page[start:end])
+                page = page[:start] + section + page[end:]
+            if page != original:
+                _atomic_write(path, page.encode("utf-8"))
                 rewritten.append(str(path))
     return rewritten
 
@@ -888,7 +902,9 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
                     con.execute("INSERT INTO runs VALUES (?, 'forget', ?, 'ok', ?, ?)",
                                 [run_id, as_of, time.monotonic() - started, json.dumps(report)])
             crash_point("forget:committed")  # a test kills here: the next command finishes the scrub
-            scrubbed = result["forgotten"] + result["already_deleted"]
+            # with the summaries forgotten along (forget_memories adds them)
+            scrubbed = sorted(set(result["forgotten"] + result["already_deleted"])
+                              | set(forgotten_ids(con, run_id=run_id)))
             result["files"] = (scrub_files(lake, scrubbed, as_of=as_of, run_id=run_id, con=con)
                                if scrub and scrubbed else {})
             owed = compaction_owed(con)

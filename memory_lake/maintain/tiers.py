@@ -229,7 +229,8 @@ def apply_moves(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: str,
     """Apply temp table ``tier_moves(id, to_tier, to_status, rule)``: history, cleanup log, update.
 
     Moves that change nothing and moves of important memories are dropped here, whatever rule
-    proposed them: automation never touches an important memory.
+    proposed them: automation never touches an important memory. Nor the lake's own summaries: the
+    summarize step keeps them (regenerated, or archived when no longer needed).
     """
     con.execute(
         """
@@ -237,6 +238,7 @@ def apply_moves(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: str,
         SELECT m.*, v.to_tier, v.to_status, v.rule
         FROM memories m JOIN tier_moves v USING (id)
         WHERE m.tier <> 'important' AND (m.tier <> v.to_tier OR m.status <> v.to_status)
+          AND NOT (m.type = 'summary' AND m.operator = 'system')  -- the lake's own summaries (summaries.py)
         """
     )
     count = con.execute("SELECT count(*) FROM tier_moves_full").fetchone()[0]

@@ -97,6 +97,7 @@ def render_report(
     run: dict,
     out_dir: Path,
     conflicts: list[dict] | None = None,
+    summaries: list[dict] | None = None,
 ) -> Path:
     """Write the run's health report to ``out_dir/health-<YYYY-MM-DD>.html``; return its path.
 
@@ -132,6 +133,7 @@ def render_report(
             _quarantine_section(quarantine),
             _conflicts_section(health, conflicts or []),
             _publish_section(publish),
+            _summaries_section(summaries or []),
             _scopes_section(health.get("scopes") or []),
             "</body>",
             "</html>",
@@ -394,6 +396,32 @@ def _publish_section(publish: Mapping[str, Any] | None) -> str:
         ]
         parts.append("<h3>Checks</h3>" + _table(["expectation", "result", "observed"], rows))
     return _section("publish", "Publish", "".join(parts))
+
+
+def _summaries_section(failed: list[Mapping[str, Any]]) -> str:
+    """Summaries whose latest attempt failed the gate: not published, the previous one (if any)
+    stays. Missing facts and unsupported statements are pieces of memory text, so each row names
+    its sources (``data-sources``): a forget of one blanks them (``summaries.scrub_summary_report``)."""
+    if not failed:
+        return _section("summaries", "Summaries", "<p>every summary regenerated passed all four thresholds</p>")
+    rows = []
+    for f in failed:
+        scope = " / ".join(_e(f.get(k) or "_") for k in ("tenant", "agent_id", "user_id"))
+        scope += f" · session {_e(f['session_id'])}" if f.get("session_id") else ""
+        scores = ", ".join(f"{k} {float(f.get(k) or 0):.2f}" for k in ("retention", "compression", "readability",
+                                                                       "accuracy"))
+        kept = _e(f.get("summary_id") or "none published yet")
+        cells = [scope, _e(scores), _e(", ".join(f.get("failed") or [])), kept,
+                 "<br>".join(_e(x) for x in f.get("missing_facts") or []) or "-",
+                 "<br>".join(_e(x) for x in f.get("unsupported_statements") or []) or "-"]
+        sources = _e(" ".join(f.get("source_ids") or []))
+        rows.append(f'<tr data-sources="{sources}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("scope", "scores", "failed", "still published", "missing facts",
+                                             "unsupported statements"))
+    hint = ('<p class="muted">A summary below a threshold is not published; the previous one stays. '
+            "<code>memory-lake summarize --tenant T --json</code> shows the summary it would make now.</p>")
+    return _section("summaries", "Summaries not published",
+                    f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{hint}")
 
 
 def _scopes_section(scopes: list[Mapping[str, Any]]) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..store import iso
-from ..maintain import record_report
+from ..maintain import failed_summaries, record_report
 from ..store import MemoryLakeError
 from .health import compute_health, latest_health
 from ..store import StepReport
@@ -111,8 +111,10 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
            "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
            "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
+    with lake.reading() as (con, _source, _note):
+        summaries = failed_summaries(con)  # not published: the previous summary stays
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir),
-                         conflicts=conflicts)
+                         conflicts=conflicts, summaries=summaries)
     record_report(lake, path)  # a later forget reaches the reports folder (forget.REPORT_FOLDERS)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
@@ -224,6 +226,11 @@ def _extract_entities(lake, as_of, run_id, done, reports):
     return timed(extract_entities, lake, as_of, run_id=run_id)
 
 
+def _summarize(lake, as_of, run_id, done, reports):
+    from ..maintain import summarize
+    return timed(summarize, lake, as_of, run_id=run_id)
+
+
 def _snapshot_health(lake, as_of, run_id, done, reports):
     from .health import snapshot_health
     return timed(snapshot_health, lake, as_of, run_id=run_id)
@@ -267,6 +274,7 @@ NIGHTLY_STEPS: tuple[NightlyStep, ...] = (
     NightlyStep("index", _index),
     NightlyStep("dedup", _dedup),
     NightlyStep("extract_entities", _extract_entities),
+    NightlyStep("summarize", _summarize),
     NightlyStep("snapshot_health", _snapshot_health),
     NightlyStep("stage_export", _stage_export),
     NightlyStep("check_export", _check_export),

@@ -374,6 +374,43 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
     ),
     (
+        11,
+        "summaries: the state of each scope's and session's summary, and the sources every summary drew on",
+        """
+        CREATE TABLE summary_state (
+            tenant VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            session_id VARCHAR,               -- NULL: the scope's short-term summary; else that session's
+            source_hash VARCHAR NOT NULL,     -- of the sources' ids and content hashes (and the budget)
+            source_ids VARCHAR[] NOT NULL,    -- the sources of the latest attempt
+            status VARCHAR NOT NULL,          -- published | failed (the previous summary stays) | skipped
+            reason VARCHAR,                   -- skipped: why no summary of the sources can pass
+            method VARCHAR,                   -- extractive | llm
+            fallback VARCHAR,                 -- why the LLM summary was not used
+            summary_id VARCHAR,               -- the published summary memory, if any
+            retention DOUBLE,
+            compression DOUBLE,
+            readability DOUBLE,
+            accuracy DOUBLE,
+            passed BOOLEAN,
+            failed VARCHAR[],                 -- the thresholds the latest attempt failed
+            missing_facts VARCHAR[],          -- text of the sources: scrubbed by forget
+            unsupported_statements VARCHAR[],
+            source_tokens BIGINT,
+            summary_tokens BIGINT,
+            as_of TIMESTAMP NOT NULL,
+            run_id VARCHAR NOT NULL
+        );
+        CREATE TABLE summary_sources (
+            summary_id VARCHAR NOT NULL,      -- a memory of type summary
+            source_id VARCHAR NOT NULL,       -- a memory one of its versions drew on (forget follows this)
+            as_of TIMESTAMP NOT NULL,
+            run_id VARCHAR NOT NULL
+        );
+        """,
+    ),
+    (
         12,
         "entity memory: entities, entity_facts (merged, superseded) and entity_extractions (what was read)",
         """

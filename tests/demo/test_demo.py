@@ -35,7 +35,9 @@ EXPECTED_FILES = [
     "0004-acme-support-edits.jsonl",
     "0005-orchestrator-save.json",
     "0006-acme-late-sync.jsonl",
+    "0007-support-conversations.jsonl",  # hand-written, the same for every seed
 ]
+CONVERSATIONS_FILE = EXPECTED_FILES[-1]
 
 
 # --- independent validators ------------------------------------------------------------------------
@@ -160,7 +162,10 @@ def test_other_seed_writes_other_data(tmp_path: Path) -> None:
     seven = generate_demo(tmp_path / "a", seed=7)
     eight = generate_demo(tmp_path / "b", seed=8)
     assert [p.name for p in seven.files] == [p.name for p in eight.files]
-    assert all(a.read_bytes() != b.read_bytes() for a, b in zip(seven.files, eight.files))
+    pairs = [(a, b) for a, b in zip(seven.files, eight.files) if a.name != CONVERSATIONS_FILE]
+    assert len(pairs) == 6 and all(a.read_bytes() != b.read_bytes() for a, b in pairs)
+    # the conversations are written by hand: no randomness, and the seeded files do not depend on them
+    assert (tmp_path / "a" / CONVERSATIONS_FILE).read_bytes() == (tmp_path / "b" / CONVERSATIONS_FILE).read_bytes()
     assert seven.planted_pii != eight.planted_pii
 
 

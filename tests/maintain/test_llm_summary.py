@@ -1,0 +1,123 @@
+"""The optional LLM summariser against real local HTTP servers that speak the OpenAI chat API: a good
+summary is kept, an invented number or a dead endpoint falls back to the extractive summary."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from memory_lake import Policy
+from memory_lake.maintain.summaries import Source, summarize_sources
+from memory_lake.search import count_tokens
+
+from .conversation import build_conversation
+
+TITLE = "# Summary"
+TURNS = build_conversation(turns=12, filler=8)
+SOURCES = [Source(f"t{k}", t["content"]) for k, t in enumerate(TURNS)]
+GOOD = ("# Summary\n\n## Events\n\n- The outage on February 12 lasted 47 minutes and dropped 1,200 checkout events.\n"
+        "- The load test on February 20 reached 3,500 rows per second on the new pipeline.\n\n## Decisions\n\n"
+        "- We decided to move the nightly ETL from cron to Prefect on March 3.\n"
+        "- Priya agreed to own the migration of the billing tables.\n"
+        "- We chose DuckDB over Spark for the staging layer because the largest table is only 180 GB.\n"
+        "- We agreed to keep Parquet files for 90 days in the raw zone.\n\n## Lessons\n\n"
+        "- The root cause was a missing index on the orders table, so always check query plans before a release.\n"
+        "- Avoid schema changes on Fridays; the rollback on February 16 took 3 hours.\n\n## Todos\n\n"
+        "- Marco needs to rotate the warehouse credentials by March 10.\n"
+        "- Priya needs to write the runbook for the Prefect deployment by March 14.\n"
+        "- Anna joined the planning meeting on February 24 and approved the budget of 12,000 euros.\n")
+INVENTED = GOOD.replace("47 minutes", "74 minutes")
+
+
+def serve(behaviour: str):
+    """A chat-completions endpoint on localhost: `good`, `invented`, `error` (HTTP 500) or `slow`."""
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+            if behaviour == "error":
+                self.send_response(500)
+                self.end_headers()
+                self.wfile.write(b"boom")
+                return
+            if behaviour == "slow":
+                time.sleep(3)
+            content = GOOD if behaviour == "good" else INVENTED
+            data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except BrokenPipeError:
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
+@pytest.fixture
+def endpoint(request, monkeypatch):
+    server, seen = serve(request.param)
+    monkeypatch.setenv("MEMORY_LAKE_LLM_API_KEY", "test-key")
+    policy = Policy().with_overrides({"summaries": {
+        "llm_base_url": f"http://127.0.0.1:{server.server_address[1]}/v1", "llm_model": "local-model",
+        "llm_timeout_s": 1.0}})
+    yield policy, seen
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("endpoint", ["good"], indirect=True)
+def test_a_good_llm_summary_is_kept(endpoint):
+    policy, seen = endpoint
+    result = summarize_sources(SOURCES, title=TITLE, policy=policy)
+    assert (result.method, result.fallback, result.passed, result.markdown) == ("llm", None, True, GOOD)
+    (call,) = seen
+    assert call["path"] == "/v1/chat/completions" and call["auth"] == "Bearer test-key"
+    assert call["body"]["model"] == "local-model" and call["body"]["max_tokens"] == 500
+    assert [m["role"] for m in call["body"]["messages"]] == ["system", "user"]
+    assert TURNS[1]["content"] in call["body"]["messages"][1]["content"]
+
+
+@pytest.mark.parametrize("endpoint", ["invented"], indirect=True)
+def test_an_invented_number_falls_back_with_the_reason(endpoint):
+    policy, _ = endpoint
+    result = summarize_sources(SOURCES, title=TITLE, policy=policy)
+    assert result.method == "extractive" and result.passed
+    assert result.fallback.startswith("LLM summary failed the gate: accuracy ")
+    assert "unsupported: The outage on February 12 lasted 74 minutes" in result.fallback
+    assert "74 minutes" not in result.markdown and "47 minutes" in result.markdown
+
+
+@pytest.mark.parametrize("endpoint", ["error", "slow"], indirect=True)
+def test_an_endpoint_error_or_timeout_falls_back(endpoint):
+    policy, seen = endpoint
+    started = time.monotonic()
+    result = summarize_sources(SOURCES, title=TITLE, policy=policy)
+    assert time.monotonic() - started < 15
+    assert result.method == "extractive" and result.passed and len(seen) == 1
+    port = policy.summaries.llm_base_url.rsplit(":", 1)[1]
+    assert result.fallback in (f"LLM endpoint failed: HTTP 500 from http://127.0.0.1:{port}/chat/completions",
+                               f"LLM endpoint failed: no answer within 1 s from http://127.0.0.1:{port}/chat/completions")
+    assert count_tokens(result.markdown) <= 500
+
+
+def test_unreachable_endpoint_and_off_by_default():
+    assert Policy().summaries.llm_base_url == ""
+    assert summarize_sources(SOURCES, title=TITLE).method == "extractive"
+    policy = Policy().with_overrides({"summaries": {"llm_base_url": "http://127.0.0.1:9", "llm_timeout_s": 1.0}})
+    result = summarize_sources(SOURCES, title=TITLE, policy=policy)
+    assert result.method == "extractive"
+    assert result.fallback.startswith("LLM endpoint failed: cannot reach http://127.0.0.1:9/v1/chat/completions")
