@@ -2,6 +2,7 @@
 and the read-only hybrid search."""
 
 from .embeddings import ModelUnavailable, encode, load_model
+from .embeddings import models as embedding_models
 from .indexing import index
 from .query import NOTE_NO_INDEX, SearchResult, SearchResults, search
 from .scopeindex import SCOPES
@@ -10,7 +11,7 @@ from .textsearch import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, tokenize
 from .textsearch import _jieba as jieba_segmenter
 
 __all__ = [
-    "ModelUnavailable", "encode", "load_model",
+    "ModelUnavailable", "encode", "load_model", "embedding_models",
     "index",
     "NOTE_NO_INDEX", "SearchResult", "SearchResults", "search",
     "SCOPES",
