@@ -398,6 +398,21 @@ def _entities(text: str) -> frozenset:
     return frozenset(found)
 
 
+_PHRASE_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]+")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _phrase_words(norm: str) -> tuple[str, ...]:
+    """The words of a normalised text in order, as a phrase is read: codes whole (q3, gpt4),
+    Chinese cut by jieba."""
+    from ..search import jieba_segmenter as _jieba
+
+    out: list[str] = []
+    for token in _PHRASE_RE.findall(norm):
+        out.extend(_jieba().lcut(token) if _HAN.match(token) else [token])
+    return tuple(out)
+
+
 def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
                     ) -> tuple[list[tuple[str, str]], int]:
     """(pairs of phrases, content words added): each stretch of the two texts' word sequences
@@ -414,13 +429,13 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
         return text
 
     spans, added = [], 0
-    matcher = difflib.SequenceMatcher(a=fa.sequence, b=fb.sequence, autojunk=False)
+    sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
+    matcher = difflib.SequenceMatcher(a=sa, b=sb, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "replace" and replaced & set(fa.sequence[i1:i2] + fb.sequence[j1:j2]):
-            spans.append((phrase(fa.sequence[max(0, i1 - window):i2 + window]),
-                          phrase(fb.sequence[max(0, j1 - window):j2 + window])))
+        if op == "replace" and replaced & set(sa[i1:i2] + sb[j1:j2]):
+            spans.append((phrase(sa[max(0, i1 - window):i2 + window]), phrase(sb[max(0, j1 - window):j2 + window])))
         elif op in ("insert", "delete"):
-            words = fa.sequence[i1:i2] if op == "delete" else fb.sequence[j1:j2]
+            words = sa[i1:i2] if op == "delete" else sb[j1:j2]
             added += sum(1 for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
                          and not w[:1].isdigit())
     return spans, added

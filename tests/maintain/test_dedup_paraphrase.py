@@ -44,7 +44,7 @@ KEPT_APART = [
     ("The API uses Postgres", "The API uses MySQL", CHANGED_VALUE),                            # a product
     ("The deploy runs in eu-west", "The deploy runs in us-east", CHANGED_VALUE),               # a region
     ("User likes jazz", "User likes rock", CHANGED_VALUE),
-    ("User drinks coffee every morning", "User drinks tea every morning", CHANGED_VALUE),
+    ("User drinks coffee every morning", "User drinks tea every morning", "antonym tea/coffee"),  # antonyms.tsv
     ("User wants updates about billing", "User wants updates about search", CHANGED_VALUE),
     ("User likes jazz", "User likes jazz and plays guitar in a band every weekend", CHANGED_VALUE),  # new detail
     ("会议在上午开", "会议在下午开", "time"),
@@ -56,7 +56,7 @@ KEPT_APART = [
     ("年会在杭州举行", "年会在上海举行", CHANGED_VALUE),
     ("数据库用的是PostgreSQL", "数据库用的是MySQL", CHANGED_VALUE),
     ("用户喜欢爵士乐", "用户喜欢摇滚乐", CHANGED_VALUE),
-    ("用户每天早上喝咖啡", "用户每天早上喝茶", CHANGED_VALUE),
+    ("用户每天早上喝咖啡", "用户每天早上喝茶", "antonym 茶/咖啡"),
 ]
 
 
@@ -74,7 +74,9 @@ def test_a_one_word_paraphrase_is_a_rewording(judge, a, b):
 
 @pytest.mark.parametrize(("a", "b", "why"), KEPT_APART)
 def test_a_hard_signal_or_a_distant_replacement_keeps_a_pair_apart(judge, a, b, why):
-    assert (contradiction(a, b, judge), contradiction(b, a, judge)) == (why, why.replace("tom/anna", "anna/tom"))
+    swapped = {"swap tom/anna": "swap anna/tom"}
+    assert contradiction(a, b, judge) == why
+    assert contradiction(b, a, judge) == swapped.get(why, why)
 
 
 def test_without_a_model_only_typos_and_listed_synonyms_are_rewordings():
