@@ -43,6 +43,9 @@ bench: install
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/dedup.py
 	$(PY) benchmarks/dedup_blind.py
+	$(PY) benchmarks/dedup_paraphrase.py
+	$(PY) benchmarks/zh_recall.py
+	$(PY) benchmarks/embedding_candidates.py
 	$(PY) benchmarks/locomo.py
 
 clean:
