@@ -559,17 +559,33 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
 class Closeness:
     """``close(x, y)``: True when the embedding models that cover the language of both phrases put
     them at a cosine of at least ``[dedup] paraphrase_cosine`` (the mean over those models: MiniLM
-    and USE for English, USE for Chinese). Vectors are kept per phrase and model for the run."""
+    and USE for English, USE for Chinese). The models load at the first question; vectors are kept
+    per phrase and model for the run."""
 
-    def __init__(self, providers: list, threshold: float, max_unknown: float, batch_size: int = 64):
-        self.providers, self.threshold, self.max_unknown, self.batch_size = providers, threshold, max_unknown, batch_size
+    def __init__(self, names: tuple[str, ...], threshold: float, max_unknown: float, batch_size: int = 64):
+        self.names, self.threshold, self.max_unknown, self.batch_size = names, threshold, max_unknown, batch_size
+        self._providers: list | None = None
         self._vectors: dict[tuple[str, str], tuple[np.ndarray, float]] = {}
+
+    @property
+    def providers(self) -> list:
+        """The models that load here, in the policy's order (none: every phrase is "not close")."""
+        if self._providers is None:
+            from ..search import ModelUnavailable, load_model
+
+            self._providers = []
+            for name in self.names:
+                try:
+                    self._providers.append(load_model(name))
+                except ModelUnavailable:
+                    continue
+        return self._providers
 
     def cosine(self, x: str, y: str) -> float | None:
         """The mean cosine of the two phrases over the models covering both (None: none covers them)."""
         values = []
         for provider in self.providers:
-            missing = [t for t in (x, y) if (provider.name, t) not in self._vectors]
+            missing = [t for t in dict.fromkeys((x, y)) if (provider.name, t) not in self._vectors]
             if missing:
                 out = provider.embed(missing, self.batch_size)
                 for t, v, u in zip(missing, out.vectors, out.unknown):
@@ -585,19 +601,14 @@ class Closeness:
 
 
 def closeness(policy: Policy) -> Closeness | None:
-    """The judge of rewordings for `policy`'s models, or None when no model can be loaded (then a
-    replaced word keeps a pair apart unless it is a typo or a listed synonym)."""
-    from ..search import ModelUnavailable, embedding_models, load_model
+    """The judge of rewordings for `policy`'s models, or None when semantic search is switched off
+    (then a replaced word keeps a pair apart unless it is a typo or a listed synonym)."""
+    from ..search import embedding_models
 
-    providers = []
-    for name in embedding_models(policy):
-        try:
-            providers.append(load_model(name))
-        except ModelUnavailable:
-            continue
-    if not providers:
+    names = embedding_models(policy)
+    if not names:
         return None
-    return Closeness(providers, policy.dedup.paraphrase_cosine, policy.search.max_unknown_ratio,
+    return Closeness(names, policy.dedup.paraphrase_cosine, policy.search.max_unknown_ratio,
                      policy.search.batch_size)
 
 
