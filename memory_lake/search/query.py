@@ -281,6 +281,11 @@ def _query_vector(policy, query: str):
         except ModelUnavailable as exc:
             unavailable.append(str(exc))
             continue
+        measure = getattr(model, "unknown_share", None)  # a separate tokenizer: coverage first, cheaply
+        if measure is not None:
+            shares[name] = float(measure([query])[0])
+            if shares[name] > policy.search.max_unknown_ratio:
+                continue
         found, unknown = encode(model, [query], policy.search.batch_size, queries=True)
         shares[name] = float(unknown[0])
         if shares[name] <= policy.search.max_unknown_ratio:
