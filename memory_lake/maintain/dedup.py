@@ -97,7 +97,7 @@ _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000, "亿": 100_000_000}
 # Every run of digits is a number (0 too), with its thousands separators and decimals; so is a run
 # of Chinese numerals and an English number word (_EN_NUMBERS).
-_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]+")
+_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]+|半")
 _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?")
 # What a number names, read from its neighbours (see `_number_role`). A unit or counted noun after
 # it, a currency sign before it, a date or a time around it make it a value ("31 years", "$500",
@@ -144,6 +144,8 @@ def antonym_pairs() -> tuple[tuple[str, str], ...]:
 
 
 def _cn_number(text: str) -> float:
+    if text == "半":
+        return 0.5  # 四点半, 半小时: half is a number
     if all(c in _CN_DIGITS for c in text):
         return float("".join(str(_CN_DIGITS[c]) for c in text))
     total, section, digit = 0, 0, 0
@@ -183,6 +185,10 @@ _EN_NUMBERS = {w: float(i) for i, w in enumerate(
 _EN_NUMBERS |= {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0,
                 "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "million": 1e6, "once": 1.0, "twice": 2.0,
                 "dozen": 12.0, "half": 0.5}
+# Ordinals are numbers too (fourth grade / fifth grade).
+_EN_NUMBERS |= {w: float(i) for i, w in enumerate(
+    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()) if i}
 # Weekdays and months, with their short forms: a number beside one is a date ("dec 20", "3 may").
 _DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1] + "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr "
                         "jun jul aug sep sept oct nov dec".split())
@@ -244,8 +250,10 @@ def _numbers(norm: str) -> tuple[_Number, ...]:
                 value, start = -value, start - 1         # -5, not INC-4411 or 2026-03
         else:
             value = _cn_number(text)
-        found.append((match.start(), _Number(value, _number_role(norm[max(0, start - _CONTEXT):start],
-                                                                 norm[match.end():match.end() + _CONTEXT]))))
+        # half (半) is an amount, never a label
+        identifier = text != "半" and _number_role(norm[max(0, start - _CONTEXT):start],
+                                                  norm[match.end():match.end() + _CONTEXT])
+        found.append((match.start(), _Number(value, identifier)))
     for match in _WORD_RE.finditer(norm):
         if match.group() in _EN_NUMBERS:
             found.append((match.start(), _Number(_EN_NUMBERS[match.group()], _number_role(
@@ -441,6 +449,45 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
     return spans, added
 
 
+# Opposing prefixes (increase / decrease, upgrade / downgrade, overpaid / underpaid) and negating
+# ones (able / unable, like / dislike): a word and its opposite share the rest.
+_OPPOSING_PREFIXES = (("in", "de"), ("in", "ex"), ("im", "ex"), ("up", "down"), ("over", "under"), ("pre", "post"),
+                      ("max", "min"), ("inc", "dec"))
+_NEGATING_PREFIXES = ("un", "dis", "in", "im", "il", "ir", "non", "mis")
+# Chinese characters of opposite meaning: two words that differ in such a character at one place
+# (上涨 / 下跌, 增加 / 减少, 本周 / 下周) say opposite or other things, not the same one.
+_OPPOSING_CHARS = frozenset(tuple(p) for p in (
+    "上下 增减 升降 涨跌 多少 大小 高低 长短 早晚 前后 左右 内外 开关 进出 买卖 来去 好坏 新旧 快慢 冷热 深浅 轻重 "
+    "强弱 加减 正负 男女 东西 南北 先后 盈亏 输赢 胜负 有无 真假 对错 是非 收支 借还 赚赔 存取 推拉 宽窄 厚薄 "
+    "粗细 远近 松紧 明暗 干湿 软硬 贵贱 忙闲 难易 生死 老少 首末 始终 入出 本下 本上 这下 这上 今明 今昨 明昨 今去 "
+    "明去 最").split() if len(p) == 2)
+
+
+def _opposed(left: list[str], right: list[str]) -> str | None:
+    """A sign that the replaced words mean opposite or different degrees ("antonym" reasons): a
+    unit (meters / yards is a changed value), comparatives or superlatives on both sides (larger /
+    smaller), a word and its opposite by prefix (increase / decrease, able / unable), or Chinese
+    words that differ in a pair of opposite characters (上涨 / 下跌)."""
+    for x in left:
+        for y in right:
+            if x.isascii() and y.isascii():
+                if {_singular(x), _singular(y)} & _UNITS_EN or {x, y} & _UNITS_EN:
+                    return f"unit {x}/{y}"
+                if all(len(w) > 4 and w.endswith(("er", "est")) for w in (x, y)) and x[-2:] == y[-2:]:
+                    return f"degree {x}/{y}"
+                for p, q in _OPPOSING_PREFIXES:
+                    for u, v in ((x, y), (y, x)):
+                        if u.startswith(p) and v.startswith(q) and u[len(p):] == v[len(q):] and len(u) - len(p) >= 3:
+                            return f"antonym {x}/{y}"
+                for p in _NEGATING_PREFIXES:
+                    if (x == p + y or y == p + x) and min(len(x), len(y)) >= 3:
+                        return f"antonym {x}/{y}"
+            elif len(x) == len(y) and _HAN.match(x) and _HAN.match(y):
+                if any((c, d) in _OPPOSING_CHARS or (d, c) in _OPPOSING_CHARS for c, d in zip(x, y) if c != d):
+                    return f"antonym {x}/{y}"
+    return None
+
+
 def _rewording(a: str, b: str, close, window: int) -> str | None:
     """None when `b` rewords `a`, else the reason they are two memories (CHANGED_VALUE): a content
     word replaced by one that names an entity (a name, a place, a product, a time), or replaced
@@ -455,6 +502,9 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
         return None
     if (set(left) & _entities(a)) or (set(right) & _entities(b)):
         return CHANGED_VALUE
+    opposed = _opposed(left, right)
+    if opposed:
+        return opposed
     if not spans or not all(close(x, y) for x, y in spans):
         return CHANGED_VALUE
     return None
