@@ -44,6 +44,9 @@ bench: install
 	$(PY) benchmarks/dedup.py
 	$(PY) benchmarks/dedup_blind.py
 	$(PY) benchmarks/entities.py
+	$(PY) benchmarks/dedup_paraphrase.py
+	$(PY) benchmarks/zh_recall.py
+	$(PY) benchmarks/embedding_candidates.py
 	$(PY) benchmarks/locomo.py
 	$(PY) benchmarks/summaries.py
 	$(PY) benchmarks/summary_eval.py

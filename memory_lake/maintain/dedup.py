@@ -88,12 +88,16 @@ _VALUE_WORDS = [
     "january february march april may june july august september october november december".split(),
     ["周一", "周二", "周三", "周四", "周五", "周六", "周日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六",
      "星期日", "星期天"],
+    # issue 17: times of day and relative days are values too (a changed one is a sign of a contradiction)
+    "today tonight tomorrow yesterday morning noon afternoon evening night midnight weekend weekday".split()
+    + ["今天", "今晚", "明天", "昨天", "后天", "前天", "早上", "上午", "中午", "下午", "傍晚", "晚上", "凌晨", "半夜", "周末"],
 ]
+_VALUE_REASONS = ("date", "date", "date", "time")
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000, "亿": 100_000_000}
 # Every run of digits is a number (0 too), with its thousands separators and decimals; so is a run
 # of Chinese numerals and an English number word (_EN_NUMBERS).
-_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]+")
+_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿]+|半")
 _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?")
 # What a number names, read from its neighbours (see `_number_role`). A unit or counted noun after
 # it, a currency sign before it, a date or a time around it make it a value ("31 years", "$500",
@@ -140,6 +144,8 @@ def antonym_pairs() -> tuple[tuple[str, str], ...]:
 
 
 def _cn_number(text: str) -> float:
+    if text == "半":
+        return 0.5  # 四点半, 半小时: half is a number
     if all(c in _CN_DIGITS for c in text):
         return float("".join(str(_CN_DIGITS[c]) for c in text))
     total, section, digit = 0, 0, 0
@@ -179,6 +185,10 @@ _EN_NUMBERS = {w: float(i) for i, w in enumerate(
 _EN_NUMBERS |= {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0,
                 "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "million": 1e6, "once": 1.0, "twice": 2.0,
                 "dozen": 12.0, "half": 0.5}
+# Ordinals are numbers too (fourth grade / fifth grade).
+_EN_NUMBERS |= {w: float(i) for i, w in enumerate(
+    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()) if i}
 # Weekdays and months, with their short forms: a number beside one is a date ("dec 20", "3 may").
 _DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1] + "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr "
                         "jun jul aug sep sept oct nov dec".split())
@@ -240,8 +250,10 @@ def _numbers(norm: str) -> tuple[_Number, ...]:
                 value, start = -value, start - 1         # -5, not INC-4411 or 2026-03
         else:
             value = _cn_number(text)
-        found.append((match.start(), _Number(value, _number_role(norm[max(0, start - _CONTEXT):start],
-                                                                 norm[match.end():match.end() + _CONTEXT]))))
+        # half (半) is an amount, never a label
+        identifier = text != "半" and _number_role(norm[max(0, start - _CONTEXT):start],
+                                                  norm[match.end():match.end() + _CONTEXT])
+        found.append((match.start(), _Number(value, identifier)))
     for match in _WORD_RE.finditer(norm):
         if match.group() in _EN_NUMBERS:
             found.append((match.start(), _Number(_EN_NUMBERS[match.group()], _number_role(
@@ -338,17 +350,164 @@ def _same_meaning(x: str, y: str) -> bool:
     return x in groups and groups.get(y) == groups[x]
 
 
+def _replaced(a: str, b: str) -> tuple[list[str], list[str]]:
+    """The content words of `a` and of `b` that the other text lacks and that no typo or synonym
+    (``data/synonyms.tsv``) of the other side explains."""
+    wa, wb = _content_words(a), _content_words(b)
+    only_a, only_b = wa - wb, wb - wa
+    if not only_a or not only_b:
+        return [x for x in only_a if not any(_same_meaning(x, y) for y in only_b)], \
+            [y for y in only_b if not any(_same_meaning(x, y) for x in only_a)]
+    left = [x for x in only_a if not any(_same_meaning(x, y) for y in only_b)]
+    right = [y for y in only_b if not any(_same_meaning(x, y) for x in only_a)]
+    return left, right
+
+
 def _substitution(a: str, b: str) -> bool:
     """A content word replaced by an unrelated one (eu-west -> us-east, 华东 -> 华北): a changed
     value, not a rewording. Insertions and deletions (a filler, a suffix), typos and synonyms
     (``data/synonyms.tsv``: likes -> prefers, 喜欢 -> 偏好) are not."""
-    wa, wb = _content_words(a), _content_words(b)
-    only_a, only_b = wa - wb, wb - wa
-    if not only_a or not only_b:
-        return False
-    left = [x for x in only_a if not any(_same_meaning(x, y) for y in only_b)]
-    right = [y for y in only_b if not any(_same_meaning(x, y) for x in only_a)]
+    left, right = _replaced(a, b)
     return bool(left) and bool(right)
+
+
+# A name or other entity: English words capitalised inside a sentence (Alice, Postgres), written
+# with two capitals (MySQL, AWS) or joined to others by a hyphen or digits (eu-west, gpt4);
+# Chinese words jieba tags as a person, place, organisation or other proper noun, a Latin word,
+# a time or a numeral (张伟 nr, 杭州 ns, PostgreSQL eng, 下午 t).
+_ENTITY_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9'’]*(?:[-_][A-Za-z0-9]+)*")
+_ENTITY_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "t", "m"})
+# Inserted (or dropped) content words from this many on make new detail, not a filler: "User likes
+# jazz" / "User likes jazz and plays guitar in a band" are two memories, not one.
+ADDED_DETAIL_WORDS = 3
+
+
+@functools.lru_cache(maxsize=200_000)
+def _entities(text: str) -> frozenset:
+    """The lower-case words of `text` that name an entity (see _ENTITY_TOKEN_RE and _ENTITY_FLAGS)."""
+    raw = unicodedata.normalize("NFKC", text or "")
+    found: set[str] = set()
+    for match in _ENTITY_TOKEN_RE.finditer(raw):
+        token = match.group()
+        before = raw[:match.start()].rstrip()
+        starts_sentence = not before or before[-1] in ".!?:;。！？：；\n"
+        capitals = sum(c.isupper() for c in token)
+        if ((token[0].isupper() and not starts_sentence) or capitals >= 2 or "-" in token or "_" in token
+                or any(c.isdigit() for c in token) or (_HAN.search(raw) and token.isascii())):
+            found.update(w for w in re.split(r"[-_'’]", token.lower()) if w)
+    if _HAN.search(raw):
+        import jieba.posseg as posseg  # jieba is initialised by the search package
+
+        from ..search import jieba_segmenter
+
+        jieba_segmenter()
+        for run in re.findall(r"[\u3400-\u9fff]+", _normalise(raw)):
+            found.update(w.word for w in posseg.lcut(run) if w.flag in _ENTITY_FLAGS)
+    return frozenset(found)
+
+
+_PHRASE_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]+")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _phrase_words(norm: str) -> tuple[str, ...]:
+    """The words of a normalised text in order, as a phrase is read: codes whole (q3, gpt4),
+    Chinese cut by jieba."""
+    from ..search import jieba_segmenter as _jieba
+
+    out: list[str] = []
+    for token in _PHRASE_RE.findall(norm):
+        out.extend(_jieba().lcut(token) if _HAN.match(token) else [token])
+    return tuple(out)
+
+
+def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
+                    ) -> tuple[list[tuple[str, str]], int]:
+    """(pairs of phrases, content words added): each stretch of the two texts' word sequences
+    that replaces one of the words `replaced`, with `window` words of context on each side, and
+    how many content words one text inserts that the other lacks."""
+    import difflib
+
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+
+    def phrase(words: tuple[str, ...]) -> str:
+        text = ""
+        for w in words:
+            text += w if text and (_HAN.match(w[:1]) and _HAN.match(text[-1:])) else (" " + w if text else w)
+        return text
+
+    spans, added = [], 0
+    sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
+    matcher = difflib.SequenceMatcher(a=sa, b=sb, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "replace" and replaced & set(sa[i1:i2] + sb[j1:j2]):
+            spans.append((phrase(sa[max(0, i1 - window):i2 + window]), phrase(sb[max(0, j1 - window):j2 + window])))
+        elif op in ("insert", "delete"):
+            words = sa[i1:i2] if op == "delete" else sb[j1:j2]
+            added += sum(1 for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
+                         and not w[:1].isdigit())
+    return spans, added
+
+
+# Opposing prefixes (increase / decrease, upgrade / downgrade, overpaid / underpaid) and negating
+# ones (able / unable, like / dislike): a word and its opposite share the rest.
+_OPPOSING_PREFIXES = (("in", "de"), ("in", "ex"), ("im", "ex"), ("up", "down"), ("over", "under"), ("pre", "post"),
+                      ("max", "min"), ("inc", "dec"))
+_NEGATING_PREFIXES = ("un", "dis", "in", "im", "il", "ir", "non", "mis")
+# Chinese characters of opposite meaning: two words that differ in such a character at one place
+# (上涨 / 下跌, 增加 / 减少, 本周 / 下周) say opposite or other things, not the same one.
+_OPPOSING_CHARS = frozenset(tuple(p) for p in (
+    "上下 增减 升降 涨跌 多少 大小 高低 长短 早晚 前后 左右 内外 开关 进出 买卖 来去 好坏 新旧 快慢 冷热 深浅 轻重 "
+    "强弱 加减 正负 男女 东西 南北 先后 盈亏 输赢 胜负 有无 真假 对错 是非 收支 借还 赚赔 存取 推拉 宽窄 厚薄 "
+    "粗细 远近 松紧 明暗 干湿 软硬 贵贱 忙闲 难易 生死 老少 首末 始终 入出 本下 本上 这下 这上 今明 今昨 明昨 今去 "
+    "明去 最").split() if len(p) == 2)
+
+
+def _opposed(left: list[str], right: list[str]) -> str | None:
+    """A sign that the replaced words mean opposite or different degrees ("antonym" reasons): a
+    unit (meters / yards is a changed value), comparatives or superlatives on both sides (larger /
+    smaller), a word and its opposite by prefix (increase / decrease, able / unable), or Chinese
+    words that differ in a pair of opposite characters (上涨 / 下跌)."""
+    for x in left:
+        for y in right:
+            if x.isascii() and y.isascii():
+                if {_singular(x), _singular(y)} & _UNITS_EN or {x, y} & _UNITS_EN:
+                    return f"unit {x}/{y}"
+                if all(len(w) > 4 and w.endswith(("er", "est")) for w in (x, y)) and x[-2:] == y[-2:]:
+                    return f"degree {x}/{y}"
+                for p, q in _OPPOSING_PREFIXES:
+                    for u, v in ((x, y), (y, x)):
+                        if u.startswith(p) and v.startswith(q) and u[len(p):] == v[len(q):] and len(u) - len(p) >= 3:
+                            return f"antonym {x}/{y}"
+                for p in _NEGATING_PREFIXES:
+                    if (x == p + y or y == p + x) and min(len(x), len(y)) >= 3:
+                        return f"antonym {x}/{y}"
+            elif len(x) == len(y) and _HAN.match(x) and _HAN.match(y):
+                if any((c, d) in _OPPOSING_CHARS or (d, c) in _OPPOSING_CHARS for c, d in zip(x, y) if c != d):
+                    return f"antonym {x}/{y}"
+    return None
+
+
+def _rewording(a: str, b: str, close, window: int) -> str | None:
+    """None when `b` rewords `a`, else the reason they are two memories (CHANGED_VALUE): a content
+    word replaced by one that names an entity (a name, a place, a product, a time), or replaced
+    where the models covering the language do not put the two phrases close (`close(x, y)`: their
+    cosine is at least ``[dedup] paraphrase_cosine``), or new detail added (ADDED_DETAIL_WORDS)."""
+    left, right = _replaced(a, b)
+    fa, fb = _facts(a), _facts(b)
+    spans, added = _replaced_spans(fa, fb, window, set(left) | set(right))
+    if added >= ADDED_DETAIL_WORDS:
+        return CHANGED_VALUE
+    if not left or not right:
+        return None
+    if (set(left) & _entities(a)) or (set(right) & _entities(b)):
+        return CHANGED_VALUE
+    opposed = _opposed(left, right)
+    if opposed:
+        return opposed
+    if not spans or not all(close(x, y) for x, y in spans):
+        return CHANGED_VALUE
+    return None
 
 
 # A code: one token that mixes letters and digits (seat 14A, SKU A-1047, gate B12, 3号楼B2). Its
@@ -409,11 +568,18 @@ def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     return None
 
 
-def contradiction(a: str, b: str) -> str | None:
+def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     """Why two similar texts must not be merged, or None. Signs of a contradiction (queued for a
-    person): a changed number, weekday or month, a negation, an antonym, two items swapped. Signs
-    of two different memories (kept apart, counted): a changed identifier or code, a content word
-    replaced by another."""
+    person): a changed number, weekday, month or time of day, a negation, an antonym, two items
+    swapped. Signs of two different memories (kept apart, counted): a changed identifier or code,
+    a content word replaced by another.
+
+    Without `close`, any content word replaced by one that is neither a typo nor a synonym from
+    ``data/synonyms.tsv`` keeps the pair apart. With `close` (issue 17: a function of two phrases,
+    True when the embedding models covering their language put them close in meaning), a replaced
+    word is a rewording when `close` says so for the replaced words with `window` words of context,
+    unless it names an entity (a name, a place, a product, a time) or the other text adds new
+    detail (see `_rewording`)."""
     fa, fb = _facts(a), _facts(b)
     codes_a, codes_b = _codes(fa.text), _codes(fb.text)
     if codes_a and codes_b and codes_a != codes_b:
@@ -421,9 +587,9 @@ def contradiction(a: str, b: str) -> str | None:
     changed = _number_change(fa, fb)
     if changed:
         return changed
-    for va, vb in zip(fa.values, fb.values):
+    for va, vb, reason in zip(fa.values, fb.values, _VALUE_REASONS):
         if va and vb and va != vb:
-            return "date"
+            return reason
     if (fa.negations % 2) != (fb.negations % 2):
         return "negation"
     for left, right in antonym_pairs():
@@ -433,9 +599,67 @@ def contradiction(a: str, b: str) -> str | None:
     swapped = _swap(fa, fb)
     if swapped:
         return f"swap {swapped[0]}/{swapped[1]}"
+    if close is not None:
+        return _rewording(a, b, close, window)
     if _substitution(a, b):
         return CHANGED_VALUE
     return None
+
+
+class Closeness:
+    """``close(x, y)``: True when the embedding models that cover the language of both phrases put
+    them at a cosine of at least ``[dedup] paraphrase_cosine`` (the mean over those models: MiniLM
+    and USE for English, USE for Chinese). The models load at the first question; vectors are kept
+    per phrase and model for the run."""
+
+    def __init__(self, names: tuple[str, ...], threshold: float, max_unknown: float, batch_size: int = 64):
+        self.names, self.threshold, self.max_unknown, self.batch_size = names, threshold, max_unknown, batch_size
+        self._providers: list | None = None
+        self._vectors: dict[tuple[str, str], tuple[np.ndarray, float]] = {}
+
+    @property
+    def providers(self) -> list:
+        """The models that load here, in the policy's order (none: every phrase is "not close")."""
+        if self._providers is None:
+            from ..search import ModelUnavailable, load_model
+
+            self._providers = []
+            for name in self.names:
+                try:
+                    self._providers.append(load_model(name))
+                except ModelUnavailable:
+                    continue
+        return self._providers
+
+    def cosine(self, x: str, y: str) -> float | None:
+        """The mean cosine of the two phrases over the models covering both (None: none covers them)."""
+        values = []
+        for provider in self.providers:
+            missing = [t for t in dict.fromkeys((x, y)) if (provider.name, t) not in self._vectors]
+            if missing:
+                out = provider.embed(missing, self.batch_size)
+                for t, v, u in zip(missing, out.vectors, out.unknown):
+                    self._vectors[(provider.name, t)] = (v, float(u))
+            (vx, ux), (vy, uy) = self._vectors[(provider.name, x)], self._vectors[(provider.name, y)]
+            if ux <= self.max_unknown and uy <= self.max_unknown:
+                values.append(float(vx @ vy))
+        return sum(values) / len(values) if values else None
+
+    def __call__(self, x: str, y: str) -> bool:
+        value = self.cosine(x, y)
+        return value is not None and value >= self.threshold
+
+
+def closeness(policy: Policy) -> Closeness | None:
+    """The judge of rewordings for `policy`'s models, or None when semantic search is switched off
+    (then a replaced word keeps a pair apart unless it is a typo or a listed synonym)."""
+    from ..search import embedding_models
+
+    names = embedding_models(policy)
+    if not names:
+        return None
+    return Closeness(names, policy.dedup.paraphrase_cosine, policy.search.max_unknown_ratio,
+                     policy.search.batch_size)
 
 
 # ---------------------------------------------------------------------------- candidate pairs
@@ -553,10 +777,16 @@ class Plan:
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
-                    kept_apart: set[tuple[str, str]] | None = None) -> Plan:
+                    kept_apart: set[tuple[str, str]] | None = None, *,
+                    spaces: dict[str, tuple[dict[str, np.ndarray], float]] | None = None,
+                    close: Any = "policy") -> Plan:
     """The merge plan for `frame` (columns id, tenant, agent_id, user_id, type, tags, content,
     importance, created_at, and ``covered``: the model covers its language). `vectors` maps ids to
-    L2-normalised embeddings (None: no semantic pass). Pure: reads and writes nothing."""
+    L2-normalised embeddings (None: no semantic pass), compared at ``semantic_cosine``; or
+    `spaces` maps each model to (its vectors by id, only where it covers the language; its
+    threshold), and the semantic pass runs in each space. `close` judges rewordings (see
+    `contradiction`; "policy": `closeness(policy)`, None: the synonym list alone). Reads and
+    writes nothing."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -586,19 +816,25 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
             candidates.append(near_pairs(part, bands=d.minhash_bands, rows=d.minhash_rows,
                                          threshold=d.near_jaccard).with_columns(kind=pl.lit("near")))
     # 3. semantic
-    if "semantic" in d.passes and vectors:
-        covered = representatives.filter(pl.col("covered") & pl.col("id").is_in(list(vectors)))
-        if covered.height > 1:
-            matrix = np.stack([vectors[i] for i in covered["id"].to_list()]).astype(np.float32)
-            candidates.append(semantic_pairs(covered, matrix, threshold=d.semantic_cosine).with_columns(
-                kind=pl.lit("semantic")))
+    if spaces is None:  # one space: the vectors of the memories whose language the model covers
+        covered_ids = frame.filter(pl.col("covered"))["id"].to_list() if vectors else []
+        spaces = {"": ({i: vectors[i] for i in covered_ids if i in vectors}, d.semantic_cosine)} if vectors else {}
+    if "semantic" in d.passes:
+        for space, threshold in spaces.values():
+            covered = representatives.filter(pl.col("id").is_in(list(space)))
+            if covered.height > 1:
+                matrix = np.stack([space[i] for i in covered["id"].to_list()]).astype(np.float32)
+                candidates.append(semantic_pairs(covered, matrix, threshold=threshold).with_columns(
+                    kind=pl.lit("semantic")))
+    judge = closeness(policy) if isinstance(close, str) else close
+    window = d.paraphrase_window
     pairs = (pl.concat(candidates).sort("score", descending=True).unique(["a", "b"], keep="first")
              if candidates else pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64, "kind": pl.String}))
     good, bad = [], []
     for a, b, score, kind in pairs.select("a", "b", "score", "kind").iter_rows():
         if (ids[a], ids[b]) in kept_apart or (ids[b], ids[a]) in kept_apart:
             continue
-        why = contradiction(contents[a], contents[b])
+        why = contradiction(contents[a], contents[b], judge, window)
         (bad if why else good).append((a, b, kind, score, why))
     edges.append(pl.DataFrame([(a, b, k, s) for a, b, k, s, _ in good],
                               schema={"a": pl.Int64, "b": pl.Int64, "kind": pl.String, "score": pl.Float64}, orient="row"))
@@ -610,7 +846,8 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         all_edges = (all_edges.join(names.rename({"row": "a", "id": "x"}), on="a")
                      .join(names.rename({"row": "b", "id": "y"}), on="b")
                      .join(apart, on=["x", "y"], how="anti").drop("x", "y"))
-    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components)
+    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components,
+                                 lambda x, y: contradiction(x, y, judge, window))
     # a pair is filed between the memories that stay: a member stands for its canonical memory
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
     # Only the signals of a contradiction (number, date, negation, antonym, swap) go to a person; a
@@ -632,7 +869,8 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
                 different=different, left_out=left_out)
 
 
-def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> tuple[pl.DataFrame, int]:
+def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, guard=contradiction
+              ) -> tuple[pl.DataFrame, int]:
     """Clusters from the guarded edges, and how many memories were left out of one. Complete
     linkage on the guard: a memory joins a cluster only through an edge to one of its members and
     only if it passes the guard against every member already in it (A~B and B~C never merge A
@@ -689,7 +927,7 @@ def _clusters(frame, edges, ids, contents, coo_matrix, connected_components) -> 
                 continue
             tried.add(node)
             text = contents[node_rows[node][0]]
-            if all(contradiction(contents[node_rows[m][0]], text) is None for m in cluster):
+            if all(guard(contents[node_rows[m][0]], text) is None for m in cluster):
                 cluster.append(node)
                 assigned[node] = True
                 for nxt in neighbours[node]:
@@ -716,36 +954,43 @@ _COLUMNS = "m.id, m.tenant, m.agent_id, m.user_id, m.type, m.tags, m.content, m.
 
 
 def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
-    """Read the eligible memories and their vectors on `con`; return (plan, the rows read)."""
-    model = policy.search.model
+    """Read the eligible memories and, per embedding model, the vectors of those whose language it
+    covers, on `con`; return (plan, the rows read). The semantic pass runs in each model's space
+    (``semantic_cosine`` for ``[search] model``, ``multilingual_semantic_cosine`` for the
+    multilingual one), so Chinese memories are compared through the multilingual model."""
+    from ..search import embedding_models
+
     has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
-    if has_embeddings:
-        frame = con.execute(
-            f"""SELECT {_COLUMNS}, coalesce(e.unknown_ratio <= ?, false) AS covered, e.vector
-                FROM memories m LEFT JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
-                WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
-                  AND NOT (m.type = 'summary' AND m.operator = 'system')
-                ORDER BY m.tenant, m.agent_id, m.user_id, m.id""",
-            [policy.search.max_unknown_ratio, model]).pl()
-    else:
-        frame = con.execute(
-            f"""SELECT {_COLUMNS}, false AS covered, NULL::FLOAT[] AS vector FROM memories m
-                WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
-                  AND NOT (m.type = 'summary' AND m.operator = 'system')
-                ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
-    vectors = None
-    with_vectors = frame.filter(pl.col("vector").is_not_null())
-    if with_vectors.height:
-        width = with_vectors["vector"].list.len().max()
-        matrix = with_vectors["vector"].list.to_array(width).to_numpy().astype(np.float32)
-        vectors = dict(zip(with_vectors["id"].to_list(), matrix))
+    frame = con.execute(
+        f"""SELECT {_COLUMNS}, false AS covered FROM memories m
+            WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+              AND NOT (m.type = 'summary' AND m.operator = 'system')
+            ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
+    spaces: dict[str, tuple[dict[str, np.ndarray], float]] = {}
+    names = embedding_models(policy) if has_embeddings else ()
+    for name in names:
+        found = con.execute(
+            """SELECT m.id, e.vector FROM memories m JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
+               WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+                 AND NOT (m.type = 'summary' AND m.operator = 'system')
+                 AND len(e.vector) > 0 AND e.unknown_ratio <= ?""",
+            [name, policy.search.max_unknown_ratio]).pl()
+        if not found.height:
+            continue
+        width = found["vector"].list.len().max()
+        matrix = found["vector"].list.to_array(width).to_numpy().astype(np.float32)
+        threshold = policy.dedup.semantic_cosine if name == policy.search.model else policy.dedup.multilingual_semantic_cosine
+        spaces[name] = (dict(zip(found["id"].to_list(), matrix)), threshold)
+    if names:
+        covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
+        frame = frame.with_columns(covered=pl.col("id").is_in(list(covered)))
     # an unmerged cluster stays apart: no two of its memories are merged again
     kept_apart = set()
     for (members,) in con.execute(
             "SELECT list_distinct(list(member_id) || list(canonical_id)) FROM dedup_merges "
             "WHERE unmerged_at IS NOT NULL GROUP BY cluster_id").fetchall():
         kept_apart |= {(x, y) for x in members for y in members if x != y}
-    return find_duplicates(frame.drop("vector"), vectors, policy, kept_apart), frame
+    return find_duplicates(frame, None, policy, kept_apart, spaces=spaces), frame
 
 
 def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,

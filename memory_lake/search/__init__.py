@@ -3,6 +3,7 @@ the read-only hybrid search, and the context pack built on it."""
 
 from .context import ContextPack, build_context, scope_pack
 from .embeddings import ModelUnavailable, encode, load_model
+from .embeddings import models as embedding_models
 from .indexing import index
 from .query import NOTE_NO_INDEX, SearchResult, SearchResults, search
 from .scopeindex import SCOPES
@@ -12,7 +13,7 @@ from .textsearch import _jieba as jieba_segmenter
 
 __all__ = [
     "ContextPack", "build_context", "scope_pack",
-    "ModelUnavailable", "encode", "load_model",
+    "ModelUnavailable", "encode", "load_model", "embedding_models",
     "index",
     "NOTE_NO_INDEX", "SearchResult", "SearchResults", "search",
     "SCOPES",

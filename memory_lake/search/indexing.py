@@ -7,8 +7,8 @@ contents share one entry, and re-running on unchanged content tokenises and embe
   stemming for English) counted per content, with the tokenizer's version. Search computes BM25
   from them at query time over the scope it searches, so adding a few memories never rebuilds
   anything. Only a new tokenizer version re-tokenises what the old one made.
-* ``embeddings``: see `memory_lake.search.embeddings` (once per content hash and model; a model change
-  re-embeds lazily).
+* ``embeddings``: see `memory_lake.search.embeddings` (once per content hash and model, each text
+  by the models that cover its language; a model change re-embeds lazily).
 
 The nightly and sync runs call it; ingest never does (a search still finds memories ingested since
 the last index: their postings are computed at query time, and their semantic part is 0 with a note).
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from ..store import transaction
-from .embeddings import embed_missing
+from .embeddings import embed_missing, models
 from ..store import Policy
 from ..store import StepReport
 from .textsearch import TOKENIZER_VERSION, term_counts
@@ -43,13 +43,22 @@ def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
     waiting = {} if wait_s is None else {"wait_s": wait_s}
     with lake.writer(purpose="index", **waiting) as con:
         report.counts["tokenized"] = index_keywords(con, as_of, show, on_progress)
-        embedded = embed_missing(con, policy.search.model, as_of, policy.search.batch_size, show, on_progress)
+        missing_without_models = 0 if models(policy) else con.execute(
+            "SELECT count(DISTINCT content_hash) FROM memories WHERE status <> 'deleted' AND content <> ''").fetchone()[0]
+        embedded = embed_missing(con, models(policy), as_of, policy.search.batch_size, show, on_progress,
+                                 max_unknown_ratio=policy.search.max_unknown_ratio)
+    # texts, each counted once however many models embedded it; per model in the details
     report.counts["embedded"] = embedded["embedded"]
     report.counts["missing"] = embedded["missing"]
     report.details["model"] = policy.search.model
+    report.details["models"] = embedded["models"]
     report.details["tokenizer"] = TOKENIZER_VERSION
-    if "note" in embedded:
-        report.details["note"] = embedded["note"]
+    notes = [m["note"] for m in embedded["models"].values() if "note" in m]
+    if not models(policy):
+        notes = ['semantic search is switched off ([search] model = "none")']
+        report.counts["missing"] = missing_without_models
+    if notes:
+        report.details["note"] = "; ".join(notes)
     return report
 
 

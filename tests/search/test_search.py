@@ -113,8 +113,14 @@ def test_chinese_queries(lake, tmp_path):
     assert _ranked(search(lake, "用户的深色模式", tenant="acme", mode="keyword", as_of=AS_OF)) == [
         ("z3", 1.0), ("z1", 0.1933)]
     assert _ranked(search(lake, "下雨", tenant="acme", mode="keyword", as_of=AS_OF)) == []
-    # hybrid: MiniLM does not cover Chinese, so its weight moves to keyword and the notes say so
+    # hybrid: MiniLM does not cover Chinese, the multilingual model does, and the notes say so
     lake.index(as_of=AS_OF)
+    found = search(lake, "咖啡", tenant="acme", as_of=AS_OF)
+    assert (found.mode_used, [r.id for r in found]) == ("hybrid", ["z1"])
+    assert found.notes == ["semantic part: use-multilingual-v3 for 3 memories (all-MiniLM-L6-v2 does not cover "
+                           "the query's language (100% unknown tokens))"]
+    # without the multilingual model, MiniLM's weight moves to keyword, and the notes say so
+    lake.policy = lake.policy.with_overrides({"search": {"multilingual_model": "none"}})
     found = search(lake, "咖啡", tenant="acme", as_of=AS_OF)
     assert (found.mode_used, [r.id for r in found]) == ("hybrid", ["z1"])
     assert found.notes == ["the embedding model does not cover the query's language (100% unknown tokens); "

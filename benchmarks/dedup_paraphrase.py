@@ -1,0 +1,124 @@
+"""Dedup on the blind paraphrase set of issue 17: are real paraphrases merged, in English and in
+Chinese, while no contradiction is?
+
+The set was written by someone who had not read the dedup code: ``{"a", "b", "label":
+paraphrase|contradiction|near_miss|unrelated, "lang", "kind"}`` per line, read from
+``tests/data/dedup_pairs_blind_zh17.jsonl`` when present, else ``/work/blind/zh17/dedup_pairs.jsonl``.
+Each pair goes into its own scope, then the real nightly steps run (ingest, index with both
+models, dedup), and each pair is classed: merged, queued as a contradiction, or kept apart.
+
+Printed: per language and label the outcome counts, per language and kind of paraphrase the
+share merged; and the headline figures of issue 17: one-word paraphrases merged per language
+(a pair is one-word when the two word sequences differ in exactly one replaced stretch of at most
+two words each, by the same word reading dedup uses), contradictions merged (must be 0),
+precision of the merges (paraphrases among everything merged, must be >= 0.98). It then runs
+``benchmarks/dedup_blind.py`` on the older blind set (``tests/data/dedup_pairs_blind.jsonl``),
+whose contradictions must stay unmerged too. The sets are measured, never tuned to.
+
+    python benchmarks/dedup_paraphrase.py [PAIRS.jsonl]
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+import tempfile
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from memory_lake import Lake  # noqa: E402
+
+AS_OF = datetime(2026, 11, 30)
+SOURCES = [ROOT / "tests" / "data" / "dedup_pairs_blind_zh17.jsonl", Path("/work/blind/zh17/dedup_pairs.jsonl")]
+LABELS = ("paraphrase", "contradiction", "near_miss", "unrelated")
+
+
+def one_word(a: str, b: str) -> bool:
+    """The two texts differ by one replaced stretch of at most two words on each side."""
+    from memory_lake.maintain.dedup import _normalise, _phrase_words
+
+    sa, sb = _phrase_words(_normalise(a)), _phrase_words(_normalise(b))
+    ops = [op for op in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    return len(ops) == 1 and ops[0][0] == "replace" and ops[0][2] - ops[0][1] <= 2 and ops[0][4] - ops[0][3] <= 2
+
+
+def outcomes(pairs: list[dict]) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        lake = Lake.open(Path(tmp) / "lake", create=True)
+        records = []
+        for n, p in enumerate(pairs):
+            scope = f"pair-{n:04d}"
+            records += [{"id": f"{scope}-a", "tenant": "blind", "user_id": scope, "content": p["a"], "type": "fact",
+                         "created_at": "2026-11-01T00:00:00Z"},
+                        {"id": f"{scope}-b", "tenant": "blind", "user_id": scope, "content": p["b"], "type": "fact",
+                         "created_at": "2026-11-02T00:00:00Z"}]
+        snapshot = Path(tmp) / "pairs.jsonl"
+        snapshot.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
+        ingested = lake.ingest([snapshot], as_of=AS_OF)
+        assert ingested.total("quarantined") == 0, ingested.reasons
+        lake.index(as_of=AS_OF)
+        lake.dedup(as_of=AS_OF)
+        merged = {r[0] for r in lake.sql("SELECT user_id FROM memories WHERE merged_into IS NOT NULL").iter_rows()}
+        queued = {r[0] for r in lake.sql(
+            "SELECT m.user_id FROM conflicts c JOIN memories m ON m.id = c.memory_id "
+            "WHERE c.kind = 'contradiction'").iter_rows()}
+    return ["merged" if f"pair-{n:04d}" in merged else "queued" if f"pair-{n:04d}" in queued else "apart"
+            for n in range(len(pairs))]
+
+
+def main(path: Path | None) -> dict:
+    path = path or next((p for p in SOURCES if p.exists()), None)
+    if path is None:
+        print("no blind paraphrase set found (tests/data/dedup_pairs_blind_zh17.jsonl or /work/blind/zh17/)")
+        return {}
+    pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    got = outcomes(pairs)
+    table = Counter((p["lang"], p["label"], g) for p, g in zip(pairs, got))
+    langs = sorted({p["lang"] for p in pairs})
+    print(f"{path}: {len(pairs)} pairs")
+    print(f"{'lang':4} {'label':13} {'merged':>7} {'queued':>7} {'apart':>7}")
+    for lang in langs:
+        for label in LABELS:
+            row = [table[(lang, label, g)] for g in ("merged", "queued", "apart")]
+            if sum(row):
+                print(f"{lang:4} {label:13} {row[0]:7} {row[1]:7} {row[2]:7}")
+    kinds = Counter((p["lang"], p.get("kind", ""), g == "merged") for p, g in zip(pairs, got) if p["label"] == "paraphrase")
+    print("paraphrases merged per kind:")
+    for lang, kind in sorted({(l, k) for l, k, _ in kinds}):
+        merged, total = kinds[(lang, kind, True)], kinds[(lang, kind, True)] + kinds[(lang, kind, False)]
+        print(f"  {lang} {kind or '-':28} {merged}/{total}")
+    figures: dict = {}
+    for lang in langs:
+        words = [g == "merged" for p, g in zip(pairs, got)
+                 if p["lang"] == lang and p["label"] == "paraphrase" and one_word(p["a"], p["b"])]
+        every = [g == "merged" for p, g in zip(pairs, got) if p["lang"] == lang and p["label"] == "paraphrase"]
+        figures[f"one_word_paraphrases_merged_{lang}"] = round(sum(words) / len(words), 3) if words else None
+        figures[f"one_word_paraphrases_{lang}"] = len(words)
+        figures[f"paraphrases_merged_{lang}"] = round(sum(every) / len(every), 3) if every else None
+    merged = [p for p, g in zip(pairs, got) if g == "merged"]
+    figures["contradictions_merged"] = sum(p["label"] == "contradiction" for p in merged)
+    figures["near_misses_merged"] = sum(p["label"] == "near_miss" for p in merged)
+    figures["unrelated_merged"] = sum(p["label"] == "unrelated" for p in merged)
+    figures["precision"] = round(sum(p["label"] == "paraphrase" for p in merged) / len(merged), 3) if merged else None
+    contradictions = [g for p, g in zip(pairs, got) if p["label"] == "contradiction"]
+    figures["contradictions_queued"] = round(contradictions.count("queued") / len(contradictions), 3) if contradictions else None
+    print(json.dumps(figures))
+    wrong = [(p, g) for p, g in zip(pairs, got) if (p["label"] == "paraphrase") != (g == "merged")]
+    if wrong:
+        print("pairs decided against their label:")
+        for p, g in wrong:
+            print(f"  [{p['lang']} {p['label']} {p.get('kind', '')}] {g}: {p['a']!r} / {p['b']!r}")
+    return figures
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else None)
+    import dedup_blind
+
+    dedup_blind.main(ROOT / "tests" / "data" / "dedup_pairs_blind.jsonl")

@@ -1,0 +1,84 @@
+"""Issue 17: routing by language. Each memory is embedded by the models covering its language, a
+query by the models covering its own, cosine is compared only within one model's space, and the
+notes say which model scored what; a query in a language no model covers says so."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_lake.search.embeddings import PACKAGED_MODEL
+from memory_lake.search.providers import USE_MODEL, get_provider
+from memory_lake.search.query import search
+
+from ..conftest import AS_OF, rows, write_jsonl
+
+SCOPE = {"tenant": "acme", "agent_id": "bot", "user_id": "alice"}
+MEMORIES = [
+    {"id": "en-coffee", "content": "Alice drinks a flat white every morning before work"},
+    {"id": "en-deploy", "content": "Production deploys are frozen during the December holidays"},
+    {"id": "zh-dentist", "content": "上周二去看了牙医，下个月还要复诊"},
+    {"id": "zh-report", "content": "周报每周五下午五点前发给张经理"},
+]
+
+
+@pytest.fixture
+def mixed(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [SCOPE | m for m in MEMORIES])], as_of=AS_OF)
+    lake.index(as_of=AS_OF)
+    return lake
+
+
+def test_each_memory_has_vectors_from_the_models_covering_its_language(mixed):
+    table = rows(mixed, "SELECT m.id, e.model, len(e.vector) > 0 AS embedded FROM memories m "
+                        "JOIN embeddings e ON e.text_hash = m.content_hash ORDER BY m.id, e.model")
+    assert table == [
+        {"id": "en-coffee", "model": PACKAGED_MODEL, "embedded": True},
+        {"id": "en-coffee", "model": USE_MODEL, "embedded": True},
+        {"id": "en-deploy", "model": PACKAGED_MODEL, "embedded": True},
+        {"id": "en-deploy", "model": USE_MODEL, "embedded": True},
+        {"id": "zh-dentist", "model": PACKAGED_MODEL, "embedded": False},   # MiniLM: [UNK], not embedded
+        {"id": "zh-dentist", "model": USE_MODEL, "embedded": True},
+        {"id": "zh-report", "model": PACKAGED_MODEL, "embedded": False},
+        {"id": "zh-report", "model": USE_MODEL, "embedded": True},
+    ]
+
+
+def test_a_chinese_query_finds_an_english_memory_through_the_multilingual_model(mixed):
+    found = search(mixed, "十二月假期期间禁止部署生产环境", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
+    assert found.mode_used == "semantic"
+    assert [r.id for r in found][:1] == ["en-deploy"]
+    assert found[0].parts["model"] == USE_MODEL
+    # the query's vector in USE's space against the memory's USE vector: nothing else
+    use = get_provider(USE_MODEL)
+    query = use.embed_queries(["十二月假期期间禁止部署生产环境"], 1).vectors[0]
+    memory = use.embed([MEMORIES[1]["content"]], 1).vectors[0]
+    assert found[0].parts["semantic"] == pytest.approx(float(query @ memory), abs=1e-5)
+    assert found.notes == [f"semantic part: {USE_MODEL} for 4 memories ({PACKAGED_MODEL} does not cover the "
+                           "query's language (60% unknown tokens))"]
+
+
+def test_an_english_query_scores_english_memories_with_minilm_and_chinese_ones_with_use(mixed):
+    found = search(mixed, "dentist appointment", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
+    by_id = {r.id: r.parts["model"] for r in found}
+    assert by_id.get("zh-dentist") == USE_MODEL
+    assert {m for i, m in by_id.items() if i.startswith("en-")} <= {PACKAGED_MODEL}
+    assert found.notes == [f"semantic part: {PACKAGED_MODEL} for 2 memories, {USE_MODEL} for 2 memories "
+                           f"({PACKAGED_MODEL} does not cover the language of the others)"]
+    # a purely English scope needs no note: MiniLM alone scored, as before issue 17
+    english = search(mixed, "what coffee does Alice drink", tenant="acme", mode="semantic", as_of=AS_OF,
+                     explain=True)
+    assert [r.id for r in english][:1] == ["en-coffee"] and english[0].parts["model"] == PACKAGED_MODEL
+
+
+def test_a_query_in_a_language_no_model_covers_says_so_instead_of_returning_noise(mixed):
+    found = search(mixed, "ሰላም እንዴት ነህ ዛሬ", tenant="acme", mode="semantic", as_of=AS_OF)
+    assert (found.mode_used, list(found)) == ("keyword", [])
+    assert found.notes[0] == (f"no embedding model covers the query's language ({PACKAGED_MODEL}: 100% unknown tokens, "
+                              f"{USE_MODEL}: 73% unknown tokens); its semantic weight moved to keyword")
+
+
+def test_switching_the_multilingual_model_off_keeps_the_old_behaviour(mixed):
+    mixed.policy = mixed.policy.with_overrides({"search": {"multilingual_model": "none"}})
+    found = search(mixed, "十二月假期期间禁止部署生产环境", tenant="acme", as_of=AS_OF)
+    assert found.notes[0] == ("the embedding model does not cover the query's language (60% unknown tokens); "
+                              "its semantic weight moved to keyword")
