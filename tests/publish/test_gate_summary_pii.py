@@ -47,3 +47,25 @@ def test_a_redacted_summary_publishes(lake, tmp_path):
     assert "example.com" not in summary["summary"] and "[EMAIL:" in summary["summary"]
     report = publish(lake, AS_OF)
     assert (report.details["status"], report.details["version"], report.details["failed"]) == ("published", "v1", [])
+
+
+def test_two_clean_texts_of_a_row_never_make_pii_together():
+    """Each text is read on its own line: a content ending in digits and a summary starting with
+    digits are two numbers, not one phone number, and a tag list is read item by item."""
+    from datetime import datetime
+
+    import polars as pl
+
+    from memory_lake.publish.checks import batches, validate
+
+    t = datetime(2026, 1, 1)
+    memories = pl.DataFrame({
+        "id": ["a"], "tier": ["working"], "status": ["active"], "type": ["fact"], "content": ["book room 1381234"],
+        "summary": ["5678 guests"], "tags": [["alice.smith", "@example.com"]], "version": [1], "importance": [0.5],
+        "created_at": [t], "updated_at": [t], "last_accessed_at": [t]})
+    scopes = pl.DataFrame({"tenant": ["t"], "working_over": [-1], "short_term_over": [-1]})
+    frames = batches(memories, scopes)
+    assert frames["memories"]["raw_pii"].to_list() == [False]
+    assert validate(frames).failed == []
+    glued = memories.with_columns(summary=pl.lit("book room 13812345678 guests"))
+    assert batches(glued, scopes)["memories"]["raw_pii"].to_list() == [True]  # the same digits in one text are a phone

@@ -1,0 +1,63 @@
+"""The inbox helpers' edges that mutation testing found untested (issue 19): dates and bad values
+in `write_snapshot`, and a manual edit's time, operator and refusals, as whole outputs."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+
+import pytest
+
+from memory_lake import write_snapshot
+from memory_lake.ingest.inbox import edit_memory
+from memory_lake.store.errors import InputError
+
+from ..conftest import AS_OF, rows, write_jsonl
+
+
+def test_dates_are_written_as_iso_text(lake):
+    path = write_snapshot([{"tenant": "acme", "content": "renew the certificate", "created_at": datetime(2026, 11, 2, 8, 30),
+                            "extra_day": date(2026, 12, 24)}], lake.root, name="dates")
+    assert path.name == "dates.jsonl"
+    assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == [
+        {"tenant": "acme", "content": "renew the certificate", "created_at": "2026-11-02T08:30:00Z",
+         "extra_day": "2026-12-24"}]
+
+
+def test_a_value_json_cannot_write_leaves_no_file(lake):
+    with pytest.raises(TypeError) as error:
+        write_snapshot([{"tenant": "acme", "content": "tags as a set", "tags": {"a"}}], lake.root, name="bad")
+    assert str(error.value) == "set is not JSON serialisable"
+    assert [p.name for p in lake.inbox.iterdir() if p.is_file()] == []  # nothing half-written is left
+
+
+def test_an_edit_is_a_users_write_at_the_given_time(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [{"id": "m-1", "tenant": "acme", "content": "old text",
+                                                      "created_at": "2026-11-01T00:00:00Z"}])], as_of=AS_OF)
+    when = datetime(2026, 12, 3, 9, 15)
+    result = edit_memory(lake, "m-1", {"content": "new text"}, as_of=when)  # no operator given: a user
+    assert {k: result[k] for k in ("memory_id", "base_version", "version", "status", "updated", "conflicted")} == {
+        "memory_id": "m-1", "base_version": 1, "version": 2, "status": "active", "updated": 1, "conflicted": 0}
+    assert rows(lake, "SELECT content, version, operator, updated_at FROM memories") == [
+        {"content": "new text", "version": 2, "operator": "user", "updated_at": when}]
+    assert rows(lake, "SELECT change, operator, as_of FROM memory_history WHERE version = 2") == [
+        {"change": "update", "operator": "user", "as_of": when}]
+
+
+def test_edits_that_are_refused_say_what_to_do(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [{"id": "m-1", "tenant": "acme", "content": "text"}])], as_of=AS_OF)
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-1", {"status": "archived", "version": "9"}, as_of=AS_OF)
+    assert str(error.value) == ("cannot edit status, version: editable fields are content, summary, tags, "
+                                "importance, tier, type, expires_at, context_id")
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-1", {}, as_of=AS_OF)
+    assert str(error.value) == "nothing to edit: give --set field=value"
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-1", {"content": "x"}, operator="system", as_of=AS_OF)
+    assert str(error.value) == "operator must be user or agent, not 'system'"
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "nope", {"content": "x"}, as_of=AS_OF)
+    assert str(error.value) == "no memory 'nope'"
+    assert list(lake.inbox.glob("*.jsonl")) == []  # a refused edit writes no snapshot
+    assert rows(lake, "SELECT content, version FROM memories") == [{"content": "text", "version": 1}]
