@@ -42,6 +42,10 @@ def test_an_edit_is_a_users_write_at_the_given_time(lake, tmp_path):
         {"content": "new text", "version": 2, "operator": "user", "updated_at": when}]
     assert rows(lake, "SELECT change, operator, as_of FROM memory_history WHERE version = 2") == [
         {"change": "update", "operator": "user", "as_of": when}]
+    # an agent may edit too, through the same path
+    agent = edit_memory(lake, "m-1", {"importance": "0.7"}, operator="agent", as_of=when)
+    assert (agent["version"], agent["updated"]) == (3, 1)
+    assert rows(lake, "SELECT importance, operator FROM memories") == [{"importance": 0.7, "operator": "agent"}]
 
 
 def test_edits_that_are_refused_say_what_to_do(lake, tmp_path):
@@ -61,3 +65,18 @@ def test_edits_that_are_refused_say_what_to_do(lake, tmp_path):
     assert str(error.value) == "no memory 'nope'"
     assert list(lake.inbox.glob("*.jsonl")) == []  # a refused edit writes no snapshot
     assert rows(lake, "SELECT content, version FROM memories") == [{"content": "text", "version": 1}]
+
+
+def test_a_snapshot_lands_in_the_inbox_under_its_final_name(lake, tmp_path):
+    import re
+
+    named = write_snapshot([{"tenant": "acme", "content": "用户喜欢喝咖啡"}], lake.root, name="from-agent.jsonl")
+    assert named == lake.inbox / "from-agent.jsonl"  # the suffix is not doubled
+    assert named.read_bytes() == '{"tenant": "acme", "content": "用户喜欢喝咖啡"}\n'.encode("utf-8")  # UTF-8, not \\u escapes
+    unnamed = write_snapshot([{"tenant": "acme", "content": "second"}], lake.root)
+    assert unnamed.parent == lake.inbox and re.fullmatch(r"\d{8}T\d{12}-[0-9a-f]{12}\.jsonl", unnamed.name)
+    assert sorted(p.name for p in lake.inbox.iterdir() if p.is_file()) == sorted([named.name, unnamed.name])
+    # an agent may write before the lake's folders exist: they are made
+    fresh = write_snapshot([{"tenant": "acme", "content": "early"}], tmp_path / "not" / "yet", name="early")
+    assert fresh == tmp_path / "not" / "yet" / "inbox" / "early.jsonl" and fresh.is_file()
+    assert lake.ingest(as_of=AS_OF).as_dict()["ingested"] == 2
