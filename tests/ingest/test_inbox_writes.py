@@ -4,6 +4,7 @@ in `write_snapshot`, and a manual edit's time, operator and refusals, as whole o
 from __future__ import annotations
 
 import json
+import re
 from datetime import date, datetime
 
 import pytest
@@ -42,6 +43,8 @@ def test_an_edit_is_a_users_write_at_the_given_time(lake, tmp_path):
         {"content": "new text", "version": 2, "operator": "user", "updated_at": when}]
     assert rows(lake, "SELECT change, operator, as_of FROM memory_history WHERE version = 2") == [
         {"change": "update", "operator": "user", "as_of": when}]
+    assert re.fullmatch(r"edit-[0-9a-f]{12}", result["trace_id"])
+    assert rows(lake, "SELECT trace_id FROM memories") == [{"trace_id": result["trace_id"]}]
     # an agent may edit too, through the same path
     agent = edit_memory(lake, "m-1", {"importance": "0.7"}, operator="agent", as_of=when)
     assert (agent["version"], agent["updated"]) == (3, 1)
@@ -63,8 +66,14 @@ def test_edits_that_are_refused_say_what_to_do(lake, tmp_path):
     with pytest.raises(InputError) as error:
         edit_memory(lake, "nope", {"content": "x"}, as_of=AS_OF)
     assert str(error.value) == "no memory 'nope'"
+    for name, extra in (("m2.jsonl", {}), ("gone.jsonl", {"version": 1, "deleted": True})):
+        lake.ingest([write_jsonl(tmp_path / name, [{"id": "m-2", "tenant": "acme", "content": "forget me", **extra}])],
+                    as_of=AS_OF)
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-2", {"content": "back"}, as_of=AS_OF)
+    assert str(error.value) == "memory m-2 is deleted"
     assert list(lake.inbox.glob("*.jsonl")) == []  # a refused edit writes no snapshot
-    assert rows(lake, "SELECT content, version FROM memories") == [{"content": "text", "version": 1}]
+    assert rows(lake, "SELECT content, version FROM memories WHERE id = 'm-1'") == [{"content": "text", "version": 1}]
 
 
 def test_a_snapshot_lands_in_the_inbox_under_its_final_name(lake, tmp_path):
