@@ -11,6 +11,7 @@ behaviour) are marked with the reason. Why mutmut, and how to read the report: d
     python mutation/mutate.py                 # every rule (hours: run it under nice, overnight)
     python mutation/mutate.py checks inbox    # some rules
     python mutation/mutate.py --list          # the rules, their code and tests
+    python mutation/mutate.py inbox --survivors   # re-test only the last survivors (after new tests)
 
 A rule's ``.mutmut/<rule>/`` folder is kept: mutmut re-tests only the functions whose code changed
 since its last run there.
@@ -115,7 +116,8 @@ def prepare(rule: Rule) -> Path:
     return work
 
 
-def run(rule: Rule) -> dict:
+def run(rule: Rule, only: list[str] | None = None) -> dict:
+    """Mutate the rule's code and test it (`only`: just these mutants, e.g. the last survivors)."""
     work = prepare(rule)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants folder must come first
     env.update(PREFECT_SERVER_ANALYTICS_ENABLED="false", GX_ANALYTICS_ENABLED="false", HF_HUB_OFFLINE="1",
@@ -123,9 +125,11 @@ def run(rule: Rule) -> dict:
     mutmut = Path(sys.executable).with_name("mutmut")
     started = time.monotonic()
     with open(work / "mutmut.log", "w", encoding="utf-8") as log:
-        done = subprocess.run([str(mutmut), "run", "--max-children", "1", *patterns(rule)], cwd=work, env=env,
+        done = subprocess.run([str(mutmut), "run", "--max-children", "1", *(only or patterns(rule))], cwd=work, env=env,
                               stdout=log, stderr=subprocess.STDOUT)
     seconds = time.monotonic() - started
+    if only:  # a re-run of some mutants: the run time of the whole rule stays the last full run's
+        seconds = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))["seconds"]
     if done.returncode != 0:
         raise SystemExit(f"mutmut failed on rule {rule.name} (exit {done.returncode}); see {work / 'mutmut.log'}")
     return summarise(rule, work, seconds)
@@ -207,16 +211,17 @@ def write_reports(results: list[dict]) -> Path:
     lines = ["# Mutation report (`make mutate`)", "",
              "Score = mutants killed (or timed out) / mutants tested, each rule against its own test modules. "
              "'Explained' survivors are equivalent mutants listed in mutation/equivalent.toml.", "",
-             "| rule | mutants tested | killed | survived | explained | score | score less explained | run time |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| rule | mutants tested | killed | survived | explained | score | score less explained | not run | run time |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, data in known.items():
         if data is None:
-            lines.append(f"| {name} | not run | | | | | | |")
+            lines.append(f"| {name} | not run | | | | | | | |")
             continue
         explained = sum(1 for s in data["survivors"] if s["equivalent"])
         caught = data["counts"].get("killed", 0) + data["counts"].get("timeout", 0)
         lines.append(f"| {name} | {data['tested']} | {caught} | {len(data['survivors'])} | {explained} | "
-                     f"{data['score']} % | {data['score_without_equivalent']} % | {data['seconds']} s |")
+                     f"{data['score']} % | {data['score_without_equivalent']} % | {data['counts'].get('not checked', 0)} | "
+                     f"{data['seconds']} s |")
     for name, data in known.items():
         if not data or not data["survivors"]:
             continue
@@ -235,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rules", nargs="*", help=f"rules to run (default all): {', '.join(r.name for r in RULES)}")
     parser.add_argument("--list", action="store_true", help="show the rules, their code and tests, and stop")
     parser.add_argument("--report-only", action="store_true", help="rebuild the reports from the last runs")
+    parser.add_argument("--survivors", action="store_true",
+                        help="re-test only the last run's survivors of each rule (after writing tests that kill them)")
     args = parser.parse_args(argv)
     by_name = {r.name: r for r in RULES}
     unknown = [n for n in args.rules if n not in by_name]
@@ -253,7 +260,14 @@ def main(argv: list[str] | None = None) -> int:
                 (REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))["seconds"]))
         else:
             print(f"mutate {rule.name}: {', '.join(rule.code)} against {len(rule.tests)} test module(s)", flush=True)
-            results.append(run(rule))
+            only = None
+            if args.survivors:
+                last = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))
+                only = [s["mutant"] for s in last["survivors"]]
+                if not only:
+                    results.append(last)
+                    continue
+            results.append(run(rule, only))
             print(f"  score {results[-1]['score']} %, {len(results[-1]['survivors'])} survivor(s), "
                   f"{results[-1]['seconds']} s", flush=True)
     print(f"report: {write_reports(results)}")
