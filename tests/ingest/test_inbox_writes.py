@@ -45,10 +45,12 @@ def test_an_edit_is_a_users_write_at_the_given_time(lake, tmp_path):
         {"change": "update", "operator": "user", "as_of": when}]
     assert re.fullmatch(r"edit-[0-9a-f]{12}", result["trace_id"])
     assert rows(lake, "SELECT trace_id FROM memories") == [{"trace_id": result["trace_id"]}]
-    # an agent may edit too, through the same path
-    agent = edit_memory(lake, "m-1", {"importance": "0.7"}, operator="agent", as_of=when)
+    # an agent may edit too, through the same path; the edit changes what it names and nothing else
+    (before,) = rows(lake, "SELECT * FROM memories")
+    agent = edit_memory(lake, "m-1", {"importance": "0.7"}, operator="agent", as_of=AS_OF)
     assert (agent["version"], agent["updated"]) == (3, 1)
-    assert rows(lake, "SELECT importance, operator FROM memories") == [{"importance": 0.7, "operator": "agent"}]
+    assert rows(lake, "SELECT * FROM memories") == [{**before, "importance": 0.7, "operator": "agent", "version": 3,
+                                                     "trace_id": agent["trace_id"]}]  # updated_at never goes back
 
 
 def test_edits_that_are_refused_say_what_to_do(lake, tmp_path):
