@@ -91,3 +91,19 @@ def test_a_snapshot_lands_in_the_inbox_under_its_final_name(lake, tmp_path):
     fresh = write_snapshot([{"tenant": "acme", "content": "early"}], tmp_path / "not" / "yet", name="early")
     assert fresh == tmp_path / "not" / "yet" / "inbox" / "early.jsonl" and fresh.is_file()
     assert lake.ingest(as_of=AS_OF).as_dict()["ingested"] == 2
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"tags": "ui, theme ,, dark"}, {"tags": ["dark", "theme", "ui"]}),
+    ({"tags": '["b", "a"]'}, {"tags": ["a", "b"]}),
+    ({"importance": "0.25", "tier": "Long-term", "type": "preference"},
+     {"importance": 0.25, "tier": "long_term", "type": "preference"}),
+    ({"summary": "short", "context_id": "ctx-9", "expires_at": "2027-01-01T00:00:00Z"},
+     {"summary": "short", "context_id": "ctx-9", "expires_at": datetime(2027, 1, 1)}),
+])
+def test_an_edit_writes_the_typed_values(lake, tmp_path, changes, expected):
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [{"id": "m-1", "tenant": "acme", "content": "text",
+                                                      "tags": ["old"]}])], as_of=AS_OF)
+    result = edit_memory(lake, "m-1", changes, as_of=AS_OF)
+    assert (result["version"], result["updated"], result["quarantined"]) == (2, 1, 0)
+    assert rows(lake, f"SELECT {', '.join(expected)} FROM memories") == [expected]
