@@ -119,6 +119,13 @@ def prepare(rule: Rule) -> Path:
 def run(rule: Rule, only: list[str] | None = None) -> dict:
     """Mutate the rule's code and test it (`only`: just these mutants, e.g. the last survivors)."""
     work = prepare(rule)
+    if not only and patterns(rule):
+        # mutmut resumes by itself, except when given mutant names: then it re-tests them all. So
+        # give it the rule's mutants not tested yet (after an interrupted run, or changed code).
+        only = pending(rule, work)
+        if only == []:
+            return summarise(rule, work, json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))[
+                "seconds"] if (REPORTS / f"{rule.name}.json").exists() else 0)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants folder must come first
     env.update(PREFECT_SERVER_ANALYTICS_ENABLED="false", GX_ANALYTICS_ENABLED="false", HF_HUB_OFFLINE="1",
                TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
@@ -133,6 +140,18 @@ def run(rule: Rule, only: list[str] | None = None) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"mutmut failed on rule {rule.name} (exit {done.returncode}); see {work / 'mutmut.log'}")
     return summarise(rule, work, seconds)
+
+
+def pending(rule: Rule, work: Path) -> list[str] | None:
+    """The rule's mutants a previous run in `work` left untested; None when there was no run."""
+    wanted, found = patterns(rule), []
+    for path in rule.code:
+        meta = work / "mutants" / f"{path}.meta"
+        if not meta.exists():
+            return None
+        codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        found += [k for k, code in codes.items() if code is None and any(fnmatch.fnmatchcase(k, p) for p in wanted)]
+    return found
 
 
 def summarise(rule: Rule, work: Path, seconds: float) -> dict:
@@ -256,8 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for rule in chosen:
         if args.report_only:
-            results.append(summarise(rule, WORK / rule.name, json.loads(
-                (REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))["seconds"]))
+            last = REPORTS / f"{rule.name}.json"
+            results.append(summarise(rule, WORK / rule.name,
+                                     json.loads(last.read_text(encoding="utf-8"))["seconds"] if last.exists() else 0))
         else:
             print(f"mutate {rule.name}: {', '.join(rule.code)} against {len(rule.tests)} test module(s)", flush=True)
             only = None

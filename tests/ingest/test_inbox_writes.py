@@ -107,3 +107,14 @@ def test_an_edit_writes_the_typed_values(lake, tmp_path, changes, expected):
     result = edit_memory(lake, "m-1", changes, as_of=AS_OF)
     assert (result["version"], result["updated"], result["quarantined"]) == (2, 1, 0)
     assert rows(lake, f"SELECT {', '.join(expected)} FROM memories") == [expected]
+
+
+def test_one_json_line_per_record_and_an_empty_snapshot_is_empty(lake):
+    two = write_snapshot([{"tenant": "acme", "content": "one"}, {"tenant": "acme", "content": "two"}], lake.root,
+                         name="two")
+    assert two.read_text(encoding="utf-8") == ('{"tenant": "acme", "content": "one"}\n'
+                                               '{"tenant": "acme", "content": "two"}\n')
+    empty = write_snapshot([], lake.root, name="empty")
+    assert empty.read_bytes() == b""
+    report = lake.ingest(as_of=AS_OF).as_dict()
+    assert (report["files"], report["ingested"], report["quarantined"]) == (2, 2, 0)
