@@ -54,7 +54,7 @@ RULES = [
          "the inbox convention (temporary names skipped) and the write path of edits"),
     Rule("checks", {"memory_lake/publish/checks.py": ()},
          ("tests/publish/test_checks.py", "tests/publish/test_gate_summary_pii.py",
-          "tests/publish/test_checks_quiet.py"), "the publish gate"),
+          "tests/publish/test_checks_quiet.py", "tests/publish/test_checks_observed.py"), "the publish gate"),
     Rule("conflicts", {"memory_lake/maintain/conflicts.py": ()},
          ("tests/maintain/test_conflicts.py", "tests/maintain/test_conflicts_tenant.py"), "the conflict queue"),
     Rule("tiers", {"memory_lake/maintain/tiers.py": ()}, ("tests/maintain/test_tiers.py",), "the tier lifecycle"),
