@@ -23,3 +23,9 @@ def test_validation_logs_nothing_below_warning_and_touches_no_other_logger(caplo
                for name in logging.root.manager.loggerDict if name.startswith("great_expectations")
                and isinstance(logging.root.manager.loggerDict[name], logging.Logger)
                and logging.root.manager.loggerDict[name].level != logging.NOTSET)
+
+
+def test_validation_prints_nothing(capfd):
+    """No progress bars on stderr from inside a nightly run, nothing on stdout."""
+    assert validate(frames()).success
+    assert capfd.readouterr() == ("", "")
