@@ -140,7 +140,35 @@ def run(rule: Rule, only: list[str] | None = None) -> dict:
         seconds = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))["seconds"]
     if done.returncode != 0:
         raise SystemExit(f"mutmut failed on rule {rule.name} (exit {done.returncode}); see {work / 'mutmut.log'}")
+    if only and (REPORTS / f"{rule.name}.json").exists():
+        return retested(rule, work, only)
     return summarise(rule, work, seconds)
+
+
+def retested(rule: Rule, work: Path, only: list[str]) -> dict:
+    """The last full report with `only` (its survivors) tested again. mutmut forgets its other
+    results when the rule's test list changes, so the last report keeps them."""
+    last = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))
+    codes = {}
+    for path in rule.code:
+        codes |= json.loads((work / "mutants" / f"{path}.meta").read_text(encoding="utf-8"))["exit_code_by_key"]
+    equivalent = load_equivalent()
+    counts = dict(last["counts"])
+    survivors = []
+    for old in last["survivors"]:
+        status = STATUS.get(codes.get(old["mutant"], "gone"), "suspicious") if old["mutant"] in codes else "gone"
+        if status in ("survived", "no tests", "suspicious"):
+            survivors.append(describe(work, old["file"], old["mutant"], status, equivalent))
+            continue
+        counts[old["status"]] -= 1
+        # "gone": the function changed since, so this mutant no longer exists (a full run tests the new ones)
+        counts[status] = counts.get(status, 0) + 1
+    tested = sum(counts.values()) - counts.get("skipped", 0) - counts.get("not checked", 0) - counts.get("gone", 0)
+    caught = counts.get("killed", 0) + counts.get("timeout", 0)
+    explained = sum(1 for s in survivors if s["equivalent"])
+    return {**last, "counts": counts, "tested": tested, "survivors": survivors,
+            "score": round(100 * caught / tested, 1) if tested else None,
+            "score_without_equivalent": round(100 * caught / (tested - explained), 1) if tested else None}
 
 
 def pending(rule: Rule, work: Path) -> list[str] | None:
@@ -289,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                     results.append(last)
                     continue
             results.append(run(rule, only))
+            write_reports(results)  # a rule's result is kept even if a later rule is interrupted
             print(f"  score {results[-1]['score']} %, {len(results[-1]['survivors'])} survivor(s), "
                   f"{results[-1]['seconds']} s", flush=True)
     print(f"report: {write_reports(results)}")
