@@ -142,8 +142,12 @@ def _observed(result) -> str:
         return text
     if "observed_value" in details:
         return f"observed {details['observed_value']}"
-    if result.exception_info and result.exception_info.get("raised_exception"):
-        return f"error: {result.exception_info.get('exception_message')}"
+    info = result.exception_info or {}
+    # GX 1.x keys the errors by metric ({metric: {raised_exception, exception_message, ...}})
+    errors = [info] if "raised_exception" in info else [e for e in info.values() if isinstance(e, dict)]
+    messages = [e.get("exception_message") for e in errors if e.get("raised_exception")]
+    if messages:
+        return f"error: {messages[0]}"
     return ""
 
 

@@ -1,0 +1,328 @@
+"""`make mutate`: mutation testing of the rule modules (issue 19), one rule at a time.
+
+Each rule below names the code that holds it (whole files, or some functions of a file) and the
+test modules that own it. For each rule this copies the code and tests into ``.mutmut/<rule>/``,
+runs mutmut there on that code only, with only those test modules (a mutant is never killed by
+some far-away integration test), and writes ``mutation-report/<rule>.json`` and the summary
+``mutation-report/REPORT.md``: per rule the score, the counts and every survivor with its file,
+line and mutation. Survivors listed in ``mutation/equivalent.toml`` (mutants that cannot change
+behaviour) are marked with the reason. Why mutmut, and how to read the report: docs/TESTING.md.
+
+    python mutation/mutate.py                 # every rule (hours: run it under nice, overnight)
+    python mutation/mutate.py checks inbox    # some rules
+    python mutation/mutate.py --list          # the rules, their code and tests
+    python mutation/mutate.py inbox --survivors   # re-test only the last survivors (after new tests)
+
+A rule's ``.mutmut/<rule>/`` folder is kept: mutmut re-tests only the functions whose code changed
+since its last run there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".mutmut"
+REPORTS = ROOT / "mutation-report"
+EQUIVALENT = Path(__file__).with_name("equivalent.toml")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    code: dict[str, tuple[str, ...]]  # file -> functions to mutate (() = the whole file); Class.method for methods
+    tests: tuple[str, ...]
+    about: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+RULES = [
+    Rule("inbox", {"memory_lake/ingest/inbox.py": (),
+                   "memory_lake/ingest/load.py": ("scan_inbox", "discover_snapshots", "_kind")},
+         ("tests/ingest/test_inbox_tempfiles.py", "tests/ingest/test_inbox_writes.py"),
+         "the inbox convention (temporary names skipped) and the write path of edits"),
+    Rule("checks", {"memory_lake/publish/checks.py": ()},
+         ("tests/publish/test_checks.py", "tests/publish/test_gate_summary_pii.py",
+          "tests/publish/test_checks_quiet.py", "tests/publish/test_checks_observed.py"), "the publish gate"),
+    Rule("conflicts", {"memory_lake/maintain/conflicts.py": ()},
+         ("tests/maintain/test_conflicts.py", "tests/maintain/test_conflicts_tenant.py"), "the conflict queue"),
+    Rule("tiers", {"memory_lake/maintain/tiers.py": ()}, ("tests/maintain/test_tiers.py",), "the tier lifecycle"),
+    Rule("merge", {"memory_lake/ingest/merge.py": ()}, ("tests/ingest/test_merge.py",), "the three-way merge"),
+    Rule("search-filters", {"memory_lake/search/query.py": ("_check_scope_value", "_check_filters", "_vocabulary",
+                                                            "_scope", "_scope_where"),
+                            "memory_lake/search/scopeindex.py": ("load_scope",)},
+         ("tests/search/test_search.py",), "scope and filters of a search (tenant isolation)"),
+    Rule("forget", {"memory_lake/maintain/forget.py": ()}, ("tests/maintain/test_forget.py",), "forget and its scrubbers"),
+    Rule("redact", {"memory_lake/ingest/redact.py": ()}, ("tests/ingest/test_redact.py", "tests/ingest/test_pii.py"),
+         "PII redaction at ingest"),
+    Rule("dedup", {"memory_lake/maintain/dedup.py": ()},
+         ("tests/maintain/test_dedup.py", "tests/maintain/test_dedup_thresholds.py",
+          "tests/maintain/test_dedup_canonical.py"), "dedup passes, guard, canonical choice"),
+]
+STATUS = {  # mutmut's exit code -> status (mutmut.stats.status_by_exit_code, without importing mutmut)
+    1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
+    37: "killed", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout", None: "not checked"}
+
+
+def module_of(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def patterns(rule: Rule) -> list[str]:
+    """mutmut mutant-name globs for the rule's functions ([] = every mutant of its files)."""
+    if all(not functions for functions in rule.code.values()):
+        return []
+    found = []
+    for path, functions in rule.code.items():
+        module = module_of(path)
+        if not functions:
+            found.append(f"{module}.*")
+        for name in functions:
+            cls, _, method = name.rpartition(".")
+            found.append(f"{module}.xǁ{cls}ǁ{method}__mutmut_*" if cls else f"{module}.x_{name}__mutmut_*")
+    return found
+
+
+def prepare(rule: Rule) -> Path:
+    """``.mutmut/<rule>/``: a fresh copy of the code and the tests, and a pyproject.toml whose
+    [tool.mutmut] limits mutmut to the rule's files and test modules."""
+    work = WORK / rule.name
+    work.mkdir(parents=True, exist_ok=True)
+    for folder in ("memory_lake", "tests"):
+        shutil.rmtree(work / folder, ignore_errors=True)
+        shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    settings = {
+        "source_paths": ["memory_lake/"],
+        "only_mutate": sorted(rule.code),
+        "pytest_add_cli_args_test_selection": list(rule.tests),
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", "-m", "not slow"],
+        # A server process imports polars, DuckDB, GX and torch once and forks a worker per
+        # mutant; a plain fork of the test process is not safe with torch's threads.
+        "process_isolation": "forkserver",
+    }
+    lines = [f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in settings.items()]
+    config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (work / "pyproject.toml").write_text(config + "\n[tool.mutmut]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return work
+
+
+def run(rule: Rule, only: list[str] | None = None) -> dict:
+    """Mutate the rule's code and test it (`only`: just these mutants, e.g. the last survivors)."""
+    work = prepare(rule)
+    if not only and patterns(rule):
+        # mutmut resumes by itself, except when given mutant names: then it re-tests them all. So
+        # give it the rule's mutants not tested yet (after an interrupted run, or changed code).
+        only = pending(rule, work)
+        if only == []:
+            return summarise(rule, work, json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))[
+                "seconds"] if (REPORTS / f"{rule.name}.json").exists() else 0)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants folder must come first
+    env.update(PREFECT_SERVER_ANALYTICS_ENABLED="false", GX_ANALYTICS_ENABLED="false", HF_HUB_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    mutmut = Path(sys.executable).with_name("mutmut")
+    started = time.monotonic()
+    with open(work / "mutmut.log", "w", encoding="utf-8") as log:
+        done = subprocess.run([str(mutmut), "run", "--max-children", "1", *(only or patterns(rule))], cwd=work, env=env,
+                              stdout=log, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - started
+    if only:  # a re-run of some mutants: the run time of the whole rule stays the last full run's
+        seconds = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))["seconds"]
+    if done.returncode != 0:
+        raise SystemExit(f"mutmut failed on rule {rule.name} (exit {done.returncode}); see {work / 'mutmut.log'}")
+    if only and (REPORTS / f"{rule.name}.json").exists():
+        return retested(rule, work, only)
+    return summarise(rule, work, seconds)
+
+
+def retested(rule: Rule, work: Path, only: list[str]) -> dict:
+    """The last full report with `only` (its survivors) tested again. mutmut forgets its other
+    results when the rule's test list changes, so the last report keeps them."""
+    last = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))
+    codes = {}
+    for path in rule.code:
+        codes |= json.loads((work / "mutants" / f"{path}.meta").read_text(encoding="utf-8"))["exit_code_by_key"]
+    equivalent = load_equivalent()
+    counts = dict(last["counts"])
+    survivors = []
+    for old in last["survivors"]:
+        status = STATUS.get(codes.get(old["mutant"], "gone"), "suspicious") if old["mutant"] in codes else "gone"
+        if status in ("survived", "no tests", "suspicious"):
+            survivors.append(describe(work, old["file"], old["mutant"], status, equivalent))
+            continue
+        counts[old["status"]] -= 1
+        # "gone": the function changed since, so this mutant no longer exists (a full run tests the new ones)
+        counts[status] = counts.get(status, 0) + 1
+    tested = sum(counts.values()) - counts.get("skipped", 0) - counts.get("not checked", 0) - counts.get("gone", 0)
+    caught = counts.get("killed", 0) + counts.get("timeout", 0)
+    explained = sum(1 for s in survivors if s["equivalent"])
+    return {**last, "counts": counts, "tested": tested, "survivors": survivors,
+            "score": round(100 * caught / tested, 1) if tested else None,
+            "score_without_equivalent": round(100 * caught / (tested - explained), 1) if tested else None}
+
+
+def pending(rule: Rule, work: Path) -> list[str] | None:
+    """The rule's mutants a previous run in `work` left untested; None when there was no run."""
+    wanted, found = patterns(rule), []
+    for path in rule.code:
+        meta = work / "mutants" / f"{path}.meta"
+        if not meta.exists():
+            return None
+        codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        found += [k for k, code in codes.items() if code is None and any(fnmatch.fnmatchcase(k, p) for p in wanted)]
+    return found
+
+
+def summarise(rule: Rule, work: Path, seconds: float) -> dict:
+    wanted = patterns(rule)
+    equivalent = load_equivalent()
+    counts: dict[str, int] = {}
+    survivors = []
+    for path in rule.code:
+        meta = json.loads((work / "mutants" / f"{path}.meta").read_text(encoding="utf-8"))
+        for key, code in sorted(meta["exit_code_by_key"].items(), key=lambda kv: natural(kv[0])):
+            if wanted and not any(fnmatch.fnmatchcase(key, p) for p in wanted):
+                continue
+            status = STATUS.get(code, "suspicious")
+            counts[status] = counts.get(status, 0) + 1
+            if status in ("survived", "no tests", "suspicious"):
+                survivors.append(describe(work, path, key, status, equivalent))
+    tested = sum(counts.values()) - counts.get("skipped", 0) - counts.get("not checked", 0)
+    caught = counts.get("killed", 0) + counts.get("timeout", 0)
+    unexplained = sum(1 for s in survivors if not s["equivalent"])
+    return {"rule": rule.name, "about": rule.about, "code": {p: list(f) for p, f in rule.code.items()},
+            "tests": list(rule.tests), "seconds": round(seconds), "counts": counts, "tested": tested,
+            "score": round(100 * caught / tested, 1) if tested else None,
+            "score_without_equivalent": round(100 * caught / (tested - (len(survivors) - unexplained)), 1)
+            if tested else None,
+            "survivors": survivors}
+
+
+def natural(key: str) -> tuple:
+    name, _, number = key.rpartition("__mutmut_")
+    return name, int(number) if number.isdigit() else 0
+
+
+def describe(work: Path, path: str, key: str, status: str, equivalent: list[dict]) -> dict:
+    """File, line and mutation of one mutant, from `mutmut show`'s diff."""
+    mutmut = Path(sys.executable).with_name("mutmut")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    diff = subprocess.run([str(mutmut), "show", key], cwd=work, env=env, capture_output=True, text=True).stdout
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    function = key.rpartition("__mutmut_")[0].rpartition(".")[2].removeprefix("x_").replace("ǁ", ".").strip(".")
+    line = locate(ROOT / path, function, removed[0] if removed else "")
+    before, after = " / ".join(s.strip() for s in removed), " / ".join(s.strip() for s in added)
+    why = next((e["why"] for e in equivalent if e["file"] == path and e["function"] == function
+                and e["before"] == before and e["after"] == after), None)
+    return {"file": path, "line": line, "function": function, "mutant": key, "status": status,
+            "before": before, "after": after, "equivalent": why}
+
+
+def locate(path: Path, function: str, text: str) -> int | None:
+    """The line of `text` in `function` of `path` (the first one after the function's def)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    name = function.rpartition(".")[2]
+    start = next((i for i, line in enumerate(lines) if re.match(rf"\s*def {re.escape(name)}\(", line)), 0)
+    for i in range(start, len(lines)):
+        if text and lines[i] == text:
+            return i + 1
+    return None
+
+
+def load_equivalent() -> list[dict]:
+    if not EQUIVALENT.exists():
+        return []
+    return tomllib.loads(EQUIVALENT.read_text(encoding="utf-8")).get("equivalent", [])
+
+
+def write_reports(results: list[dict]) -> Path:
+    REPORTS.mkdir(exist_ok=True)
+    for result in results:
+        (REPORTS / f"{result['rule']}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n",
+                                                       encoding="utf-8")
+    known = {r.name: None for r in RULES}
+    for path in sorted(REPORTS.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("rule") in known:
+            known[data["rule"]] = data
+    lines = ["# Mutation report (`make mutate`)", "",
+             "Score = mutants killed (or timed out) / mutants tested, each rule against its own test modules. "
+             "'Explained' survivors are equivalent mutants listed in mutation/equivalent.toml.", "",
+             "| rule | mutants tested | killed | survived | explained | score | score less explained | not run | run time |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, data in known.items():
+        if data is None:
+            lines.append(f"| {name} | not run | | | | | | | |")
+            continue
+        explained = sum(1 for s in data["survivors"] if s["equivalent"])
+        caught = data["counts"].get("killed", 0) + data["counts"].get("timeout", 0)
+        lines.append(f"| {name} | {data['tested']} | {caught} | {len(data['survivors'])} | {explained} | "
+                     f"{data['score']} % | {data['score_without_equivalent']} % | {data['counts'].get('not checked', 0)} | "
+                     f"{data['seconds']} s |")
+    for name, data in known.items():
+        if not data or not data["survivors"]:
+            continue
+        lines += ["", f"## {name}: survivors", ""]
+        for s in data["survivors"]:
+            where = f"{s['file']}:{s['line'] or '?'} ({s['function']})"
+            note = f" — equivalent: {s['equivalent']}" if s["equivalent"] else ""
+            lines.append(f"- {where} [{s['status']}]: `{s['before']}` → `{s['after']}`{note}")
+    report = REPORTS / "REPORT.md"
+    report.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rules", nargs="*", help=f"rules to run (default all): {', '.join(r.name for r in RULES)}")
+    parser.add_argument("--list", action="store_true", help="show the rules, their code and tests, and stop")
+    parser.add_argument("--report-only", action="store_true", help="rebuild the reports from the last runs")
+    parser.add_argument("--survivors", action="store_true",
+                        help="re-test only the last run's survivors of each rule (after writing tests that kill them)")
+    args = parser.parse_args(argv)
+    by_name = {r.name: r for r in RULES}
+    unknown = [n for n in args.rules if n not in by_name]
+    if unknown:
+        parser.error(f"unknown rule(s) {', '.join(unknown)}; the rules are {', '.join(by_name)}")
+    chosen = [by_name[n] for n in args.rules] or RULES
+    if args.list:
+        for rule in chosen:
+            code = "; ".join(f"{p}" + (f" ({', '.join(f)})" if f else "") for p, f in rule.code.items())
+            print(f"{rule.name}: {rule.about}\n  code:  {code}\n  tests: {' '.join(rule.tests)}")
+        return 0
+    results = []
+    for rule in chosen:
+        if args.report_only:
+            last = REPORTS / f"{rule.name}.json"
+            results.append(summarise(rule, WORK / rule.name,
+                                     json.loads(last.read_text(encoding="utf-8"))["seconds"] if last.exists() else 0))
+        else:
+            print(f"mutate {rule.name}: {', '.join(rule.code)} against {len(rule.tests)} test module(s)", flush=True)
+            only = None
+            if args.survivors:
+                last = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))
+                only = [s["mutant"] for s in last["survivors"]]
+                if not only:
+                    results.append(last)
+                    continue
+            results.append(run(rule, only))
+            write_reports(results)  # a rule's result is kept even if a later rule is interrupted
+            print(f"  score {results[-1]['score']} %, {len(results[-1]['survivors'])} survivor(s), "
+                  f"{results[-1]['seconds']} s", flush=True)
+    print(f"report: {write_reports(results)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

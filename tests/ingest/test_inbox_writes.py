@@ -1,0 +1,120 @@
+"""The inbox helpers' edges that mutation testing found untested (issue 19): dates and bad values
+in `write_snapshot`, and a manual edit's time, operator and refusals, as whole outputs."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, datetime
+
+import pytest
+
+from memory_lake import write_snapshot
+from memory_lake.ingest.inbox import edit_memory
+from memory_lake.store.errors import InputError
+
+from ..conftest import AS_OF, rows, write_jsonl
+
+
+def test_dates_are_written_as_iso_text(lake):
+    path = write_snapshot([{"tenant": "acme", "content": "renew the certificate", "created_at": datetime(2026, 11, 2, 8, 30),
+                            "extra_day": date(2026, 12, 24)}], lake.root, name="dates")
+    assert path.name == "dates.jsonl"
+    assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == [
+        {"tenant": "acme", "content": "renew the certificate", "created_at": "2026-11-02T08:30:00Z",
+         "extra_day": "2026-12-24"}]
+
+
+def test_a_value_json_cannot_write_leaves_no_file(lake):
+    with pytest.raises(TypeError) as error:
+        write_snapshot([{"tenant": "acme", "content": "tags as a set", "tags": {"a"}}], lake.root, name="bad")
+    assert str(error.value) == "set is not JSON serialisable"
+    assert [p.name for p in lake.inbox.iterdir() if p.is_file()] == []  # nothing half-written is left
+
+
+def test_an_edit_is_a_users_write_at_the_given_time(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [{"id": "m-1", "tenant": "acme", "content": "old text",
+                                                      "created_at": "2026-11-01T00:00:00Z"}])], as_of=AS_OF)
+    when = datetime(2026, 12, 3, 9, 15)
+    result = edit_memory(lake, "m-1", {"content": "new text"}, as_of=when)  # no operator given: a user
+    assert {k: result[k] for k in ("memory_id", "base_version", "version", "status", "updated", "conflicted")} == {
+        "memory_id": "m-1", "base_version": 1, "version": 2, "status": "active", "updated": 1, "conflicted": 0}
+    assert rows(lake, "SELECT content, version, operator, updated_at FROM memories") == [
+        {"content": "new text", "version": 2, "operator": "user", "updated_at": when}]
+    assert rows(lake, "SELECT change, operator, as_of FROM memory_history WHERE version = 2") == [
+        {"change": "update", "operator": "user", "as_of": when}]
+    assert re.fullmatch(r"edit-[0-9a-f]{12}", result["trace_id"])
+    assert rows(lake, "SELECT trace_id FROM memories") == [{"trace_id": result["trace_id"]}]
+    # an agent may edit too, through the same path; the edit changes what it names and nothing else
+    (before,) = rows(lake, "SELECT * FROM memories")
+    agent = edit_memory(lake, "m-1", {"importance": "0.7"}, operator="agent", as_of=AS_OF)
+    assert (agent["version"], agent["updated"]) == (3, 1)
+    assert rows(lake, "SELECT * FROM memories") == [{**before, "importance": 0.7, "operator": "agent", "version": 3,
+                                                     "trace_id": agent["trace_id"]}]  # updated_at never goes back
+
+
+def test_edits_that_are_refused_say_what_to_do(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [{"id": "m-1", "tenant": "acme", "content": "text"}])], as_of=AS_OF)
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-1", {"status": "archived", "version": "9"}, as_of=AS_OF)
+    assert str(error.value) == ("cannot edit status, version: editable fields are content, summary, tags, "
+                                "importance, tier, type, expires_at, context_id")
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-1", {}, as_of=AS_OF)
+    assert str(error.value) == "nothing to edit: give --set field=value"
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-1", {"content": "x"}, operator="system", as_of=AS_OF)
+    assert str(error.value) == "operator must be user or agent, not 'system'"
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "nope", {"content": "x"}, as_of=AS_OF)
+    assert str(error.value) == "no memory 'nope'"
+    for name, extra in (("m2.jsonl", {}), ("gone.jsonl", {"version": 1, "deleted": True})):
+        lake.ingest([write_jsonl(tmp_path / name, [{"id": "m-2", "tenant": "acme", "content": "forget me", **extra}])],
+                    as_of=AS_OF)
+    with pytest.raises(InputError) as error:
+        edit_memory(lake, "m-2", {"content": "back"}, as_of=AS_OF)
+    assert str(error.value) == "memory m-2 is deleted"
+    assert list(lake.inbox.glob("*.jsonl")) == []  # a refused edit writes no snapshot
+    assert rows(lake, "SELECT content, version FROM memories WHERE id = 'm-1'") == [{"content": "text", "version": 1}]
+
+
+def test_a_snapshot_lands_in_the_inbox_under_its_final_name(lake, tmp_path):
+    import re
+
+    named = write_snapshot([{"tenant": "acme", "content": "用户喜欢喝咖啡"}], lake.root, name="from-agent.jsonl")
+    assert named == lake.inbox / "from-agent.jsonl"  # the suffix is not doubled
+    assert named.read_bytes() == '{"tenant": "acme", "content": "用户喜欢喝咖啡"}\n'.encode("utf-8")  # UTF-8, not \\u escapes
+    unnamed = write_snapshot([{"tenant": "acme", "content": "second"}], lake.root)
+    assert unnamed.parent == lake.inbox and re.fullmatch(r"\d{8}T\d{12}-[0-9a-f]{12}\.jsonl", unnamed.name)
+    assert sorted(p.name for p in lake.inbox.iterdir() if p.is_file()) == sorted([named.name, unnamed.name])
+    # an agent may write before the lake's folders exist: they are made
+    fresh = write_snapshot([{"tenant": "acme", "content": "early"}], tmp_path / "not" / "yet", name="early")
+    assert fresh == tmp_path / "not" / "yet" / "inbox" / "early.jsonl" and fresh.is_file()
+    assert lake.ingest(as_of=AS_OF).as_dict()["ingested"] == 2
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"tags": "ui, theme ,, dark"}, {"tags": ["dark", "theme", "ui"]}),
+    ({"tags": '["b", "a"]'}, {"tags": ["a", "b"]}),
+    ({"importance": "0.25", "tier": "Long-term", "type": "preference"},
+     {"importance": 0.25, "tier": "long_term", "type": "preference"}),
+    ({"summary": "short", "context_id": "ctx-9", "expires_at": "2027-01-01T00:00:00Z"},
+     {"summary": "short", "context_id": "ctx-9", "expires_at": datetime(2027, 1, 1)}),
+])
+def test_an_edit_writes_the_typed_values(lake, tmp_path, changes, expected):
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [{"id": "m-1", "tenant": "acme", "content": "text",
+                                                      "tags": ["old"]}])], as_of=AS_OF)
+    result = edit_memory(lake, "m-1", changes, as_of=AS_OF)
+    assert (result["version"], result["updated"], result["quarantined"]) == (2, 1, 0)
+    assert rows(lake, f"SELECT {', '.join(expected)} FROM memories") == [expected]
+
+
+def test_one_json_line_per_record_and_an_empty_snapshot_is_empty(lake):
+    two = write_snapshot([{"tenant": "acme", "content": "one"}, {"tenant": "acme", "content": "two"}], lake.root,
+                         name="two")
+    assert two.read_text(encoding="utf-8") == ('{"tenant": "acme", "content": "one"}\n'
+                                               '{"tenant": "acme", "content": "two"}\n')
+    empty = write_snapshot([], lake.root, name="empty")
+    assert empty.read_bytes() == b""
+    report = lake.ingest(as_of=AS_OF).as_dict()
+    assert (report["files"], report["ingested"], report["quarantined"]) == (2, 2, 0)
