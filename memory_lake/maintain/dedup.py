@@ -955,7 +955,8 @@ _COLUMNS = "m.id, m.tenant, m.agent_id, m.user_id, m.type, m.tags, m.content, m.
 
 def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
     """Read the eligible memories and, per embedding model, the vectors of those whose language it
-    covers, on `con`; return (plan, the rows read). The semantic pass runs in each model's space
+    covers, on `con`; return (plan, the rows read). The semantic pass runs in each model's space, each
+    memory in that of the first model covering its language
     (``semantic_cosine`` for ``[search] model``, ``multilingual_semantic_cosine`` for the
     multilingual one), so Chinese memories are compared through the multilingual model."""
     from ..search import embedding_models
@@ -968,6 +969,7 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
             ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
     spaces: dict[str, tuple[dict[str, np.ndarray], float]] = {}
     names = embedding_models(policy) if has_embeddings else ()
+    taken: set[str] = set()
     for name in names:
         found = con.execute(
             """SELECT m.id, e.vector FROM memories m JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
@@ -975,8 +977,12 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
                  AND NOT (m.type = 'summary' AND m.operator = 'system')
                  AND len(e.vector) > 0 AND e.unknown_ratio <= ?""",
             [name, policy.search.max_unknown_ratio]).pl()
+        # each memory is compared in one space only: that of the first model covering its language
+        # (MiniLM for English, the multilingual model for what MiniLM does not cover)
+        found = found.filter(~pl.col("id").is_in(list(taken)))
         if not found.height:
             continue
+        taken.update(found["id"].to_list())
         width = found["vector"].list.len().max()
         matrix = found["vector"].list.to_array(width).to_numpy().astype(np.float32)
         threshold = policy.dedup.semantic_cosine if name == policy.search.model else policy.dedup.multilingual_semantic_cosine

@@ -77,8 +77,10 @@ def test_the_pairs_sit_where_the_thresholds_decide(pairs_lake):
     """The premise of the tests below, measured: each pair's cosine (MiniLM) and, for the pairs
     the near pass finds at all (MinHash LSH buckets), the Jaccard of their 3-gram sets."""
     cosine = scores(pairs_lake, passes=["semantic"], semantic_cosine=0.0)
+    # jazz-band (cosine 0.71) adds four content words: kept apart whatever the cosine (issue 17's
+    # rule that a side adding 3 or more content words is a new fact); the others: two types
     assert {k: round(v, 2) for k, v in cosine.items()} == {
-        "jazz-band": 0.71, "jazz-guitar": 0.86, "email-updates": 0.89, "hiking": 0.92}  # the others: two types
+        "jazz-guitar": 0.86, "email-updates": 0.89, "hiking": 0.92}
     jaccard = scores(pairs_lake, passes=["near"], near_jaccard=0.0)
     assert {k: round(v, 2) for k, v in jaccard.items()} == {
         "email-updates": 0.59, "cat-parrot": 0.47, "team-contractors": 0.55, "review": 0.66}
@@ -93,7 +95,7 @@ def test_at_the_default_thresholds_only_the_paraphrases_merge(pairs_lake):
     (0.91, {"hiking": "semantic"}),
     (0.88, {"hiking": "semantic", "email-updates": "semantic"}),    # 0.89 passes
     (0.80, {"hiking": "semantic", "email-updates": "semantic", "jazz-guitar": "semantic"}),
-    (0.50, {"hiking": "semantic", "email-updates": "semantic", "jazz-guitar": "semantic", "jazz-band": "semantic"}),
+    (0.50, {"hiking": "semantic", "email-updates": "semantic", "jazz-guitar": "semantic"}),  # jazz-band: added facts
 ])
 def test_each_semantic_near_miss_flips_with_the_cosine_threshold(pairs_lake, cosine, expected):
     """Near pass off: only the cosine decides. Pairs of two types with no tag (cat-parrot at 0.85,
