@@ -56,5 +56,12 @@ def _print_summaries(result: dict) -> None:
         for statement in entry["unsupported_statements"]:
             out.print(f"   unsupported: {statement}")
         out.print("")
+    small = [e for e in result.get("skipped", []) if e["reason"].endswith("nothing to compress")]
     for entry in result.get("skipped", []):
-        out.print(f"== {_what(entry)}: skipped: {entry['reason']}")
+        if entry not in small:
+            out.print(f"== {_what(entry)}: skipped: {entry['reason']}")
+    if small:
+        # one line for the many short sessions and scopes: a summary would be no shorter than they are
+        scopes = sum(1 for e in small if not e["session_id"])
+        out.print(f"== {len(small) - scopes} session(s) and {scopes} scope(s) skipped: their memories already fit the "
+                  f"token budget, nothing to compress (--json lists each)")

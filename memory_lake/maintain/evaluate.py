@@ -505,6 +505,10 @@ def _surname_head(word: str) -> bool:
     return head[:1] in COMMON_SURNAMES
 
 
+# A personal pronoun is never part of a name: jieba tags 谢谢您 / 谢谢你们 (谢 is a family name) as a person.
+_PRONOUN_ZH = re.compile("[您你我他她它们咱俺]")
+
+
 def _jieba_names(text: str) -> list[Fact]:
     from ..search import jieba_segmenter
 
@@ -517,7 +521,7 @@ def _jieba_names(text: str) -> list[Fact]:
         at = text.find(pair.word, pos)
         pos = at + len(pair.word) if at >= 0 else pos
         if (pair.flag in _NAME_FLAGS and len(pair.word) >= 2 and _CJK.search(pair.word)
-                and pair.word not in NOT_NAMES_ZH
+                and pair.word not in NOT_NAMES_ZH and not _PRONOUN_ZH.search(pair.word)
                 and (not pair.flag.startswith("nr") or pair.flag == "nrt" or _surname_head(pair.word))):
             # a person (nr with a family name) is a name; jieba's dictionary also tags common words
             # as places and organisations (ns, nt) and as other proper nouns (nz) far more often

@@ -113,7 +113,7 @@ _TYPE_WEIGHT = 2  # a memory's own type counts as two cues
 LAKE_SUMMARY_SQL = "(type = 'summary' AND operator = 'system')"
 SUMMARY_SOURCE = "memory-lake summarize"
 # Bumped when the summariser's output for the same sources changes: every summary is regenerated.
-SUMMARISER_VERSION = "1"
+SUMMARISER_VERSION = "2"
 
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=\S)|\n+")
@@ -470,9 +470,14 @@ def summarize_extractive(sources: Sequence[Source], *, title: str, max_tokens: i
             take(k)
     # 2. importance, for what room is left: decisions, todos, lessons, and lines whose memory is typed
     # as their category; an untyped event or fact line with no new key fact restates what is kept
+    # and never a line that holds no key fact and is chatter or a question (去客套: "好的，谢谢您配合",
+    # "Could you send us the new VAT number?"), nor a background line with no key fact
+    chatter = summary_cues()["chatter"]
     for k in sorted(range(len(items)), key=lambda k: (-items[k].score, items[k].position)):
         item = items[k]
-        if (k not in taken and (item.typed or item.category in ("decisions", "todos", "lessons"))
+        idle = not item.facts and (item.category == FACTS or chatter.search(item.text)
+                                   or item.text.rstrip().endswith(("?", "？")))
+        if (k not in taken and not idle and (item.typed or item.category in ("decisions", "todos", "lessons"))
                 and used + cost(item) <= max_tokens):
             take(k)
     markdown = render_markdown(title, chosen, lang)
