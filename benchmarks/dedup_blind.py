@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 AS_OF = datetime(2026, 11, 30)
 
 
-def main(path: Path) -> dict:
-    pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def outcomes(pairs: list[dict]) -> list[str]:
+    """What the nightly dedup step did to each pair, each in its own scope of a fresh lake:
+    "merged", "queued" (a contradiction) or "apart"."""
     with tempfile.TemporaryDirectory() as tmp:
         lake = Lake.open(Path(tmp) / "lake", create=True)
         records = []
@@ -45,10 +46,14 @@ def main(path: Path) -> dict:
         queued = {r[0] for r in lake.sql(
             "SELECT m.user_id FROM conflicts c JOIN memories m ON m.id = c.memory_id "
             "WHERE c.kind = 'contradiction'").iter_rows()}
+    return ["merged" if f"pair-{n:04d}" in merged else "queued" if f"pair-{n:04d}" in queued else "apart"
+            for n in range(len(pairs))]
+
+
+def main(path: Path) -> dict:
+    pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     outcome = Counter()
-    for n, p in enumerate(pairs):
-        scope = f"pair-{n:04d}"
-        got = "merged" if scope in merged else "queued" if scope in queued else "apart"
+    for p, got in zip(pairs, outcomes(pairs)):
         outcome[(p["lang"], p["label"], got)] += 1
     print(f"{path.name}: {len(pairs)} pairs")
     print(f"{'lang':4} {'label':13} {'merged':>7} {'queued':>7} {'apart':>7}")

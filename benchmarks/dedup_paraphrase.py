@@ -3,7 +3,7 @@ Chinese, while no contradiction is?
 
 The set was written by someone who had not read the dedup code: ``{"a", "b", "label":
 paraphrase|contradiction|near_miss|unrelated, "lang", "kind"}`` per line, read from
-``tests/data/dedup_pairs_blind_zh17.jsonl`` when present, else ``/work/blind/zh17/dedup_pairs.jsonl``.
+``tests/data/dedup_pairs_blind_zh17.jsonl`` (how it was written: tests/data/blind_notes/zh17_sets.md).
 Each pair goes into its own scope, then the real nightly steps run (ingest, index with both
 models, dedup), and each pair is classed: merged, queued as a contradiction, or kept apart.
 
@@ -23,19 +23,15 @@ from __future__ import annotations
 import difflib
 import json
 import sys
-import tempfile
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from memory_lake import Lake  # noqa: E402
 
-AS_OF = datetime(2026, 11, 30)
-SOURCES = [ROOT / "tests" / "data" / "dedup_pairs_blind_zh17.jsonl", Path("/work/blind/zh17/dedup_pairs.jsonl")]
+SOURCES = [ROOT / "tests" / "data" / "dedup_pairs_blind_zh17.jsonl"]
 LABELS = ("paraphrase", "contradiction", "near_miss", "unrelated")
 
 
@@ -48,34 +44,13 @@ def one_word(a: str, b: str) -> bool:
     return len(ops) == 1 and ops[0][0] == "replace" and ops[0][2] - ops[0][1] <= 2 and ops[0][4] - ops[0][3] <= 2
 
 
-def outcomes(pairs: list[dict]) -> list[str]:
-    with tempfile.TemporaryDirectory() as tmp:
-        lake = Lake.open(Path(tmp) / "lake", create=True)
-        records = []
-        for n, p in enumerate(pairs):
-            scope = f"pair-{n:04d}"
-            records += [{"id": f"{scope}-a", "tenant": "blind", "user_id": scope, "content": p["a"], "type": "fact",
-                         "created_at": "2026-11-01T00:00:00Z"},
-                        {"id": f"{scope}-b", "tenant": "blind", "user_id": scope, "content": p["b"], "type": "fact",
-                         "created_at": "2026-11-02T00:00:00Z"}]
-        snapshot = Path(tmp) / "pairs.jsonl"
-        snapshot.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
-        ingested = lake.ingest([snapshot], as_of=AS_OF)
-        assert ingested.total("quarantined") == 0, ingested.reasons
-        lake.index(as_of=AS_OF)
-        lake.dedup(as_of=AS_OF)
-        merged = {r[0] for r in lake.sql("SELECT user_id FROM memories WHERE merged_into IS NOT NULL").iter_rows()}
-        queued = {r[0] for r in lake.sql(
-            "SELECT m.user_id FROM conflicts c JOIN memories m ON m.id = c.memory_id "
-            "WHERE c.kind = 'contradiction'").iter_rows()}
-    return ["merged" if f"pair-{n:04d}" in merged else "queued" if f"pair-{n:04d}" in queued else "apart"
-            for n in range(len(pairs))]
+from dedup_blind import outcomes  # noqa: E402  (each pair in its own scope, the real dedup step)
 
 
 def main(path: Path | None) -> dict:
     path = path or next((p for p in SOURCES if p.exists()), None)
     if path is None:
-        print("no blind paraphrase set found (tests/data/dedup_pairs_blind_zh17.jsonl or /work/blind/zh17/)")
+        print("no blind paraphrase set found (tests/data/dedup_pairs_blind_zh17.jsonl)")
         return {}
     pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     got = outcomes(pairs)

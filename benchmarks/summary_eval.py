@@ -3,7 +3,7 @@ read the evaluator): good summaries, the same summaries with a false fact inject
 number, date, name, an invented decision ...), and with key facts deleted.
 
     python benchmarks/summary_eval.py [SET.jsonl]
-    # default tests/data/summary_eval_blind.jsonl, else /work/blind/summary15/summary_eval.jsonl
+    # default tests/data/summary_eval_blind.jsonl (how it was written: tests/data/blind_notes/)
 
 One item per line: ``{"id", "lang", "source": [...], "summary": md, "injections": [{"kind", "summary",
 "detail"}], "deletions": [{"kind", "summary", "removed"}]}``.
@@ -28,11 +28,10 @@ from memory_lake import Policy, evaluate_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 BLIND_COPY = ROOT / "tests" / "data" / "summary_eval_blind.jsonl"
-BLIND_ORIGINAL = Path("/work/blind/summary15/summary_eval.jsonl")
 
 
 def default_path() -> Path:
-    return BLIND_COPY if BLIND_COPY.exists() else BLIND_ORIGINAL
+    return BLIND_COPY
 
 
 def half_of(item_id: str) -> str:

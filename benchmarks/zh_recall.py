@@ -4,7 +4,7 @@ Two labelled sets, each measured on its own:
 
 * ``tests/data/zh_retrieval.json`` (issue 5; one tenant ``zh``, questions tenant-wide);
 * the blind set of issue 17, written by someone who had not read the search code:
-  ``tests/data/zh_recall_blind.json`` when present, else ``/work/blind/zh17/zh_recall.json``
+  ``tests/data/zh_recall_blind.json``
   (``{"memories": [{"id", "user", "lang", "content"}], "queries": [{"id", "user", "lang", "query",
   "relevant"}]}``; each query searches its user's memories). It is measured, never tuned to.
 
@@ -42,7 +42,7 @@ AS_OF = "2026-11-30T00:00:00Z"
 K = 10
 SETS = {
     "retrieval": [ROOT / "tests" / "data" / "zh_retrieval.json"],
-    "blind": [ROOT / "tests" / "data" / "zh_recall_blind.json", Path("/work/blind/zh17/zh_recall.json")],
+    "blind": [ROOT / "tests" / "data" / "zh_recall_blind.json"],
 }
 
 
