@@ -488,6 +488,15 @@ def _opposed(left: list[str], right: list[str]) -> str | None:
     return None
 
 
+# A capital letter standing alone inside a sentence is a value (blood type O / A, size S / M, plan
+# B / C; 血型O型 / A型): not the pronoun I, not a sentence's first word ("A user ...").
+_LETTER_VALUE = re.compile(r"(?<![A-Za-z0-9.!?。！？])(?<!^)(?<![.!?。！？] )[A-HJ-Z](?![A-Za-z0-9])")
+
+
+def _letter_values(text: str) -> Counter:
+    return Counter(_LETTER_VALUE.findall(text.strip()))
+
+
 def _rewording(a: str, b: str, close, window: int) -> str | None:
     """None when `b` rewords `a`, else the reason they are two memories (CHANGED_VALUE): a content
     word replaced by one that names an entity (a name, a place, a product, a time), or replaced
@@ -587,6 +596,9 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     changed = _number_change(fa, fb)
     if changed:
         return changed
+    letters_a, letters_b = _letter_values(a), _letter_values(b)
+    if letters_a and letters_b and letters_a != letters_b:
+        return "letter"                                   # blood type O / A: a changed value, queued
     for va, vb, reason in zip(fa.values, fb.values, _VALUE_REASONS):
         if va and vb and va != vb:
             return reason

@@ -561,3 +561,27 @@ def test_unmerge_keeps_a_memory_with_an_open_conflict_conflicted(lake, tmp_path)
     assert {r.id: r.conflict for r in found} == {"a1": True, "a2": True, "a3": False, "b1": True, "imp": False}
     (a1_conflict,) = [c["conflict_id"] for c in lake.conflicts().to_dicts() if c["memory_id"] == "a1"]
     assert lake.resolve_conflict(a1_conflict, "lake", as_of=AS_OF)["status"] == "active"
+
+
+def test_a_letter_for_a_letter_is_a_changed_value(lake, tmp_path):
+    """Observed on the old blind set after issue 17: "blood type is O positive" / "A positive" (and
+    血型是O型 / A型) merged, because "a" is a stop word and the models put O and A close. A capital
+    letter standing alone is a value: the pair is queued as a contradiction, never merged."""
+    from memory_lake.maintain.dedup import closeness
+    from memory_lake.store.policy import Policy
+
+    close = closeness(Policy())
+    for a, b in [("The user's blood type is O positive.", "The user's blood type is A positive."),
+                 ("用户的血型是O型。", "用户的血型是A型。"), ("Bob prefers plan B.", "Bob prefers plan C.")]:
+        assert contradiction(a, b) == contradiction(a, b, close=close) == "letter"
+    assert contradiction("A user likes green tea.", "The user likes green tea.", close=close) is None
+    records = [{"id": "o", "tenant": "t", "content": "The user's blood type is O positive.", "type": "fact",
+                "created_at": "2026-11-01T00:00:00Z"},
+               {"id": "a", "tenant": "t", "content": "The user's blood type is A positive.", "type": "fact",
+                "created_at": "2026-11-02T00:00:00Z"}]
+    lake.ingest([write_jsonl(tmp_path / "blood.jsonl", records)], as_of=AS_OF)
+    lake.index(as_of=AS_OF)
+    dedup(lake, AS_OF)
+    assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
+        {"id": "a", "status": "active", "merged_into": None}, {"id": "o", "status": "active", "merged_into": None}]
+    assert rows(lake, "SELECT memory_id FROM conflicts WHERE kind = 'contradiction'") == [{"memory_id": "a"}]
