@@ -13,11 +13,17 @@ Per scope (tenant, agent_id, user_id), over active memories that are not merged 
    or a tag, with the cached embeddings, only where the model covers both texts' language (MiniLM
    maps most Chinese to [UNK]); candidates come from random-hyperplane LSH buckets.
 
+A fourth source of candidates sits in the near pass: memories of one scope whose word sequences
+differ in exactly one word (``substitution_pairs``), which a short memory's n-grams and the models
+both miss ("不吃香菜" / "不吃芫荽").
+
 **Contradiction guard.** A candidate pair (near or semantic) is never merged when its texts differ
-in a number, a weekday or month, a negation (not/never/n't/no/不/没/别/无/未...), one side of an
-antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...), the order
-of two items (Parquet over PDF / PDF over Parquet), or a content word replaced by an unrelated one
-(not a typo, not a synonym from ``data/synonyms.tsv``). Every run of digits is a number (0 too),
+in a number, a weekday or month, a negation (not/never/n't/no/不/没/别/无/未..., counted), one side
+of an antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...; and
+WordNet's antonyms, ``lexicon.py``), the order of two items (Parquet over PDF / PDF over Parquet),
+new detail (``ADDED_DETAIL_WORDS``), or a content word replaced by one that is not its synonym:
+not a typo, not in ``data/synonyms.tsv``, not a synonym by the offline dictionaries (``lexicon.py``:
+WordNet 3.0, CC-CEDICT), and, with embedding models, not put close by them (``_rewording``). Every run of digits is a number (0 too),
 and so are Chinese numerals and English number words. A number is read by its neighbours: after a
 label (``ticket 88``, ``order 5512``, ``#42``, ``INC-4411``, ``订单5512``, ``第3号``) it is an
 identifier, and two identifiers that differ name two different things; with a unit, a currency,
@@ -132,6 +138,9 @@ _CONTEXT = 32  # characters read on each side of a number to tell its role
 _SEQUENCE_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[a-z]+|[\u3400-\u9fff]+")
 # Between two swapped items, only these make it a list in another order ("CSV and PDF"), not a swap.
 _CONJUNCTIONS = frozenset("and or & 和 与 及 或 跟 以及 还有".split())
+# Words that attach a new place, time, partner or purpose to a clause (see ADDED_DETAIL_WORDS).
+_PREPOSITIONS = frozenset("in on at for with to from by about during near after before since until via "
+                          "without 在 给 从 对 为 向 替 于 用 去 到".split())
 
 
 @functools.lru_cache(maxsize=1)
@@ -383,10 +392,11 @@ _ENTITY_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9'’]*(?:[-_][A-Za-z0-9]+)*")
 _ENTITY_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "t", "m"})
 # Inserted (or dropped) content words from this many on make new detail, not a filler: "User likes
 # jazz" / "User likes jazz and plays guitar in a band" are two memories, not one; so are "bought a
-# Kindle" / "bought a Kindle for her mother's birthday". One new word joined by "and" / 和 is a new
-# item and counts as many ("allergic to penicillin" / "... and latex"). Words that only moved, stop
-# words ("also", "very", 都, 也) and numbers (the number guard reads those) are not counted. One
-# other new word ("Reminder: meeting at 3pm", "owns a black cat") is left to the thresholds.
+# Kindle" / "bought a Kindle for her mother's birthday". One new word joined by "and" / 和 or
+# brought by a preposition is a new item and counts as many ("allergic to penicillin" / "... and
+# latex", "likes hiking" / "likes hiking in the mountains"). Words that only moved, stop words
+# ("also", "very", 都, 也) and numbers (the number guard reads those) are not counted. One other
+# new word ("Reminder: meeting at 3pm", "owns a black cat") is left to the thresholds.
 ADDED_DETAIL_WORDS = 2
 
 
@@ -456,8 +466,9 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
             words, other = (sa[i1:i2], set(sb)) if op == "delete" else (sb[j1:j2], set(sa))
             new = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
                    and not w[:1].isdigit() and w not in other]   # a word moved elsewhere is not new
-            # a new item joined by "and" / 和 is new detail by itself ("penicillin and latex")
-            listed = bool(new) and any(w in _CONJUNCTIONS for w in words)
+            # a new item joined by "and" / 和, or a new place, time or purpose brought by a
+            # preposition, is new detail by itself ("penicillin and latex", "hiking in the mountains")
+            listed = bool(new) and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words)
             added += max(len(new), ADDED_DETAIL_WORDS if listed else 0)
     return spans, added, stretches
 
