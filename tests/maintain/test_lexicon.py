@@ -19,7 +19,7 @@ def words(text: str) -> tuple[str, ...]:
 
 
 def test_both_dictionaries_are_installed():
-    assert lexicon.available() == {"en": True, "zh": True}
+    assert lexicon.available() == {"en": True, "zh": True, "zh-cilin": True}
     assert lexicon.wordnet_dir().name == "wordnet-3.0" and lexicon.cedict_file().name == "cedict_ts.u8"
 
 
@@ -106,3 +106,12 @@ def test_dedup_merges_a_dictionary_synonym_without_any_model(a, b):
 ])
 def test_dedup_keeps_other_values_apart_and_queues_antonyms(a, b, why):
     assert contradiction(a, b) == why
+
+
+def test_cilin_adds_chinese_predicates_but_not_items_of_one_kind():
+    # features and activities: synonyms in Cilin, not linked by CC-CEDICT's English senses
+    for x, y in (("细心", "仔细"), ("休息", "歇息"), ("散步", "溜达"), ("聊天", "闲聊")):
+        assert lexicon.synonyms((x,), (y,)).startswith("cilin "), (x, y)
+    # Cilin's people and things groups hold relatives and foods of one kind: not read
+    assert lexicon.synonyms(("丈夫",), ("女婿",)) is None
+    assert lexicon.synonyms(("包子",), ("馒头",)) is None
