@@ -130,3 +130,20 @@ def test_the_nightly_dedup_merges_paraphrases_in_both_languages_and_files_contra
     filed = rows(lake, "SELECT memory_id FROM conflicts WHERE kind = 'contradiction' ORDER BY memory_id")
     assert {r["memory_id"] for r in filed} <= {f"p{n:02d}-a" for n in range(len(PARAPHRASES), len(records) // 2)}
     assert len(filed) >= 8
+
+
+def test_the_one_word_pass_pairs_texts_that_differ_in_exactly_one_word():
+    import polars as pl
+
+    from memory_lake.maintain.dedup import substitution_pairs
+
+    frame = pl.DataFrame({"row": [0, 1, 2, 3, 4, 5, 6, 7], "scope": [1, 1, 1, 1, 2, 1, 1, 1], "text": [
+        "User wants to replace the old couch", "User wants to replace the old sofa",   # one word: a pair
+        "胡军从来不吃香菜。", "胡军从来不吃芫荽。",                                          # Chinese, cut by jieba
+        "User wants to replace the old sofa",                                          # another scope: never
+        "User wants to replace the old couch today",                                   # a word added: not here
+        "User wants to buy a new sofa",                                                # three words: not here
+        "Hi",                                                                          # one word: no key
+    ]})
+    assert substitution_pairs(frame).sort("a").rows() == [(0, 1, pytest.approx(6 / 7)), (2, 3, 0.75)]
+    assert substitution_pairs(frame.clear()).height == 0
