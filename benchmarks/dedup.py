@@ -104,11 +104,13 @@ def child(lake_dir: str, file: str) -> None:
     started = time.perf_counter()
     report = dedup(lake, resolve_as_of(AS_OF))
     seconds = time.perf_counter() - started
-    merged = lake.sql("SELECT count(*) AS n FROM memories WHERE merged_into IS NOT NULL").item()
-    planted = Path(file).with_suffix(".planted.parquet")
-    caught = lake.sql(
-        f"""SELECT count(*) FROM read_parquet('{planted}') p JOIN memories a ON a.id = p.source
-            JOIN memories b ON b.id = p.copy WHERE coalesce(a.merged_into, a.id) = coalesce(b.merged_into, b.id)""").item()
+    roots = lake.sql("SELECT id, coalesce(merged_into, id) AS root FROM memories")
+    merged = roots.filter(pl.col("id") != pl.col("root")).height
+    # lake.sql reads only the lake's tables: the planted pairs are joined here
+    planted = pl.read_parquet(Path(file).with_suffix(".planted.parquet"))
+    caught = (planted.join(roots.rename({"id": "source", "root": "ra"}), on="source")
+              .join(roots.rename({"id": "copy", "root": "rb"}), on="copy")
+              .filter(pl.col("ra") == pl.col("rb")).height)
     print(json.dumps({"seconds": seconds, "merged": merged, "planted_caught": caught, "counts": report.counts,
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 

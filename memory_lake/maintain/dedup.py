@@ -439,6 +439,28 @@ def _phrase_words(norm: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# jieba's tags of words that carry a fact: nouns, verbs, adjectives, names, places, organisations,
+# Latin words. Adverbs (已, 还, 都), particles, prepositions, pronouns and numerals do not.
+_DETAIL_FLAGS = ("n", "v", "a", "eng", "j", "l", "i")
+
+
+@functools.lru_cache(maxsize=100_000)
+def _detail_word(word: str) -> bool:
+    """Whether a new word adds a fact: a Chinese word jieba tags as a noun, verb, adjective or name
+    (``（已确认）`` adds 确认 but not 已); an English word unless WordNet knows it only as an adverb
+    ("really", "probably")."""
+    if _HAN.match(word):
+        import jieba.posseg as posseg
+
+        from ..search import jieba_segmenter
+
+        jieba_segmenter()
+        return any(piece.flag.startswith(_DETAIL_FLAGS) for piece in posseg.lcut(word))
+    from . import lexicon
+
+    return not lexicon.adverb_only(word)
+
+
 def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
                     ) -> tuple[list[tuple[str, str]], int, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
     """(pairs of phrases, content words added, pairs of stretches): each stretch of the two texts'
@@ -465,7 +487,8 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
         elif op in ("insert", "delete"):
             words, other = (sa[i1:i2], set(sb)) if op == "delete" else (sb[j1:j2], set(sa))
             new = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
-                   and not w[:1].isdigit() and w not in other]   # a word moved elsewhere is not new
+                   and not w[:1].isdigit() and w not in other     # a word moved elsewhere is not new
+                   and _detail_word(w)]
             # a new item joined by "and" / 和, or a new place, time or purpose brought by a
             # preposition, is new detail by itself ("penicillin and latex", "hiking in the mountains")
             listed = bool(new) and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words)

@@ -175,6 +175,18 @@ def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[
     return found
 
 
+def adverb_only(word: str) -> bool:
+    """True when WordNet knows `word` (or its base form) as an adverb and as nothing else
+    ("really", "probably", "usually"); False for unknown words and for words with other uses."""
+    loaded = _wordnet()
+    if loaded is None:
+        return False
+    index, _ = loaded
+    if word not in index["adv"]:
+        return False
+    return not any(_bases(word, pos) for pos in ("noun", "verb", "adj"))
+
+
 # WordNet's pointers read here: antonym; and the links that join near-synonyms without making them
 # one synset: an adjective "similar to" another (brief ~ short), a verb group (senses of one verb
 # that mean nearly the same), and a verb's hypernym (to monitor is a way to watch: a verb's
