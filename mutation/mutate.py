@@ -66,9 +66,10 @@ RULES = [
     Rule("forget", {"memory_lake/maintain/forget.py": ()}, ("tests/maintain/test_forget.py",), "forget and its scrubbers"),
     Rule("redact", {"memory_lake/ingest/redact.py": ()}, ("tests/ingest/test_redact.py", "tests/ingest/test_pii.py"),
          "PII redaction at ingest"),
-    Rule("dedup", {"memory_lake/maintain/dedup.py": ()},
+    Rule("dedup", {"memory_lake/maintain/dedup.py": (), "memory_lake/maintain/lexicon.py": ()},
          ("tests/maintain/test_dedup.py", "tests/maintain/test_dedup_thresholds.py",
-          "tests/maintain/test_dedup_canonical.py"), "dedup passes, guard, canonical choice"),
+          "tests/maintain/test_dedup_canonical.py", "tests/maintain/test_dedup_paraphrase.py",
+          "tests/maintain/test_lexicon.py"), "dedup passes, guard, dictionaries, canonical choice"),
 ]
 STATUS = {  # mutmut's exit code -> status (mutmut.stats.status_by_exit_code, without importing mutmut)
     1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
