@@ -605,8 +605,9 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
             return f"antonym {' '.join(x)}/{' '.join(y)}"
     unexplained = [(x, y) for (x, y), found in zip(stretches, relations) if not found]
     explained = {w for (x, y), found in zip(stretches, relations) if found for w in x + y}
-    rest_left = [w for w in left if w not in explained]
-    rest_right = [w for w in right if w not in explained]
+    # a word is explained when a stretch with a synonym holds it (also inside a token: "st" of "1st")
+    rest_left = [w for w in left if not any(w in token for token in explained)]
+    rest_right = [w for w in right if not any(w in token for token in explained)]
     if stretches and not unexplained and not rest_left and not rest_right:
         return None                                       # every replaced word has a synonym in its place
     if (set(rest_left) & _entities(a)) or (set(rest_right) & _entities(b)):
