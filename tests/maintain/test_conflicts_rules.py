@@ -319,3 +319,81 @@ def test_expiry_extra_and_fields_nobody_sets_by_hand():
         with pytest.raises(InputError) as refused:
             parse_field_value(field, "x", SALT)
         assert str(refused.value) == f"{field} cannot be set by hand"
+
+
+# ---------------------------------------------------------------- contradictions
+
+def contradiction(lake, tmp_path):
+    """zh-1 and zh-2: similar preferences dedup will not merge; one open contradiction."""
+    from memory_lake.maintain import dedup
+
+    scope = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "type": "preference"}
+    lake.ingest([write_jsonl(tmp_path / "zh.jsonl", [
+        {**scope, "id": "zh-1", "content": "用户在编辑器里偏好深色主题模式", "trace_id": "t1"},
+        {**scope, "id": "zh-2", "content": "用户在编辑器里偏好浅色主题模式", "trace_id": "t2"}])], as_of=AS_OF)
+    assert dedup(lake, AS_OF).counts["contradictions_filed"] == 1
+    (listed,) = lake.conflicts().to_dicts()
+    return listed["conflict_id"]
+
+
+def partners(lake):
+    return rows(lake, f"SELECT * FROM ({CONTRADICTION_PARTNERS_SQL}) ORDER BY id")
+
+
+@pytest.mark.parametrize(("take", "archived", "versions"), [
+    ("lake", None, {"zh-1": (1, "active"), "zh-2": (1, "active")}),
+    ("both", None, {"zh-1": (1, "active"), "zh-2": (1, "active")}),
+    ("incoming", "zh-1", {"zh-1": (2, "archived"), "zh-2": (1, "active")}),
+])
+def test_a_contradiction_resolved_keeps_or_archives_with_its_history(lake, tmp_path, take, archived, versions):
+    conflict_id = contradiction(lake, tmp_path)
+    assert partners(lake) == [{"id": "zh-1", "conflict_with": ["zh-2"]}, {"id": "zh-2", "conflict_with": ["zh-1"]}]
+    before, seq = {i: memory(lake, i) for i in ("zh-1", "zh-2")}, last_seq(lake)
+    result = lake.resolve_conflict(conflict_id, take, as_of=LATER)
+    assert result == {"conflict_id": conflict_id, "memory_id": "zh-1", "other_memory_id": "zh-2", "field": "content",
+                      "take": take, "archived": archived, "new_memory_id": None,
+                      "version": versions["zh-1"][0], "status": versions["zh-1"][1],
+                      "other_version": versions["zh-2"][0], "other_status": versions["zh-2"][1], "open_left": 0,
+                      "run_id": result["run_id"]}
+    assert {i: (memory(lake, i)["version"], memory(lake, i)["status"]) for i in ("zh-1", "zh-2")} == versions
+    expected = []
+    if archived:
+        expected = [{"seq": seq + 1, "memory_id": archived, "tenant": "acme", "version": 2, "change": "update",
+                     "changed_fields": ["status"], "operator": "user", "run_id": result["run_id"],
+                     "reason": f"contradiction {conflict_id} resolved: {take}", "as_of": LATER,
+                     "before": before[archived], "after": memory(lake, archived),
+                     "source_file": f"resolve {conflict_id}", "source_line": None, "trace_id": "t1"}]
+    assert history(lake, seq) == expected
+    row = conflict_row(lake, conflict_id)
+    assert (row["status"], row["resolution"], row["resolved_by"], row["resolved_at"], row["resolved_value"],
+            row["new_memory_id"]) == ("resolved", take, "user", LATER, None, None)
+    assert lake.conflicts(status="resolved")["conflict_id"].to_list() == [conflict_id]
+    assert partners(lake) == []
+
+
+def test_a_contradiction_resolved_with_a_value_redacts_it_and_archives_the_other(lake, tmp_path):
+    conflict_id = contradiction(lake, tmp_path)
+    lake.ingest([write_jsonl(tmp_path / "mail.jsonl", [{"id": "mail", "tenant": "acme",
+                                                        "content": "用户在编辑器里跟随系统 bob@example.com"}])],
+                as_of=AS_OF)
+    redacted = memory(lake, "mail")["content"]  # what ingest makes of the text for this tenant
+    assert "bob@example.com" not in redacted
+    before, seq = {i: memory(lake, i) for i in ("zh-1", "zh-2")}, last_seq(lake)
+    result = lake.resolve_conflict(conflict_id, "value=用户在编辑器里跟随系统 bob@example.com", as_of=LATER)
+    assert (result["archived"], result["version"], result["status"], result["other_version"],
+            result["other_status"]) == ("zh-2", 2, "active", 2, "archived")
+    first, second = memory(lake, "zh-1"), memory(lake, "zh-2")
+    assert first == {**before["zh-1"], "content": redacted, "content_hash": memory(lake, "mail")["content_hash"],
+                     "version": 2, "operator": "user", "updated_at": LATER}
+    assert second == {**before["zh-2"], "status": "archived", "version": 2, "operator": "user", "updated_at": LATER}
+    reason = f"contradiction {conflict_id} resolved: value"
+    common = {"tenant": "acme", "version": 2, "change": "update", "operator": "user", "run_id": result["run_id"],
+              "reason": reason, "as_of": LATER, "source_file": f"resolve {conflict_id}", "source_line": None}
+    assert history(lake, seq) == [
+        {"seq": seq + 1, "memory_id": "zh-1", **common, "changed_fields": ["content"], "before": before["zh-1"],
+         "after": first, "trace_id": "t1"},
+        {"seq": seq + 2, "memory_id": "zh-2", **common, "changed_fields": ["status"], "before": before["zh-2"],
+         "after": second, "trace_id": "t2"}]
+    row = conflict_row(lake, conflict_id)
+    assert (row["resolution"], row["resolved_value"]) == ("value", json.dumps(redacted, ensure_ascii=False))
+    assert "bob@example.com" not in json.dumps(rows(lake, "SELECT * FROM conflicts"), default=str)
