@@ -10,13 +10,13 @@ published version, queued, applied by the next run).
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
 from memory_lake.cli import main
 from memory_lake.ingest import redact_text
-from memory_lake.maintain.conflicts import (CONTRADICTION_PARTNERS_SQL, parse_field_value, parse_take,
+from memory_lake.maintain.conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_value, parse_take,
                                           resolve_conflict)
 from memory_lake.maintain.decisions import apply_decisions, pending_decisions
 from memory_lake.store.errors import InputError, NotApplicable
@@ -110,7 +110,8 @@ def test_both_writes_the_memory_a_second_memory_their_history_and_the_conflict(l
     assert final == {**after, "importance": 0.9, "status": "active", "version": 4}
     (row,) = history(lake, seq)
     assert (row["seq"], row["changed_fields"], row["before"], row["after"], row["reason"], row["run_id"]) == (
-        6, ["importance", "status"], after, final, f"conflict {importance['conflict_id']} on importance resolved: value",
+        6, ["importance", "status"], after, final,
+        f"conflict {importance['conflict_id']} on importance resolved: value",
         done["run_id"])
     resolved = conflict_row(lake, importance["conflict_id"])
     assert (resolved["status"], resolved["resolution"], resolved["resolved_value"], resolved["new_memory_id"]) == (
@@ -397,3 +398,154 @@ def test_a_contradiction_resolved_with_a_value_redacts_it_and_archives_the_other
     row = conflict_row(lake, conflict_id)
     assert (row["resolution"], row["resolved_value"]) == ("value", json.dumps(redacted, ensure_ascii=False))
     assert "bob@example.com" not in json.dumps(rows(lake, "SELECT * FROM conflicts"), default=str)
+
+
+# ---------------------------------------------------------------- a published memory's copy
+
+def test_the_copy_of_a_published_memory_is_not_published(lake, tmp_path):
+    conflicts = two_writers(lake, tmp_path)
+    lake.publish(as_of=AS_OF)
+    published = memory(lake, "pref-theme")
+    assert published["published_at"] is not None and published["publish_meta"] is not None
+    result = lake.resolve_conflict(conflicts["content"]["conflict_id"], "both", as_of=LATER)
+    assert (memory(lake, "pref-theme")["published_at"], memory(lake, "pref-theme")["publish_meta"]) == (
+        published["published_at"], published["publish_meta"])
+    copy = memory(lake, result["new_memory_id"])
+    assert (copy["published_at"], copy["publish_meta"], copy["merged_into"]) == (None, None, None)
+
+
+# ---------------------------------------------------------------- while another process holds the lake
+
+FONT = {**BASE, "id": "pref-font", "content": "用户偏好大号字体", "trace_id": "trace-font"}
+
+
+def busy_lake(lake, tmp_path):
+    """pref-theme: open conflicts on content and importance; pref-font: a conflict resolved (lake); published."""
+    lake.ingest([write_jsonl(tmp_path / "v1.jsonl", [BASE, FONT])], as_of=AS_OF)
+    for writer, importance in (("a", 0.6), ("b", 0.7)):
+        lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [
+            {**BASE, "version": 1, "content": f"用户偏好 {writer} 模式", "importance": importance},
+            {**FONT, "version": 1, "content": f"用户偏好 {writer} 字体"}])], as_of=AS_OF)
+    found = {(c["memory_id"], c["field"]): c["conflict_id"] for c in lake.conflicts().to_dicts()}
+    lake.resolve_conflict(found["pref-font", "content"], "lake", as_of=AS_OF)
+    lake.publish(as_of=AS_OF)
+    return found
+
+
+def test_while_busy_a_resolution_is_checked_against_the_published_version_then_queued(lake, tmp_path):
+    found = busy_lake(lake, tmp_path)
+    theme, importance, font = (found["pref-theme", "content"], found["pref-theme", "importance"],
+                               found["pref-font", "content"])
+    with held_by_another_process(lake, seconds=60):
+        refusals = [
+            ("nope", "lake", NotApplicable,
+             "unknown conflict id 'nope': the lake is busy (a run holds it), and published v1, the latest "
+             "published version, holds no such conflict; see `memory-lake conflicts list --all`, or try again "
+             "when the run ends"),
+            (font, "incoming", NotApplicable,
+             f"conflict {font} is already resolved (lake by user at 2026-11-30T00:00:00Z); "
+             "see `memory-lake conflicts list --all`"),
+            (importance, "value=high", InputError, "importance 'high' is not a number"),
+            (theme, "value=  ", InputError, "content cannot be empty"),
+        ]
+        for conflict_id, take, error, message in refusals:
+            with pytest.raises(error) as refused:
+                lake.resolve_conflict(conflict_id, take, as_of=LATER)
+            assert str(refused.value) == message
+        assert pending_decisions(lake) == []
+        by_value = lake.resolve_conflict(theme, "value=用户偏好跟随系统 bob@example.com", as_of=LATER)
+        by_lake = lake.resolve_conflict(importance, "lake", as_of=LATER + timedelta(minutes=1))  # name order: second
+    files = pending_decisions(lake)
+    assert [str(p) for p in files] == [by_value["queued"], by_lake["queued"]]
+    queued = [json.loads(p.read_text(encoding="utf-8")) for p in files]
+    typed = queued[0]["value"]
+    assert typed.startswith("用户偏好跟随系统 [EMAIL:") and "bob@example.com" not in typed  # no raw PII on disk
+    assert queued == [
+        {"kind": "resolve", "conflict_id": theme, "take": "value", "value": typed, "operator": "user",
+         "requested_at": "2026-12-01T08:30:00Z"},
+        {"kind": "resolve", "conflict_id": importance, "take": "lake", "value": None, "operator": "user",
+         "requested_at": "2026-12-01T08:31:00Z"}]
+    # the next run applies them first, in request order, as the user's writes naming the decision file
+    seq = last_seq(lake)
+    report = apply_decisions(lake, LATER)
+    assert (report.counts["applied"], report.counts["resolved"], report.counts["failed"], report.counts["left"]) == (
+        2, 2, 0, 0)
+    got = memory(lake, "pref-theme")
+    assert (got["content"], got["importance"], got["status"], got["version"], got["operator"]) == (
+        typed, 0.6, "active", 4, "user")
+    assert [(h["memory_id"], h["version"], h["changed_fields"], h["run_id"], h["source_file"], h["reason"])
+            for h in history(lake, seq)] == [
+        ("pref-theme", 3, ["content", "status"], report.run_id, f"inbox/decisions/{files[0].name}",
+         f"conflict {theme} on content resolved: value"),
+        ("pref-theme", 4, ["status"], report.run_id, f"inbox/decisions/{files[1].name}",
+         f"conflict {importance} on importance resolved: lake")]
+    assert lake.conflicts().height == 0
+
+
+def test_while_busy_before_anything_is_published_a_resolution_is_queued_and_checked_by_the_next_run(lake, tmp_path):
+    two_writers(lake, tmp_path)
+    with held_by_another_process(lake, seconds=60):
+        queued = resolve_conflict(lake, "nope", "lake", as_of=LATER)  # nothing to check against: queued
+    (path,) = pending_decisions(lake)
+    assert queued == {"queued": str(path)}
+    report = apply_decisions(lake, LATER)
+    assert (report.counts["applied"], report.counts["failed"]) == (0, 1)
+    assert report.details["failed"] == [{"file": path.name, "kind": "resolve", "reason": (
+        "unknown conflict id 'nope': the lake holds no such conflict (see `memory-lake conflicts list --all`)")}]
+
+
+def test_the_check_before_queuing_names_the_live_lake_when_the_run_ended_meanwhile(lake, tmp_path):
+    """The lake was busy when the resolution was asked for, and free again when the check reads it."""
+    from memory_lake.maintain.conflicts import _check_published
+
+    conflicts = two_writers(lake, tmp_path)
+    with pytest.raises(NotApplicable) as refused:
+        _check_published(lake, "nope", "lake", None)
+    assert str(refused.value) == ("unknown conflict id 'nope': the lake holds no such conflict; see "
+                                  "`memory-lake conflicts list --all`, or try again when the run ends")
+    assert _check_published(lake, conflicts["content"]["conflict_id"], "value", "用户偏好跟随系统") is None
+
+
+# ---------------------------------------------------------------- the listing
+
+def test_the_listing_filters_by_tenant_and_status_oldest_first_with_the_memorys_version(lake, tmp_path):
+    globex = {**BASE, "id": "g-theme", "tenant": "globex"}
+    lake.ingest([write_jsonl(tmp_path / "v1.jsonl", [BASE, globex])], as_of=AS_OF)
+    for writer, when in (("a", AS_OF), ("b", AS_OF), ("c", LATER)):  # c disputes again, a day later
+        lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [
+            {**record, "version": 1, "content": f"{record['tenant']} {writer}", "importance": 0.1}
+            for record in (globex, BASE)])], as_of=when)
+    everything = lake.conflicts(status=None).to_dicts()
+    keys = [(c["tenant"], c["memory_id"], c["field"], c["created_at"], c["source_line"]) for c in everything]
+    assert keys == [("globex", "g-theme", "content", AS_OF, 1), ("acme", "pref-theme", "content", AS_OF, 2),
+                    ("globex", "g-theme", "content", LATER, 1), ("acme", "pref-theme", "content", LATER, 2)]
+    assert [(c["status"], c["memory_version"], c["memory_status"], c["incoming_value"]) for c in everything] == [
+        ("open", 2, "conflicted", '"globex b"'), ("open", 2, "conflicted", '"acme b"'),
+        ("open", 2, "conflicted", '"globex c"'), ("open", 2, "conflicted", '"acme c"')]
+    assert list(everything[0]) == [
+        "conflict_id", "kind", "status", "tenant", "memory_id", "other_memory_id", "field", "base_version",
+        "lake_version", "base_value", "lake_value", "incoming_value", "lake_operator", "incoming_operator",
+        "lake_trace_id", "incoming_trace_id", "source_file", "source_line", "created_at", "resolved_at", "resolution",
+        "resolved_by", "resolved_value", "new_memory_id", "memory_version", "memory_status"]
+    lake.resolve_conflict(everything[1]["conflict_id"], "lake", as_of=LATER)
+    assert lake.conflicts().to_dicts() == [everything[0], everything[2],
+                                           {**everything[3], "memory_version": 3}]
+    assert [c["conflict_id"] for c in lake.conflicts(tenant="acme").to_dicts()] == [everything[3]["conflict_id"]]
+    assert [c["conflict_id"] for c in lake.conflicts(tenant="acme", status="resolved").to_dicts()] == [
+        everything[1]["conflict_id"]]
+    assert [c["conflict_id"] for c in lake.conflicts(tenant="acme", status=None).to_dicts()] == [
+        everything[1]["conflict_id"], everything[3]["conflict_id"]]
+    assert [c["conflict_id"] for c in lake.conflicts(status="resolved").to_dicts()] == [everything[1]["conflict_id"]]
+    assert lake.conflicts(tenant="globex", status="resolved").height == 0
+    assert [c["conflict_id"] for c in list_conflicts(lake, tenant="", status="").to_dicts()] == [
+        c["conflict_id"] for c in everything]
+
+
+def test_the_listing_shows_a_conflict_closed_by_forget_with_its_forgotten_memory(lake, tmp_path):
+    from memory_lake.maintain.forget import forget
+
+    conflicts = two_writers(lake, tmp_path)
+    forget(lake, ids=["pref-theme"], operator="user", reason="asked to", as_of=LATER)
+    (row,) = lake.conflicts(status=None).to_dicts()
+    assert (row["conflict_id"], row["status"], row["resolution"], row["memory_status"]) == (
+        conflicts["content"]["conflict_id"], "resolved", "forgotten", "deleted")
