@@ -188,7 +188,7 @@ def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, sourc
     if take == "both":
         new_memory_id = f"{memory_id}~{conflict_id[:8]}"
         _insert_copy(con, memory_id, new_memory_id, field, json.loads(conflict["incoming_value"]),
-                     status=restore if restore != "conflicted" else "active", operator=operator,
+                     status=restore if restore not in ("conflicted", "merged") else "active", operator=operator,
                      trace_id=conflict["incoming_trace_id"], as_of=as_of, run_id=run_id, reason=reason, label=label)
     resolved_value = conflict["lake_value"] if take in ("lake", "both") else json.dumps(_jsonable(new_value),
                                                                                        ensure_ascii=False)
