@@ -549,3 +549,26 @@ def test_the_listing_shows_a_conflict_closed_by_forget_with_its_forgotten_memory
     (row,) = lake.conflicts(status=None).to_dicts()
     assert (row["conflict_id"], row["status"], row["resolution"], row["memory_status"]) == (
         conflicts["content"]["conflict_id"], "resolved", "forgotten", "deleted")
+
+
+def test_both_on_a_merged_memory_makes_an_active_copy_outside_the_merge(lake, tmp_path):
+    """A memory dedup merged into another still takes writes, so it can be disputed; its status
+    returns to merged (under its canonical), and the copy of `both` is a memory of its own: active,
+    not merged (a merged memory with no canonical would be hidden from search and could not be unmerged)."""
+    from memory_lake.maintain import dedup
+
+    scope = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "type": "preference"}
+    lake.ingest([write_jsonl(tmp_path / "v1.jsonl", [
+        {**scope, "id": "old", "content": "用户偏好浅色模式", "created_at": "2026-11-01T00:00:00Z"},
+        {**scope, "id": "new", "content": "用户偏好浅色模式", "created_at": "2026-11-02T00:00:00Z"}])], as_of=AS_OF)
+    assert dedup(lake, AS_OF).counts["merged"] == 1
+    for writer in ("a", "b"):
+        lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [
+            {**scope, "id": "new", "version": 1, "content": f"用户偏好{writer}模式"}])], as_of=AS_OF)
+    (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
+    result = lake.resolve_conflict(conflict_id, "both", as_of=LATER)
+    assert rows(lake, "SELECT id, version, status, merged_into, content FROM memories ORDER BY id") == [
+        {"id": "new", "version": 3, "status": "merged", "merged_into": "old", "content": "用户偏好a模式"},
+        {"id": result["new_memory_id"], "version": 1, "status": "active", "merged_into": None,
+         "content": "用户偏好b模式"},
+        {"id": "old", "version": 1, "status": "active", "merged_into": None, "content": "用户偏好浅色模式"}]
