@@ -75,7 +75,7 @@ def test_both_writes_the_memory_a_second_memory_their_history_and_the_conflict(l
     assert result == {"conflict_id": content["conflict_id"], "memory_id": "pref-theme", "field": "content",
                       "take": "both", "version": 3, "status": "conflicted", "new_memory_id": second, "open_left": 1,
                       "run_id": run_id}
-    assert run_id.startswith("resolve")
+    assert run_id.startswith("resolve-20261201T083000-")  # a run of its own, named by its as_of
     # the memory keeps the lake's value; still conflicted (importance is open); a user's write
     after = memory(lake, "pref-theme")
     assert after == {**before, "version": 3, "operator": "user", "updated_at": before["updated_at"]}
@@ -537,6 +537,7 @@ def test_the_listing_filters_by_tenant_and_status_oldest_first_with_the_memorys_
         everything[1]["conflict_id"], everything[3]["conflict_id"]]
     assert [c["conflict_id"] for c in lake.conflicts(status="resolved").to_dicts()] == [everything[1]["conflict_id"]]
     assert lake.conflicts(tenant="globex", status="resolved").height == 0
+    assert list_conflicts(lake).to_dicts() == lake.conflicts().to_dicts()  # open ones by default
     assert [c["conflict_id"] for c in list_conflicts(lake, tenant="", status="").to_dicts()] == [
         c["conflict_id"] for c in everything]
 
@@ -572,3 +573,41 @@ def test_both_on_a_merged_memory_makes_an_active_copy_outside_the_merge(lake, tm
         {"id": result["new_memory_id"], "version": 1, "status": "active", "merged_into": None,
          "content": "用户偏好b模式"},
         {"id": "old", "version": 1, "status": "active", "merged_into": None, "content": "用户偏好浅色模式"}]
+
+
+def test_a_memory_disputed_again_while_conflicted_returns_to_active_after_the_last(lake, tmp_path):
+    """The second conflict was filed while the memory was already conflicted: resolved last, it
+    returns the memory to active, not to conflicted."""
+    lake.ingest([write_jsonl(tmp_path / "v1.jsonl", [BASE])], as_of=AS_OF)
+    for writer, when in (("a", AS_OF), ("b", AS_OF), ("c", LATER)):
+        lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [{**BASE, "version": 1, "content": writer}])],
+                    as_of=when)
+    first, second = lake.conflicts()["conflict_id"].to_list()
+    assert rows(lake, "SELECT lake_status FROM conflicts ORDER BY created_at") == [
+        {"lake_status": "active"}, {"lake_status": "conflicted"}]
+    assert lake.resolve_conflict(first, "lake", as_of=LATER)["status"] == "conflicted"
+    assert lake.resolve_conflict(second, "incoming", as_of=LATER)["status"] == "active"
+    assert (memory(lake, "pref-theme")["status"], memory(lake, "pref-theme")["content"]) == ("active", "c")
+
+
+def test_a_conflict_on_a_deleted_memory_is_refused(lake, tmp_path):
+    """Forget closes a deleted memory's conflicts; should one stay open (a lake written by other
+    code), resolving it is refused, naming the deleted memory, and nothing changes."""
+    conflicts = two_writers(lake, tmp_path)
+    conflict_id = conflicts["content"]["conflict_id"]
+    with lake.writer(purpose="test: a memory deleted, its conflict left open") as con:
+        con.execute("UPDATE memories SET status = 'deleted' WHERE id = 'pref-theme'")
+    before = rows(lake, "SELECT * FROM memories"), rows(lake, "SELECT * FROM conflicts")
+    with pytest.raises(NotApplicable) as refused:
+        lake.resolve_conflict(conflict_id, "incoming", as_of=LATER)
+    assert str(refused.value) == f"conflict {conflict_id} cannot be resolved: memory pref-theme was forgotten"
+    assert (rows(lake, "SELECT * FROM memories"), rows(lake, "SELECT * FROM conflicts")) == before
+
+
+def test_a_contradiction_whose_other_memory_is_deleted_is_refused(lake, tmp_path):
+    conflict_id = contradiction(lake, tmp_path)
+    with lake.writer(purpose="test: a memory deleted, its conflict left open") as con:
+        con.execute("UPDATE memories SET status = 'deleted' WHERE id = 'zh-2'")
+    with pytest.raises(NotApplicable) as refused:
+        lake.resolve_conflict(conflict_id, "lake", as_of=LATER)
+    assert str(refused.value) == f"conflict {conflict_id} cannot be resolved: memory zh-2 was forgotten"
