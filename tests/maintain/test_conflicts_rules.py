@@ -577,7 +577,7 @@ def test_both_on_a_merged_memory_makes_an_active_copy_outside_the_merge(lake, tm
 
 def test_a_memory_disputed_again_while_conflicted_returns_to_active_after_the_last(lake, tmp_path):
     """The second conflict was filed while the memory was already conflicted: resolved last, it
-    returns the memory to active, not to conflicted."""
+    returns the memory to active, not to conflicted (and the copy of `both` is active too)."""
     lake.ingest([write_jsonl(tmp_path / "v1.jsonl", [BASE])], as_of=AS_OF)
     for writer, when in (("a", AS_OF), ("b", AS_OF), ("c", LATER)):
         lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [{**BASE, "version": 1, "content": writer}])],
@@ -586,8 +586,10 @@ def test_a_memory_disputed_again_while_conflicted_returns_to_active_after_the_la
     assert rows(lake, "SELECT lake_status FROM conflicts ORDER BY created_at") == [
         {"lake_status": "active"}, {"lake_status": "conflicted"}]
     assert lake.resolve_conflict(first, "lake", as_of=LATER)["status"] == "conflicted"
-    assert lake.resolve_conflict(second, "incoming", as_of=LATER)["status"] == "active"
-    assert (memory(lake, "pref-theme")["status"], memory(lake, "pref-theme")["content"]) == ("active", "c")
+    result = lake.resolve_conflict(second, "both", as_of=LATER)
+    assert rows(lake, "SELECT id, content, status FROM memories ORDER BY id") == [
+        {"id": "pref-theme", "content": "a", "status": "active"},
+        {"id": result["new_memory_id"], "content": "c", "status": "active"}]
 
 
 def test_a_conflict_on_a_deleted_memory_is_refused(lake, tmp_path):
