@@ -56,7 +56,7 @@ RULES = [
          ("tests/publish/test_checks.py", "tests/publish/test_gate_summary_pii.py",
           "tests/publish/test_checks_quiet.py", "tests/publish/test_checks_observed.py"), "the publish gate"),
     Rule("conflicts", {"memory_lake/maintain/conflicts.py": ()},
-         ("tests/maintain/test_conflicts.py", "tests/maintain/test_conflicts_tenant.py"), "the conflict queue"),
+         ("tests/maintain/test_conflicts.py", "tests/maintain/test_conflicts_tenant.py", "tests/maintain/test_conflicts_rules.py"), "the conflict queue"),
     Rule("tiers", {"memory_lake/maintain/tiers.py": ()}, ("tests/maintain/test_tiers.py",), "the tier lifecycle"),
     Rule("merge", {"memory_lake/ingest/merge.py": ()}, ("tests/ingest/test_merge.py",), "the three-way merge"),
     Rule("search-filters", {"memory_lake/search/query.py": ("_check_scope_value", "_check_filters", "_vocabulary",

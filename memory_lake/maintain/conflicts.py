@@ -188,7 +188,7 @@ def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, sourc
     if take == "both":
         new_memory_id = f"{memory_id}~{conflict_id[:8]}"
         _insert_copy(con, memory_id, new_memory_id, field, json.loads(conflict["incoming_value"]),
-                     status=restore if restore != "conflicted" else "active", operator=operator,
+                     status=restore if restore not in ("conflicted", "merged") else "active", operator=operator,
                      trace_id=conflict["incoming_trace_id"], as_of=as_of, run_id=run_id, reason=reason, label=label)
     resolved_value = conflict["lake_value"] if take in ("lake", "both") else json.dumps(_jsonable(new_value),
                                                                                        ensure_ascii=False)
@@ -208,14 +208,15 @@ def _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, ru
     first, second = conflict["memory_id"], conflict["other_memory_id"]
     label = source or f"resolve {conflict['conflict_id']}"
     reason = f"contradiction {conflict['conflict_id']} resolved: {take}"
-    archived = None
+    archived = content = None
     if take == "incoming":
         archived = first
         _update(con, first, {"status": "archived"}, operator=operator, as_of=as_of, run_id=run_id, reason=reason,
                 label=label)
     elif take == "value":
         salt = lake.tenant_salts(con, [conflict["tenant"]])[conflict["tenant"]]
-        _update(con, first, {"content": parse_field_value("content", value, salt)}, operator=operator, as_of=as_of,
+        content = parse_field_value("content", value, salt)  # redacted: the conflict row records it too
+        _update(con, first, {"content": content}, operator=operator, as_of=as_of,
                 run_id=run_id, reason=reason, label=label)
         archived = second
         _update(con, second, {"status": "archived"}, operator=operator, as_of=as_of, run_id=run_id, reason=reason,
@@ -223,7 +224,7 @@ def _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, ru
     con.execute(
         "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = ?, resolved_by = ?, "
         "resolved_value = ? WHERE conflict_id = ?",
-        [as_of, take, operator, json.dumps(value, ensure_ascii=False) if take == "value" else None,
+        [as_of, take, operator, json.dumps(content, ensure_ascii=False) if take == "value" else None,
          conflict["conflict_id"]])
     (version, status), (other_version, other_status) = (
         con.execute("SELECT version, status FROM memories WHERE id = ?", [i]).fetchone() for i in (first, second))
