@@ -376,14 +376,6 @@ def _replaced(a: str, b: str) -> tuple[list[str], list[str]]:
     return left, right
 
 
-def _substitution(a: str, b: str) -> bool:
-    """A content word replaced by an unrelated one (eu-west -> us-east, 华东 -> 华北): a changed
-    value, not a rewording. Insertions and deletions (a filler, a suffix), typos and synonyms
-    (``data/synonyms.tsv``: likes -> prefers, 喜欢 -> 偏好) are not."""
-    left, right = _replaced(a, b)
-    return bool(left) and bool(right)
-
-
 # A name or other entity: English words capitalised inside a sentence (Alice, Postgres), written
 # with two capitals (MySQL, AWS) or joined to others by a hyphen or digits (eu-west, gpt4);
 # Chinese words jieba tags as a person, place, organisation or other proper noun, a Latin word,

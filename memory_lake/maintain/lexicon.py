@@ -304,14 +304,6 @@ def _cilin() -> dict[str, frozenset[str]]:
     return {word: frozenset(codes) for word, codes in groups.items()}
 
 
-def _chinese_senses(words: tuple[str, ...]) -> frozenset[str]:
-    table = _cedict()
-    if table is None:
-        return frozenset()
-    whole = "".join(words)
-    return table.get(whole, frozenset())
-
-
 # ---------------------------------------------------------------------------- the questions
 def _is_chinese(words: tuple[str, ...]) -> bool:
     return any(re.search(r"[\u3400-\u9fff]", w) for w in words)
