@@ -10,7 +10,11 @@ Tokeniser rules (:func:`tokenize`)
 3. A run of Chinese characters (Han ideographs) is segmented with jieba in search mode
    (``lcut_for_search``), which also emits the shorter words inside a long one: ``喝咖啡`` gives
    ``咖啡`` and ``喝咖啡``, so the query ``咖啡`` finds it. Chinese stop words
-   (:data:`CHINESE_STOP_WORDS`) are dropped.
+   (:data:`CHINESE_STOP_WORDS`) are dropped. jieba's HMM guessing of words missing from its
+   dictionary is off: it joins an unknown word to its neighbours, and does so differently in
+   different sentences (``年会定`` in "公司年会定在明年", ``拿铁要`` in "拿铁要加什么奶"), so a query
+   and a memory that share a word would not share the token. Without it an unknown word falls
+   into its characters in every text alike, and they still meet (``拿`` + ``铁``).
 4. Any other run of letters and digits (Latin, Cyrillic, kana, hangul, digits...) is one word;
    everything else, including ``_``, ``-``, ``'`` and punctuation, separates words. English stop
    words (:data:`ENGLISH_STOP_WORDS`) are dropped, then the word goes through :func:`stem`.
@@ -57,7 +61,7 @@ import polars as pl
 
 # Bump whenever a rule of `tokenize` changes: the index step then rebuilds the postings it made
 # with an older version (the only full rebuild; otherwise only new or changed content is tokenised).
-TOKENIZER_VERSION = "1"
+TOKENIZER_VERSION = "2"
 
 # BM25 parameters (the usual defaults of Robertson et al. and Lucene).
 BM25_K1 = 1.2
@@ -201,7 +205,7 @@ def _tokenize_uncached(text: str) -> tuple[str, ...]:
         if kind is not None:
             tokens.append(f"{kind.lower()}:{digest.lower()}")
         elif han is not None:
-            tokens.extend(w for w in _jieba().lcut_for_search(han) if w not in CHINESE_STOP_WORDS and w.strip())
+            tokens.extend(w for w in _jieba().lcut_for_search(han, HMM=False) if w not in CHINESE_STOP_WORDS and w.strip())
         else:
             lowered = word.casefold()  # casefold: "Straße" meets "STRASSE"
             if lowered not in ENGLISH_STOP_WORDS:

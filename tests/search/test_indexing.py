@@ -30,7 +30,7 @@ def test_postings_once_per_content_then_only_what_changed(lake, tmp_path):
         {"term": "dark", "tf": 2}, {"term": "mod", "tf": 1}, {"term": "prefer", "tf": 1}, {"term": "them", "tf": 1},
         {"term": "user", "tf": 1}]
     assert rows(lake, "SELECT k.length, k.tokenizer FROM keyword_docs k JOIN memories m ON m.content_hash = k.text_hash "
-                      "WHERE m.id = 'c'") == [{"length": 4, "tokenizer": "1"}]  # 用户 喜欢 喝 咖啡
+                      "WHERE m.id = 'c'") == [{"length": 4, "tokenizer": "2"}]  # 用户 喜欢 喝 咖啡
     assert index(lake, AS_OF, NO_MODEL).counts["tokenized"] == 0
     # an edit makes a new content version: only it is tokenised
     _ingest(lake, tmp_path / "b.jsonl", [{"id": "c", "tenant": "t", "content": "用户喜欢喝绿茶", "version": 1}])
@@ -42,9 +42,9 @@ def test_a_new_tokenizer_version_rebuilds_the_postings(lake, tmp_path, monkeypat
     _ingest(lake, tmp_path / "a.jsonl", [{"id": "a", "tenant": "t", "content": "dark mode"},
                                          {"id": "b", "tenant": "t", "content": "light mode"}])
     index(lake, AS_OF, NO_MODEL)
-    monkeypatch.setattr(indexing, "TOKENIZER_VERSION", "2")
+    monkeypatch.setattr(indexing, "TOKENIZER_VERSION", "3")
     assert index(lake, AS_OF, NO_MODEL).counts["tokenized"] == 2
-    assert rows(lake, "SELECT DISTINCT tokenizer FROM keyword_docs") == [{"tokenizer": "2"}]
+    assert rows(lake, "SELECT DISTINCT tokenizer FROM keyword_docs") == [{"tokenizer": "3"}]
     assert rows(lake, "SELECT count(*) AS n FROM postings") == [{"n": 4}]  # the old version's rows are gone
 
 

@@ -80,6 +80,15 @@ def test_chinese_is_segmented_and_stop_words_dropped():
     assert tokenize("AI助手") == ["ai", "助手"]
 
 
+def test_a_word_missing_from_jiebas_dictionary_is_cut_alike_in_every_text():
+    # jieba's HMM would join an unknown word to its neighbours, differently in each sentence
+    # (年会定 / 年会, 拿铁要 / 拿铁): a question and its answer would share no token
+    assert tokenize("拿铁要加什么奶") == ["拿", "铁", "要", "加", "奶"]
+    assert tokenize("每天下午要一杯燕麦拿铁") == ["每天", "下午", "要", "一杯", "燕麦", "拿", "铁"]
+    assert tokenize("公司年会定在明年") == ["公司", "年", "会", "定", "明年"]
+    assert tokenize("年会什么时候在哪里办") == ["年", "会", "办"]
+
+
 def test_stop_word_lists():
     assert 140 <= len(ENGLISH_STOP_WORDS) <= 200
     assert {"the", "and", "were", "is", "of"} <= ENGLISH_STOP_WORDS
