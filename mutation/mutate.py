@@ -12,6 +12,12 @@ behaviour) are marked with the reason. Why mutmut, and how to read the report: d
     python mutation/mutate.py checks inbox    # some rules
     python mutation/mutate.py --list          # the rules, their code and tests
     python mutation/mutate.py inbox --survivors   # re-test only the last survivors (after new tests)
+    python mutation/mutate.py --sample 120 --seed 1   # a random sample of 120 mutants per rule
+
+A whole run of every rule is some 10,000 mutants at 2-20 s each on two cores. ``--sample N`` tests
+N mutants per rule drawn at random (seeded, so a run can be repeated): the score of a random
+sample estimates the whole rule's score, and the report gives the 95 % interval of the estimate.
+To judge new tests without bias, kill the survivors of one sample, then measure another seed.
 
 A rule's ``.mutmut/<rule>/`` folder is kept: mutmut re-tests only the functions whose code changed
 since its last run there.
@@ -22,7 +28,9 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -119,9 +127,36 @@ def prepare(rule: Rule) -> Path:
     return work
 
 
-def run(rule: Rule, only: list[str] | None = None) -> dict:
-    """Mutate the rule's code and test it (`only`: just these mutants, e.g. the last survivors)."""
+def generate(rule: Rule, work: Path) -> list[str]:
+    """Write the rule's mutants in ``work/mutants`` (as ``mutmut run`` does first) and return
+    their names, without testing any."""
+    code = ("import os\nfrom mutmut.__main__ import create_mutants\n"
+            "from mutmut.utils.file_utils import copy_src_dir, copy_also_copy_files\n"
+            "os.makedirs('mutants', exist_ok=True)\ncopy_src_dir()\ncopy_also_copy_files()\ncreate_mutants(1)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"mutmut could not generate the mutants of rule {rule.name}:\n{done.stderr[-2000:]}")
+    wanted, names = patterns(rule), []
+    for path in rule.code:
+        codes = json.loads((work / "mutants" / f"{path}.meta").read_text(encoding="utf-8"))["exit_code_by_key"]
+        names += [k for k in codes if not wanted or any(fnmatch.fnmatchcase(k, p) for p in wanted)]
+    return sorted(names, key=natural)
+
+
+def run(rule: Rule, only: list[str] | None = None, sample: int | None = None, seed: int = 1) -> dict:
+    """Mutate the rule's code and test it (`only`: just these mutants, e.g. the last survivors;
+    `sample`: that many of the rule's mutants drawn at random with `seed`)."""
     work = prepare(rule)
+    if sample:
+        shutil.rmtree(work / "mutants", ignore_errors=True)  # a sample's figures are of that sample only
+        names = generate(rule, work)
+        only = sorted(random.Random(seed).sample(names, min(sample, len(names))), key=natural)
+        started = time.monotonic()
+        execute(rule, work, only)
+        result = summarise(rule, work, time.monotonic() - started)
+        return {**result, "sample": {"size": len(only), "of": len(names), "seed": seed,
+                                     "interval": interval(result)}}
     if not only and patterns(rule):
         # mutmut resumes by itself, except when given mutant names: then it re-tests them all. So
         # give it the rule's mutants not tested yet (after an interrupted run, or changed code).
@@ -129,22 +164,37 @@ def run(rule: Rule, only: list[str] | None = None) -> dict:
         if only == []:
             return summarise(rule, work, json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))[
                 "seconds"] if (REPORTS / f"{rule.name}.json").exists() else 0)
+    started = time.monotonic()
+    execute(rule, work, only or patterns(rule))
+    seconds = time.monotonic() - started
+    if only:  # a re-run of some mutants: the run time of the whole rule stays the last full run's
+        seconds = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))["seconds"]
+    if only and (REPORTS / f"{rule.name}.json").exists():
+        return retested(rule, work, only)
+    return summarise(rule, work, seconds)
+
+
+def execute(rule: Rule, work: Path, names: list[str]) -> None:
+    """``mutmut run`` in `work` on these mutant names or globs ([] = every mutant)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants folder must come first
     env.update(PREFECT_SERVER_ANALYTICS_ENABLED="false", GX_ANALYTICS_ENABLED="false", HF_HUB_OFFLINE="1",
                TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     mutmut = Path(sys.executable).with_name("mutmut")
-    started = time.monotonic()
     with open(work / "mutmut.log", "w", encoding="utf-8") as log:
-        done = subprocess.run([str(mutmut), "run", "--max-children", "1", *(only or patterns(rule))], cwd=work, env=env,
+        done = subprocess.run([str(mutmut), "run", "--max-children", "1", *names], cwd=work, env=env,
                               stdout=log, stderr=subprocess.STDOUT)
-    seconds = time.monotonic() - started
-    if only:  # a re-run of some mutants: the run time of the whole rule stays the last full run's
-        seconds = json.loads((REPORTS / f"{rule.name}.json").read_text(encoding="utf-8"))["seconds"]
     if done.returncode != 0:
         raise SystemExit(f"mutmut failed on rule {rule.name} (exit {done.returncode}); see {work / 'mutmut.log'}")
-    if only and (REPORTS / f"{rule.name}.json").exists():
-        return retested(rule, work, only)
-    return summarise(rule, work, seconds)
+
+
+def interval(result: dict) -> list[float] | None:
+    """The 95 % Wilson interval, in %, of a sampled score (killed / tested)."""
+    n = result["tested"]
+    if not n:
+        return None
+    p, z = result["score"] / 100, 1.96
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return [round(100 * (centre - half) / (1 + z * z / n), 1), round(100 * (centre + half) / (1 + z * z / n), 1)]
 
 
 def retested(rule: Rule, work: Path, only: list[str]) -> dict:
@@ -168,9 +218,12 @@ def retested(rule: Rule, work: Path, only: list[str]) -> dict:
     tested = sum(counts.values()) - counts.get("skipped", 0) - counts.get("not checked", 0) - counts.get("gone", 0)
     caught = counts.get("killed", 0) + counts.get("timeout", 0)
     explained = sum(1 for s in survivors if s["equivalent"])
-    return {**last, "counts": counts, "tested": tested, "survivors": survivors,
-            "score": round(100 * caught / tested, 1) if tested else None,
-            "score_without_equivalent": round(100 * caught / (tested - explained), 1) if tested else None}
+    result = {**last, "counts": counts, "tested": tested, "survivors": survivors,
+              "score": round(100 * caught / tested, 1) if tested else None,
+              "score_without_equivalent": round(100 * caught / (tested - explained), 1) if tested else None}
+    if "sample" in last:
+        result["sample"] = {**last["sample"], "interval": interval(result), "survivors_retested": True}
+    return result
 
 
 def pending(rule: Rule, work: Path) -> list[str] | None:
@@ -260,18 +313,20 @@ def write_reports(results: list[dict]) -> Path:
             known[data["rule"]] = data
     lines = ["# Mutation report (`make mutate`)", "",
              "Score = mutants killed (or timed out) / mutants tested, each rule against its own test modules. "
-             "'Explained' survivors are equivalent mutants listed in mutation/equivalent.toml.", "",
-             "| rule | mutants tested | killed | survived | explained | score | score less explained | not run | run time |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "'Explained' survivors are equivalent mutants listed in mutation/equivalent.toml. "
+             "A sampled rule tests N random mutants of its M: its score estimates the rule's, "
+             "with the 95 % interval.", "",
+             "| rule | mutants tested | killed | survived | explained | score | score less explained | not run | run time | sample |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, data in known.items():
         if data is None:
-            lines.append(f"| {name} | not run | | | | | | | |")
+            lines.append(f"| {name} | not run | | | | | | | | |")
             continue
         explained = sum(1 for s in data["survivors"] if s["equivalent"])
         caught = data["counts"].get("killed", 0) + data["counts"].get("timeout", 0)
         lines.append(f"| {name} | {data['tested']} | {caught} | {len(data['survivors'])} | {explained} | "
                      f"{data['score']} % | {data['score_without_equivalent']} % | {data['counts'].get('not checked', 0)} | "
-                     f"{data['seconds']} s |")
+                     f"{data['seconds']} s | {sampled(data)} |")
     for name, data in known.items():
         if not data or not data["survivors"]:
             continue
@@ -285,11 +340,23 @@ def write_reports(results: list[dict]) -> Path:
     return report
 
 
+def sampled(data: dict) -> str:
+    sample = data.get("sample")
+    if not sample:
+        return "whole rule"
+    low, high = sample["interval"] or (None, None)
+    retested = ", survivors re-tested" if sample.get("survivors_retested") else ""
+    return f"{sample['size']} of {sample['of']}, seed {sample['seed']}, 95 % interval {low}–{high} %{retested}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rules", nargs="*", help=f"rules to run (default all): {', '.join(r.name for r in RULES)}")
     parser.add_argument("--list", action="store_true", help="show the rules, their code and tests, and stop")
     parser.add_argument("--report-only", action="store_true", help="rebuild the reports from the last runs")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="test N mutants of each rule drawn at random (the score estimates the rule's score)")
+    parser.add_argument("--seed", type=int, default=1, help="the random seed of --sample (default 1)")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the last run's survivors of each rule (after writing tests that kill them)")
     args = parser.parse_args(argv)
@@ -307,8 +374,11 @@ def main(argv: list[str] | None = None) -> int:
     for rule in chosen:
         if args.report_only:
             last = REPORTS / f"{rule.name}.json"
-            results.append(summarise(rule, WORK / rule.name,
-                                     json.loads(last.read_text(encoding="utf-8"))["seconds"] if last.exists() else 0))
+            previous = json.loads(last.read_text(encoding="utf-8")) if last.exists() else {}
+            result = summarise(rule, WORK / rule.name, previous.get("seconds", 0))
+            if "sample" in previous:
+                result["sample"] = {**previous["sample"], "interval": interval(result)}
+            results.append(result)
         else:
             print(f"mutate {rule.name}: {', '.join(rule.code)} against {len(rule.tests)} test module(s)", flush=True)
             only = None
@@ -318,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not only:
                     results.append(last)
                     continue
-            results.append(run(rule, only))
+            results.append(run(rule, only, sample=None if only else args.sample, seed=args.seed))
             write_reports(results)  # a rule's result is kept even if a later rule is interrupted
             print(f"  score {results[-1]['score']} %, {len(results[-1]['survivors'])} survivor(s), "
                   f"{results[-1]['seconds']} s", flush=True)
