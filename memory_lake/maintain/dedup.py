@@ -453,12 +453,14 @@ def _detail_word(word: str) -> bool:
     return not lexicon.adverb_only(word)
 
 
-def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
+def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str], entities: frozenset = frozenset()
                     ) -> tuple[list[tuple[str, str]], int, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
     """(pairs of phrases, content words added, pairs of stretches): each stretch of the two texts'
     word sequences that replaces one of the words `replaced`, as a phrase with `window` words of
     context on each side and as the bare words; and how many content words one text inserts that
-    the other lacks."""
+    the other lacks. A new word among `entities` (a name, a place, an organisation; in Chinese also
+    a time or an amount, as jieba tags them) or a new code (1Password, A320) is new detail by
+    itself: "works at a bank" / "works at Lloyds Bank", "去成都出差" / "去成都出差，要待三天"."""
     import difflib
 
     from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
@@ -472,19 +474,28 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str]
     spans, added, stretches = [], 0, []
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
     matcher = difflib.SequenceMatcher(a=sa, b=sb, autojunk=False)
+    stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "replace" and not all(w in stop for w in sa[i1:i2] + sb[j1:j2]):
+            # a stretch of stop words replaced by content words is an insertion ("at a bank" /
+            # "at Lloyds Bank"), and the reverse a deletion
+            if all(w in stop for w in sa[i1:i2]):
+                op = "insert"
+            elif all(w in stop for w in sb[j1:j2]):
+                op = "delete"
         if op == "replace" and replaced & set(sa[i1:i2] + sb[j1:j2]):
             spans.append((phrase(sa[max(0, i1 - window):i2 + window]), phrase(sb[max(0, j1 - window):j2 + window])))
             stretches.append((sa[i1:i2], sb[j1:j2]))
         elif op in ("insert", "delete"):
             words, other = (sa[i1:i2], set(sb)) if op == "delete" else (sb[j1:j2], set(sa))
-            new = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
+            new = [w for w in words if w not in stop
                    and not w[:1].isdigit() and w not in other     # a word moved elsewhere is not new
                    and _detail_word(w)]
             # a new item joined by "and" / 和, or a new place, time or purpose brought by a
             # preposition, is new detail by itself ("penicillin and latex", "hiking in the mountains")
             listed = bool(new) and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words)
-            added += max(len(new), ADDED_DETAIL_WORDS if listed else 0)
+            valued = any(w not in other and (w in entities or _CODE_RE.fullmatch(w)) for w in words)
+            added += max(len(new), ADDED_DETAIL_WORDS if listed or valued else 0)
     return spans, added, stretches
 
 
@@ -536,6 +547,24 @@ def _letter_values(text: str) -> Counter:
     return Counter(_LETTER_VALUE.findall(text.strip()))
 
 
+# Chinese individual classifiers (个体量词): the word a noun takes when it is counted, chosen by the
+# noun's shape or kind, not by how much there is. One swapped for another with the same number
+# before it counts the same thing (一条金毛 / 一只金毛, 一部手机 / 一台手机). Measures and
+# containers (斤 / 公斤, 杯 / 瓶) are not among them: those change an amount.
+_CLASSIFIERS = frozenset("个只条头匹部台辆架件本张把位名口座栋所间家棵株朵颗粒块支根枚封首篇幅项门")
+
+
+def _classifier_swap(x: str, y: str) -> bool:
+    """Two Chinese phrases that differ only in an individual classifier after the same numeral."""
+    while x and y and x[0] == y[0]:
+        prefix, x, y = x[0], x[1:], y[1:]
+        if not x or not y:
+            return False
+        if x[0] in _CLASSIFIERS and y[0] in _CLASSIFIERS and x[1:] == y[1:] and x[0] != y[0]:
+            return bool(_NUMBER_RE.fullmatch(prefix)) or prefix in "几每这那哪某"
+    return False
+
+
 def _single_character_change(x: str, y: str) -> bool:
     """Two Chinese words that differ in one character only, in the same place (很好 / 很差,
     采光好 / 采光差): a single character carries the whole change there, and the models read the
@@ -583,7 +612,7 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
 
     left, right = _replaced(a, b)
     fa, fb = _facts(a), _facts(b)
-    spans, added, stretches = _replaced_spans(fa, fb, window, set(left) | set(right))
+    spans, added, stretches = _replaced_spans(fa, fb, window, set(left) | set(right), _entities(a) | _entities(b))
     if added >= ADDED_DETAIL_WORDS:
         return CHANGED_VALUE
     if not left or not right:
@@ -591,7 +620,8 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     crossed = _crossed(stretches)
     if crossed:
         return f"swap {crossed[0]}/{crossed[1]}"
-    relations = [lexicon.relation(x, y) for x, y in stretches]
+    relations = [lexicon.relation(x, y) or (("synonym", "classifier") if _classifier_swap("".join(x), "".join(y))
+                                             else None) for x, y in stretches]
     for (x, y), found in zip(stretches, relations):
         if found and found[0] == "antonym":
             return f"antonym {' '.join(x)}/{' '.join(y)}"
@@ -610,6 +640,8 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     for (x, y), found in zip(stretches, relations):
         if not found and _single_character_change("".join(x), "".join(y)):
             return CHANGED_VALUE
+        if not found and lexicon.same_kind(x, y):
+            return CHANGED_VALUE                          # violin / cello: the models put them close
     unexplained_spans = [span for span, found in zip(spans, relations) if not found]
     if not unexplained_spans or not all(close(x, y) for x, y in unexplained_spans):
         return CHANGED_VALUE

@@ -423,3 +423,105 @@ def antonyms(left: tuple[str, ...], right: tuple[str, ...]) -> bool:
     decrease, large / small; for Chinese words, through their CC-CEDICT senses: 上涨 / 下跌)."""
     found = relation(tuple(left), tuple(right))
     return bool(found and found[0] == "antonym")
+
+
+# ---------------------------------------------------------------------------- items of one kind
+# How far up WordNet's noun hierarchy two words are compared: two words whose senses share a
+# hypernym this many steps up are two items of one kind (violin / cello: bowed stringed
+# instruments; red / blue: chromatic colours). One step only: further up, near-synonyms meet too
+# (boss / manager under "leader"). A word under the other (lorry / truck, hobby / pastime) is not
+# read as another item: people use the wider word for the same thing.
+KIND_LEVELS = 1
+# Only a word's most frequent noun senses are read (a rare sense makes everything "of one kind").
+KIND_SENSES = 2
+@functools.lru_cache(maxsize=1)
+def _noun_hypernyms() -> dict[int, frozenset[int]]:
+    """Noun synset -> its hypernyms (``@``; instance hypernyms ``@i`` too: Paris is a city)."""
+    folder = wordnet_dir()
+    if folder is None:
+        return {}
+    up: dict[int, set[int]] = {}
+    with open(folder / "data.noun", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(" "):
+                continue
+            parts = line.split(" | ")[0].split()
+            at = 4 + 2 * int(parts[3], 16)
+            for k in range(int(parts[at])):
+                symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+                if symbol in ("@", "@i") and target_pos == "n":
+                    up.setdefault(int(parts[0]), set()).add(int(target))
+    return {k: frozenset(v) for k, v in up.items()}
+
+
+def _ancestors(offset: int, levels: int) -> dict[int, int]:
+    """{hypernym synset: its distance} up to `levels` steps above `offset` (0: itself)."""
+    table, found, frontier = _noun_hypernyms(), {offset: 0}, {offset}
+    for step in range(1, levels + 1):
+        frontier = {h for s in frontier for h in table.get(s, ())} - found.keys()
+        found.update({h: step for h in frontier})
+    return found
+
+
+def _noun_kind(a: set[int], b: set[int]) -> str | None:
+    for x in sorted(a):
+        up_x = _ancestors(x, KIND_LEVELS)
+        for y in sorted(b):
+            if x == y:
+                continue
+            up_y = _ancestors(y, KIND_LEVELS)
+            if y in up_x or x in up_y:
+                continue
+            common = sorted(up_x.keys() & up_y.keys())
+            if common:
+                return f"wordnet nouns {x:08d} and {y:08d} under {common[0]:08d}"
+    return None
+
+
+def _english_nouns(words: tuple[str, ...]) -> set[int]:
+    return {offset for (pos, offset), rank in _english_synsets(words, KIND_SENSES).items() if pos == "noun"}
+
+
+@functools.lru_cache(maxsize=50_000)
+def same_kind(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Why two stretches name two different items of one kind (violin / cello, red / blue;
+    小提琴 / 大提琴, 护士 / 药剂师), or None when
+    the dictionaries do not see that. Asked only of words they do not call synonyms: a model puts
+    such words close (both are instruments), yet a memory that swaps one for the other states
+    another fact. English: WordNet's noun hierarchy (``KIND_LEVELS``). Chinese: one Cilin line of
+    related words (``#``), or the WordNet nouns of the words' CC-CEDICT senses."""
+    if not left or not right or _is_chinese(left) != _is_chinese(right):
+        return None
+    if not _is_chinese(left):
+        return _noun_kind(_english_nouns(left), _english_nouns(right))
+    cilin, table = _all_cilin_codes(), _cedict() or {}
+    for x, y in _stripped("".join(left), "".join(right)):
+        if x == y or len(x) < 2 or len(y) < 2:
+            continue
+        alike = sorted(cilin.get(x, frozenset()) & cilin.get(y, frozenset()))
+        if alike:
+            return f"cilin {x}/{y} {alike[0]}"
+        nx = {o for (pos, o) in _pivot(table.get(x, frozenset())) if pos == "noun"}
+        ny = {o for (pos, o) in _pivot(table.get(y, frozenset())) if pos == "noun"}
+        if nx and ny and not (nx & ny):
+            found = _noun_kind(nx, ny)
+            if found:
+                return f"cedict {x}/{y} -> {found}"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _all_cilin_codes() -> dict[str, frozenset[str]]:
+    """Chinese word -> the Cilin lines marked ``#`` it is on: "related words of one class, not
+    synonyms" (Bp13A32# 提琴 中提琴 大提琴 竖琴 ...), every class."""
+    path = cilin_file()
+    if path is None:
+        return {}
+    codes: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            code, _, words = line.strip().partition(" ")
+            if code.endswith("#"):
+                for word in words.split():
+                    codes.setdefault(word, set()).add(code)
+    return {word: frozenset(c) for word, c in codes.items()}

@@ -118,3 +118,27 @@ def test_cilin_adds_chinese_predicates_but_not_items_of_one_kind():
     # Cilin's people and things groups hold relatives and foods of one kind: not read
     assert lexicon.synonyms(("丈夫",), ("女婿",)) is None
     assert lexicon.synonyms(("包子",), ("馒头",)) is None
+
+
+@pytest.mark.parametrize(("x", "y", "why"), [
+    ("violin", "cello", "wordnet nouns 04536866 and 02992211 under 02880546"),   # bowed stringed instruments
+    ("red", "blue", "wordnet nouns 04962784 and 04968895 under 04959672"),
+    ("nurse", "pharmacist", "wordnet nouns 10366966 and 10421470 under 10165109"),
+    ("monday", "tuesday", "wordnet nouns 15163979 and 15164105 under 15163157"),
+    ("中提琴", "大提琴", "cilin 中提琴/大提琴 Bp13A32#"),
+    ("护士", "药剂师", "cedict 护士/药剂师 -> wordnet nouns 10366966 and 10421470 under 10165109"),
+    ("网球", "羽毛球", "cilin 网球/羽毛球 Bp12B06#"),
+    ("化学", "物理", "cedict 化学/物理 -> wordnet nouns 06084469 and 06090869 under 06000400"),
+])
+def test_two_items_of_one_kind(x, y, why):
+    assert (lexicon.same_kind(words(x), words(y)), lexicon.same_kind(words(y), words(x)) is not None) == (why, True)
+
+
+@pytest.mark.parametrize(("x", "y"), [
+    ("lorry", "truck"), ("hobby", "pastime"),          # one word under the other: the same thing, said wider
+    ("boss", "manager"), ("queues", "lines"),          # near-synonyms meet only further up
+    ("watch", "monitor"), ("couch", "sofa"),           # verbs; synonyms
+    ("酒店", "宾馆"), ("宠物医院", "动物医院"), ("妻子", "爱人"),
+])
+def test_words_for_one_thing_are_not_two_items_of_one_kind(x, y):
+    assert lexicon.same_kind(words(x), words(y)) is None
