@@ -66,14 +66,15 @@ RULES = [
     Rule("conflicts", {"memory_lake/maintain/conflicts.py": ()},
          ("tests/maintain/test_conflicts.py", "tests/maintain/test_conflicts_tenant.py",
           "tests/maintain/test_conflicts_rules.py"), "the conflict queue"),
-    Rule("tiers", {"memory_lake/maintain/tiers.py": ()}, ("tests/maintain/test_tiers.py",), "the tier lifecycle"),
-    Rule("merge", {"memory_lake/ingest/merge.py": ()}, ("tests/ingest/test_merge.py",), "the three-way merge"),
+    Rule("tiers", {"memory_lake/maintain/tiers.py": ()}, ("tests/maintain/test_tiers*.py",), "the tier lifecycle"),
+    Rule("merge", {"memory_lake/ingest/merge.py": ()}, ("tests/ingest/test_merge*.py",), "the three-way merge"),
     Rule("search-filters", {"memory_lake/search/query.py": ("_check_scope_value", "_check_filters", "_vocabulary",
                                                             "_scope", "_scope_where"),
                             "memory_lake/search/scopeindex.py": ("load_scope",)},
-         ("tests/search/test_search.py",), "scope and filters of a search (tenant isolation)"),
-    Rule("forget", {"memory_lake/maintain/forget.py": ()}, ("tests/maintain/test_forget.py",), "forget and its scrubbers"),
-    Rule("redact", {"memory_lake/ingest/redact.py": ()}, ("tests/ingest/test_redact.py", "tests/ingest/test_pii.py"),
+         ("tests/search/test_search.py", "tests/search/test_search_filters*.py"),
+         "scope and filters of a search (tenant isolation)"),
+    Rule("forget", {"memory_lake/maintain/forget.py": ()}, ("tests/maintain/test_forget*.py",), "forget and its scrubbers"),
+    Rule("redact", {"memory_lake/ingest/redact.py": ()}, ("tests/ingest/test_redact*.py", "tests/ingest/test_pii.py"),
          "PII redaction at ingest"),
     Rule("dedup", {"memory_lake/maintain/dedup.py": (), "memory_lake/maintain/lexicon.py": ()},
          ("tests/maintain/test_dedup.py", "tests/maintain/test_dedup_thresholds.py",
@@ -104,6 +105,14 @@ def patterns(rule: Rule) -> list[str]:
     return found
 
 
+def tests_of(rule: Rule) -> list[str]:
+    """The rule's test modules; a name may be a glob (tests/maintain/test_tiers*.py)."""
+    found = []
+    for name in rule.tests:
+        found += sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(name)) if any(c in name for c in "*?[") else [name]
+    return list(dict.fromkeys(found))
+
+
 def prepare(rule: Rule) -> Path:
     """``.mutmut/<rule>/``: a fresh copy of the code and the tests, and a pyproject.toml whose
     [tool.mutmut] limits mutmut to the rule's files and test modules."""
@@ -115,7 +124,7 @@ def prepare(rule: Rule) -> Path:
     settings = {
         "source_paths": ["memory_lake/"],
         "only_mutate": sorted(rule.code),
-        "pytest_add_cli_args_test_selection": list(rule.tests),
+        "pytest_add_cli_args_test_selection": tests_of(rule),
         "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", "-m", "not slow"],
         # A server process imports polars, DuckDB, GX and torch once and forks a worker per
         # mutant; a plain fork of the test process is not safe with torch's threads.
@@ -279,9 +288,29 @@ def describe(work: Path, path: str, key: str, status: str, equivalent: list[dict
     line = locate(ROOT / path, function, removed[0] if removed else "")
     before, after = " / ".join(s.strip() for s in removed), " / ".join(s.strip() for s in added)
     why = next((e["why"] for e in equivalent if e["file"] == path and e["function"] == function
-                and e["before"] == before and e["after"] == after), None)
+                and e["before"] == before and e["after"] == after), None) or sql_case_only(before, after)
     return {"file": path, "line": line, "function": function, "mutant": key, "status": status,
             "before": before, "after": after, "equivalent": why}
+
+
+_QUOTED = re.compile(r"'[^']*'")
+
+
+def sql_case_only(before: str, after: str) -> str | None:
+    """The reason a mutant is equivalent when it only changes the case of SQL outside its quoted
+    values ("SELECT id FROM runs" -> "select id from runs", "STATUS" as a column key): DuckDB folds
+    the case of keywords and identifiers, so the statement is the same. A changed quoted value
+    ('nightly' -> 'NIGHTLY') is not folded, and a mutant of Python code is never "case only"."""
+    if before == after or before.lower() != after.lower():
+        return None
+    if _QUOTED.findall(before) != _QUOTED.findall(after):
+        return None
+    # the code writes SQL keywords in capitals (and messages in lower case): a capital keyword in
+    # the original line is what marks it as SQL
+    if not re.search(r"\b(SELECT|FROM|WHERE|JOIN|UPDATE|INSERT|DELETE|ORDER BY|GROUP BY|CREATE|DROP|SET|VALUES|"
+                     r"AND|OR|NOT|CASE|WHEN|THEN|ELSE|END|IS|NULL|VARCHAR|FILTER|EXISTS|USING)\b", before):
+        return None
+    return "only the case of SQL keywords or identifiers changes; DuckDB folds their case (rule in mutate.py)"
 
 
 def locate(path: Path, function: str, text: str) -> int | None:
@@ -296,9 +325,12 @@ def locate(path: Path, function: str, text: str) -> int | None:
 
 
 def load_equivalent() -> list[dict]:
-    if not EQUIVALENT.exists():
-        return []
-    return tomllib.loads(EQUIVALENT.read_text(encoding="utf-8")).get("equivalent", [])
+    """The explained mutants: mutation/equivalent.toml and mutation/equivalent/<rule>.toml."""
+    found = []
+    for path in [EQUIVALENT, *sorted(EQUIVALENT.with_suffix("").glob("*.toml"))]:
+        if path.exists():
+            found += tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
+    return found
 
 
 def write_reports(results: list[dict]) -> Path:
@@ -368,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for rule in chosen:
             code = "; ".join(f"{p}" + (f" ({', '.join(f)})" if f else "") for p, f in rule.code.items())
-            print(f"{rule.name}: {rule.about}\n  code:  {code}\n  tests: {' '.join(rule.tests)}")
+            print(f"{rule.name}: {rule.about}\n  code:  {code}\n  tests: {' '.join(tests_of(rule))}")
         return 0
     results = []
     for rule in chosen:
