@@ -513,6 +513,19 @@ _OPPOSING_CHARS = frozenset(tuple(p) for p in (
     "明去 最").split() if len(p) == 2)
 
 
+def _comparative(word: str) -> bool:
+    """A comparative or superlative of an adjective WordNet knows (larger, cheapest, busier), not
+    any word ending in -er ("hoover", "trainer")."""
+    from . import lexicon
+
+    if len(word) <= 4 or not word.endswith(("er", "est")):
+        return False
+    stem = word[:-2] if word.endswith("er") else word[:-3]
+    bases = {stem, stem + "e", stem[:-1] + "y" if stem.endswith("i") else stem,
+             stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem}
+    return any(lexicon.is_adjective(b) for b in bases)
+
+
 def _opposed(left: list[str], right: list[str]) -> str | None:
     """A sign that the replaced words mean opposite or different degrees ("antonym" reasons): a
     unit (meters / yards is a changed value), comparatives or superlatives on both sides (larger /
@@ -523,7 +536,7 @@ def _opposed(left: list[str], right: list[str]) -> str | None:
             if x.isascii() and y.isascii():
                 if all(w in _UNITS_EN or _singular(w) in _UNITS_EN for w in (x, y)):
                     return f"unit {x}/{y}"                # both units: "a day" / "daily" is not
-                if all(len(w) > 4 and w.endswith(("er", "est")) for w in (x, y)) and x[-2:] == y[-2:]:
+                if all(_comparative(w) for w in (x, y)) and x[-2:] == y[-2:]:
                     return f"degree {x}/{y}"
                 for p, q in _OPPOSING_PREFIXES:
                     for u, v in ((x, y), (y, x)):
@@ -886,16 +899,20 @@ def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) 
 # A memory longer than this many words is not looked at by the one-word pass (its other passes
 # still see it): one word of 60 changes too little for the n-grams to miss the pair anyway.
 SUBSTITUTION_MAX_WORDS = 60
+# A stretch of one or two words is blanked: a phrasal verb or a compound replaced by one word
+# ("turned down" / "declined", "vacuum cleaner" / "hoover") pairs too.
+SUBSTITUTION_WIDTHS = (1, 2)
 
 
 def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
     """Pairs (a, b, score) of `frame`'s rows (columns ``row``, ``scope``, ``text``) in one scope whose
-    word sequences differ in exactly one word, replaced by another ("the old couch" / "the old
-    sofa", "不吃香菜" / "不吃芫荽"). In a short memory one replaced word moves too many n-grams for
+    word sequences differ in one stretch of at most two words, replaced by another ("the old couch"
+    / "the old sofa", "不吃香菜" / "不吃芫荽", "turned down" / "declined"). In a short memory one replaced word moves too many n-grams for
     the near pass and too little meaning for the models to tell a synonym from another value, so
     such pairs come here and the guard (``contradiction``: the dictionaries, the hard signals)
-    decides. Each text is keyed once per word position with that word blanked out; texts sharing a
-    key are the pairs (linear in the words, never all pairs). Words as ``_phrase_words`` reads
+    decides. Each text is keyed once per word position and width (``SUBSTITUTION_WIDTHS``) with
+    that stretch blanked out; texts sharing a key are the pairs (linear in the words, never all
+    pairs). Words as ``_phrase_words`` reads
     them: Latin words and codes by a regular expression in Polars, Chinese cut by jieba (only the
     texts with Chinese go through Python). Score: the share of words kept."""
     empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
@@ -912,22 +929,36 @@ def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
         words = pl.concat([latin, han])
     else:
         words = latin
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+
+    stop = sorted(ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS)
     words = words.with_columns(n=pl.col("words").list.len(),
-                               h=pl.col("words").list.eval(pl.element().hash(seed=11)))
-    keyed = (words.filter(pl.col("n").is_between(2, SUBSTITUTION_MAX_WORDS))
-             .with_columns(i=pl.int_ranges(0, "n")).explode("i")
-             .select("row", key=pl.struct(
-                 "scope",
-                 prefix=pl.col("h").list.slice(0, pl.col("i")),
-                 suffix=pl.col("h").list.slice(pl.col("i") + 1, pl.col("n"))).hash(seed=12)))
+                               h=pl.col("words").list.eval(pl.element().hash(seed=11)),
+                               content=pl.col("words").list.eval(pl.element().filter(~pl.element().is_in(stop))))
+    positions = words.filter(pl.col("n").is_between(2, SUBSTITUTION_MAX_WORDS)).with_columns(
+        i=pl.int_ranges(0, "n")).explode("i")
+    keyed = pl.concat([
+        positions.filter(pl.col("i") + width <= pl.col("n")).select("row", key=pl.struct(
+            "scope",
+            prefix=pl.col("h").list.slice(0, pl.col("i")),
+            suffix=pl.col("h").list.slice(pl.col("i") + width, pl.col("n"))).hash(seed=12))
+        for width in SUBSTITUTION_WIDTHS])
     if keyed.height == 0:
         return empty
     buckets = keyed.group_by("key").agg(members=pl.col("row").unique().sort()).with_row_index("bucket")
     pairs = _bucket_pairs(buckets)
     if pairs.height == 0:
         return empty
-    sizes = words.select("row", "n")
-    return (pairs.join(sizes.rename({"row": "a", "n": "na"}), on="a").join(sizes.rename({"row": "b", "n": "nb"}), on="b")
+    sizes = words.select("row", "n", "content")
+    joined = (pairs.join(sizes.rename({"row": "a", "n": "na", "content": "ca"}), on="a")
+              .join(sizes.rename({"row": "b", "n": "nb", "content": "cb"}), on="b"))
+    # a word added ("likes jazz" / "likes modern jazz", "a car" / "an electric car") is not a
+    # replacement: the thresholds of the near and semantic passes decide such pairs, so each text
+    # must hold a content word the other lacks
+    replaced = ((pl.col("na") == pl.col("nb"))
+                | ((pl.col("ca").list.set_difference("cb").list.len() > 0)
+                   & (pl.col("cb").list.set_difference("ca").list.len() > 0)))
+    return (joined.filter(replaced)
             .select(pl.col("a").cast(pl.Int64), pl.col("b").cast(pl.Int64),
                     score=(1 - 1 / pl.max_horizontal("na", "nb")).cast(pl.Float64)))
 

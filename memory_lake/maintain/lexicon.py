@@ -175,6 +175,12 @@ def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[
     return found
 
 
+def is_adjective(word: str) -> bool:
+    """True when WordNet lists `word` as an adjective (its base form, exactly)."""
+    loaded = _wordnet()
+    return bool(loaded) and word in loaded[0]["adj"]
+
+
 def adverb_only(word: str) -> bool:
     """True when WordNet knows `word` (or its base form) as an adverb and as nothing else
     ("really", "probably", "usually"); False for unknown words and for words with other uses."""
