@@ -228,3 +228,36 @@ def test_a_conflict_on_two_fields_files_one_row_each_and_names_both(lake, tmp_pa
          "base_version": 1, "lake_version": 2},
     ]
     assert len({c["conflict_id"] for c in found}) == 2
+
+
+def test_a_later_last_access_alone_moves_without_a_version_bump(lake, tmp_path):
+    ingest(lake, tmp_path / "a.jsonl", [NOTE])
+    before = memory(lake, "note")
+    report = ingest(lake, tmp_path / "b.jsonl", [{**NOTE, "version": 1, "last_accessed_at": "2026-11-20T00:00:00Z"}])
+    assert (report["updated"], report["unchanged"], report["conflicted"]) == (0, 0, 0)
+    assert memory(lake, "note") == {**before, "last_accessed_at": datetime(2026, 11, 20)}
+    assert [(h["version"], h["change"], h["operator"]) for h in history(lake, "note")] == [
+        (1, "insert", "agent"), (1, "usage", "system")]
+
+
+def test_an_agents_tag_change_to_an_important_memory_waits_for_a_user(lake, tmp_path):
+    ingest(lake, tmp_path / "a.jsonl", [{**NOTE, "tier": "important", "tags": ["drinks", "tea"]}])
+    before = memory(lake, "note")
+    report = ingest(lake, tmp_path / "b.jsonl", [{**NOTE, "tier": "important", "version": 1,
+                                                  "tags": ["tea", "coffee"], "trace_id": "T"}])
+    assert (report["updated"], report["unchanged"], report["conflicted"]) == (0, 0, 1)
+    # not applied: the tags stay as they are, the memory waits for a user's decision
+    assert memory(lake, "note") == {**before, "status": "conflicted"}
+    assert rows(lake, "SELECT kind, field, base_value, lake_value, incoming_value, incoming_trace_id "
+                      "FROM conflicts") == [
+        {"kind": "important", "field": "tags", "base_value": '["drinks","tea"]', "lake_value": '["drinks","tea"]',
+         "incoming_value": '["coffee","tea"]', "incoming_trace_id": "T"}]
+    # the same tags in another order are no change at all
+    report = ingest(lake, tmp_path / "c.jsonl", [{**NOTE, "tier": "important", "version": 1,
+                                                  "tags": ["tea", "drinks"]}])
+    assert (report["updated"], report["unchanged"], report["conflicted"]) == (0, 1, 0)
+    # a user's tag change applies
+    report = ingest(lake, tmp_path / "d.jsonl", [{**NOTE, "tier": "important", "version": 1, "operator": "user",
+                                                  "tags": ["tea", "coffee"]}])
+    assert (report["updated"], report["conflicted"]) == (1, 0)
+    assert (memory(lake, "note")["tags"], memory(lake, "note")["version"]) == (["coffee", "tea"], 2)
