@@ -261,3 +261,20 @@ def test_an_agents_tag_change_to_an_important_memory_waits_for_a_user(lake, tmp_
                                                   "tags": ["tea", "coffee"]}])
     assert (report["updated"], report["conflicted"]) == (1, 0)
     assert (memory(lake, "note")["tags"], memory(lake, "note")["version"]) == (["coffee", "tea"], 2)
+
+
+def test_the_lake_side_of_a_conflict_is_who_changed_that_field_not_the_last_writer(lake, tmp_path):
+    ingest(lake, tmp_path / "a.jsonl", [NOTE])
+    ingest(lake, tmp_path / "b.jsonl", [{**NOTE, "version": 1, "content": "Alice drinks oolong", "operator": "user",
+                                         "trace_id": "A"}])
+    ingest(lake, tmp_path / "c.jsonl", [{**NOTE, "version": 2, "content": "Alice drinks oolong", "importance": 0.7,
+                                         "trace_id": "B"}])
+    assert (memory(lake, "note")["operator"], memory(lake, "note")["trace_id"]) == ("agent", "B")
+    # a writer that read version 1 changes the content: the user's edit (A) is the lake's side
+    report = ingest(lake, tmp_path / "d.jsonl", [{**NOTE, "version": 1, "content": "Alice drinks coffee",
+                                                  "trace_id": "C"}])
+    assert (report["updated"], report["conflicted"]) == (0, 1)
+    assert rows(lake, "SELECT field, base_version, lake_version, lake_value, lake_operator, lake_trace_id, "
+                      "incoming_operator, incoming_trace_id FROM conflicts") == [
+        {"field": "content", "base_version": 1, "lake_version": 3, "lake_value": '"Alice drinks oolong"',
+         "lake_operator": "user", "lake_trace_id": "A", "incoming_operator": "agent", "incoming_trace_id": "C"}]
