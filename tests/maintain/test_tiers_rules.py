@@ -53,6 +53,8 @@ def test_consolidate_counts_from_when_the_memory_entered_short_term(lake, tmp_pa
 @pytest.mark.parametrize("previous_nightly, referenced, recalled", [
     (timedelta(hours=48), timedelta(hours=36), True),    # after the last run, though older than the default 24 h
     (timedelta(hours=6), timedelta(hours=12), False),    # within 24 h, but before the last run: already seen
+    (timedelta(hours=6), timedelta(hours=6), False),     # at the last run: that run saw it
+    (None, timedelta(hours=24), False),                  # exactly 24 h ago: not within the default window
     (None, timedelta(hours=12), True),                   # no nightly run yet: the default window of 24 h
     (None, timedelta(hours=36), False),
 ])
@@ -92,13 +94,18 @@ def test_status_moves_leave_a_history_row_with_the_new_status(lake, tmp_path):
 
 
 def test_a_run_without_a_run_id_gets_one_named_for_tiers(lake, tmp_path):
-    land(lake, tmp_path, [memory("past", "long_term", expires_at=z(AS_OF - SECOND))])
+    land(lake, tmp_path, [memory("past", "long_term", expires_at=z(AS_OF - SECOND)),
+                          memory("soon", "long_term", expires_at=z(AS_OF + timedelta(hours=1)))])
     report = enforce_tiers(lake, AS_OF)
     assert re.fullmatch(r"tiers-20261130T000000-[0-9a-f]{8}", report.run_id)
     assert rows(lake, "SELECT memory_id, run_id FROM cleanup_log") == [{"memory_id": "past", "run_id": report.run_id}]
     assert [r["run_id"] for r in history(lake, "past")] == [report.run_id]
     assert (lake.root / CLEANUP_LOG_FILE).read_text(encoding="utf-8").splitlines() == [
         f"2026-11-30T00:00:00Z run={report.run_id} rule=expire id=past tenant=acme long_term/active -> long_term/archived"]
+    second = enforce_tiers(lake, AS_OF + timedelta(hours=2))          # the log grows by whole lines
+    assert (lake.root / CLEANUP_LOG_FILE).read_text(encoding="utf-8") == (
+        f"2026-11-30T00:00:00Z run={report.run_id} rule=expire id=past tenant=acme long_term/active -> long_term/archived\n"
+        f"2026-11-30T02:00:00Z run={second.run_id} rule=expire id=soon tenant=acme long_term/active -> long_term/archived\n")
 
 
 def test_restore_history_has_the_whole_restored_row_and_its_run(lake, tmp_path):
@@ -107,20 +114,23 @@ def test_restore_history_has_the_whole_restored_row_and_its_run(lake, tmp_path):
     land(lake, tmp_path, [
         memory("arch", "short_term", status="archived", expires_at=z(AS_OF - timedelta(days=1))),
         memory("dorm", "long_term", status="dormant", created=timedelta(days=200), accessed=timedelta(days=100),
-               expires_at=z(AS_OF + timedelta(days=30)))])
+               expires_at=z(AS_OF + timedelta(days=30))),
+        memory("edge", "long_term", status="archived", expires_at=z(AS_OF + timedelta(days=2)))])
     before = {r["id"]: r for r in rows(lake, "SELECT * FROM memories")}
     later = AS_OF + timedelta(days=2)
-    report = restore_memories(lake, ["dorm", "arch"], operator="agent", as_of=later)
+    report = restore_memories(lake, ["dorm", "arch", "edge"], operator="agent", as_of=later)
     assert re.fullmatch(r"restore-20261202T000000-[0-9a-f]{8}", report.run_id)
-    assert (report.counts, report.details) == ({"restored": 2}, {"restored": ["arch", "dorm"], "not_restorable": [],
-                                                                  "unknown": []})
+    assert (report.counts, report.details) == ({"restored": 3}, {"restored": ["arch", "dorm", "edge"],
+                                                                  "not_restorable": [], "unknown": []})
     after = {r["id"]: r for r in rows(lake, "SELECT * FROM memories")}
-    for memory_id, tier, fields in (("arch", "long_term", ["status", "tier"]), ("dorm", "long_term", ["status"])):
+    expiry = {"arch": None, "dorm": AS_OF + timedelta(days=30), "edge": later}   # expiring exactly now: not passed
+    for memory_id, tier, fields in (("arch", "long_term", ["status", "tier"]), ("dorm", "long_term", ["status"]),
+                                    ("edge", "long_term", ["status"])):
         (row,) = history(lake, memory_id)
         image = {k: v for k, v in before[memory_id].items() if k in row["before"]}
         expected = {**image, "tier": tier, "status": "active", "version": 2, "operator": "agent",
                     "updated_at": later, "last_accessed_at": later,
-                    "expires_at": None if memory_id == "arch" else AS_OF + timedelta(days=30)}
+                    "expires_at": expiry[memory_id]}
         assert row == {"memory_id": memory_id, "version": 2, "change": "status", "changed_fields": fields,
                        "operator": "agent", "run_id": report.run_id, "reason": "restore", "as_of": later,
                        "before": image, "after": expected}
@@ -130,7 +140,25 @@ def test_restore_history_has_the_whole_restored_row_and_its_run(lake, tmp_path):
         {"memory_id": "arch", "from_tier": "short_term", "to_tier": "long_term", "from_status": "archived",
          "to_status": "active", "rule": "restore", "run_id": report.run_id},
         {"memory_id": "dorm", "from_tier": "long_term", "to_tier": "long_term", "from_status": "dormant",
+         "to_status": "active", "rule": "restore", "run_id": report.run_id},
+        {"memory_id": "edge", "from_tier": "long_term", "to_tier": "long_term", "from_status": "archived",
          "to_status": "active", "rule": "restore", "run_id": report.run_id}]
+
+
+def test_a_memory_consolidated_by_its_references_is_not_recalled_by_them(lake, tmp_path):
+    """The reference that lifts a short_term memory over the consolidation bar happened before it
+    entered long_term: it does not count as a recall, or the memory would bounce back and forth."""
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        memory("m", "short_term", created=timedelta(days=3), accessed=timedelta(hours=3), importance=0.1,
+               reference_count=2)])], as_of=AS_OF - timedelta(days=1))
+    write_jsonl(lake.inbox / "use.events.jsonl", [
+        {"ts": z(AS_OF - SECOND), "tenant": "acme", "event": "reference", "memory_id": "m"}])
+    apply_events(lake, AS_OF)
+    assert rows(lake, "SELECT reference_count FROM memories") == [{"reference_count": 3}]
+    assert moves(enforce_tiers(lake, AS_OF)) == {"consolidate": 1}
+    assert state(lake) == {"m": ("long_term", "active")}
+    assert moves(enforce_tiers(lake, AS_OF + timedelta(hours=12))) == {}
+    assert state(lake) == {"m": ("long_term", "active")}
 
 
 def test_policy_numbers_written_as_integers_per_tenant(lake, tmp_path):
