@@ -1,7 +1,9 @@
 """Tier rules, the parts the first tests left thin (issue 19, surviving mutants): when a memory
 entered short_term, where "referenced since the last run" starts, the audit images of status moves
 and of a restore, the run ids a caller gets, integer-valued policy numbers, the cleanup log's
-encoding and the name a busy lake gives for the tier run."""
+encoding and the name a busy lake gives for the tier run; then the mutants around them: which
+statuses each rule takes, tie-breaks of the capacity orders, per-agent scopes, system summaries,
+access versus reference, the archive-suggestion flag's removal and switch."""
 
 from __future__ import annotations
 
@@ -223,3 +225,115 @@ def test_a_writer_meeting_a_tier_run_is_told_what_holds_the_lake(lake, tmp_path)
     assert message == (f"lake {lake.root} is busy: pid {os.getpid()} (tier rules) holds the write lock; "
                        "try again when it finishes")
     assert moves(outcome["report"]) == {"expire": 1}
+
+
+def test_expire_takes_dormant_and_conflicted_memories_too(lake, tmp_path):
+    gone = z(AS_OF - SECOND)
+    land(lake, tmp_path, [memory("dorm", "long_term", status="dormant", expires_at=gone),
+                          memory("disputed", "short_term", status="conflicted", expires_at=gone),
+                          memory("done", "long_term", status="archived", expires_at=gone)])
+    assert moves(enforce_tiers(lake, AS_OF)) == {"expire": 2}
+    assert state(lake) == {"disputed": ("short_term", "archived"), "dorm": ("long_term", "archived"),
+                           "done": ("long_term", "archived")}
+
+
+def test_a_disputed_memory_counts_and_moves_like_an_active_one(lake, tmp_path):
+    """Conflicted memories fill a scope's capacity and overflow, consolidate and doze like active ones."""
+    records = [memory(f"w{i:02d}", "working", created=timedelta(minutes=60 - i)) for i in range(21)]
+    records[0]["status"] = "conflicted"
+    records += [memory("c", "short_term", status="conflicted", created=timedelta(days=2), importance=0.8),
+                memory("i", "working", status="conflicted", importance=1.0),
+                memory("l", "long_term", status="conflicted", created=timedelta(days=90), accessed=timedelta(days=61))]
+    land(lake, tmp_path, records)
+    assert moves(enforce_tiers(lake, AS_OF)) == {"mark_important": 1, "working_overflow": 1, "consolidate": 1,
+                                                 "long_term_dormant": 1}
+    assert state(lake, "NOT (tier = 'working' AND status = 'active')") == {
+        "c": ("long_term", "conflicted"), "i": ("important", "conflicted"), "l": ("long_term", "dormant"),
+        "w00": ("short_term", "conflicted")}
+
+
+@pytest.mark.parametrize("tie, moved", [("created", "w00"), ("id", "w00")])
+def test_working_overflow_ties_move_the_oldest_then_the_lowest_id(lake, tmp_path, tie, moved):
+    """Same last access: the oldest created goes; same creation too: the lowest id goes (the order
+    is total, so a run is repeatable)."""
+    records = [memory(f"w{i:02d}", "working", created=timedelta(hours=5) - (i * SECOND if tie == "created" else 0 * SECOND),
+                      accessed=timedelta(hours=1)) for i in range(21)]
+    land(lake, tmp_path, records)
+    assert moves(enforce_tiers(lake, AS_OF)) == {"working_overflow": 1}
+    assert state(lake, "tier <> 'working'") == {moved: ("short_term", "active")}
+
+
+def test_short_term_fifo_ties_archive_the_lowest_id(lake, tmp_path):
+    land(lake, tmp_path, [memory(f"s{i:03d}", "short_term", created=timedelta(hours=2)) for i in range(101)])
+    assert moves(enforce_tiers(lake, AS_OF)) == {"short_term_overflow": 1}
+    assert state(lake, "status <> 'active'") == {"s000": ("short_term", "archived")}
+
+
+def test_each_agent_of_a_user_has_its_own_capacity(lake, tmp_path):
+    records = [memory(f"w{i:02d}", "working") for i in range(20)]
+    records += [{**memory(f"x{i:02d}", "working"), "agent_id": "other-bot"} for i in range(20)]
+    records += [memory(f"s{i:03d}", "short_term") for i in range(100)]
+    records += [{**memory(f"t{i:03d}", "short_term"), "agent_id": "other-bot"} for i in range(100)]
+    land(lake, tmp_path, records)
+    assert moves(enforce_tiers(lake, AS_OF)) == {}
+
+
+def test_the_lakes_own_summaries_are_left_to_the_summarize_step(lake, tmp_path):
+    """A system summary is never moved by a tier rule; a summary an agent wrote is a memory like any."""
+    land(lake, tmp_path, [memory("sys", "long_term", type="summary", created=timedelta(days=90),
+                                 accessed=timedelta(days=61)),
+                          memory("mine", "long_term", type="summary", created=timedelta(days=90),
+                                 accessed=timedelta(days=61)),
+                          memory("sysfact", "long_term", type="fact", created=timedelta(days=90),
+                                 accessed=timedelta(days=61))])
+    with lake.writer() as con:
+        con.execute("UPDATE memories SET operator = 'system' WHERE id IN ('sys', 'sysfact')")
+    assert moves(enforce_tiers(lake, AS_OF)) == {"long_term_dormant": 2}
+    assert state(lake) == {"mine": ("long_term", "dormant"), "sys": ("long_term", "active"),
+                           "sysfact": ("long_term", "dormant")}
+
+
+def test_an_access_is_not_a_reference_for_recall(lake, tmp_path):
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        memory("old", "long_term", created=timedelta(days=40), accessed=timedelta(days=3))])],
+        as_of=AS_OF - timedelta(days=1))
+    write_jsonl(lake.inbox / "use.events.jsonl", [
+        {"ts": z(AS_OF - timedelta(hours=2)), "tenant": "acme", "event": "access", "memory_id": "old"}])
+    apply_events(lake, AS_OF - timedelta(hours=1))
+    assert moves(enforce_tiers(lake, AS_OF)) == {}
+    assert state(lake) == {"old": ("long_term", "active")}
+
+
+def test_restore_is_a_persons_decision_never_the_systems(lake, tmp_path):
+    from memory_lake.store import InputError
+
+    land(lake, tmp_path, [memory("arch", "long_term", status="archived")])
+    with pytest.raises(InputError) as error:
+        restore_memories(lake, ["arch"], operator="system", as_of=AS_OF)
+    assert str(error.value) == "operator must be user or agent, not 'system'"
+    assert state(lake) == {"arch": ("long_term", "archived")}
+    assert rows(lake, "SELECT count(*) AS n FROM cleanup_log") == [{"n": 0}]
+
+
+def test_a_dormant_memory_marked_important_waits_for_a_use(lake, tmp_path):
+    """Only active and disputed memories move: a dormant one stays asleep until an access wakes it."""
+    land(lake, tmp_path, [memory("d", "long_term", status="dormant", importance=1.0, created=timedelta(days=90),
+                                 accessed=timedelta(days=61))])
+    assert moves(enforce_tiers(lake, AS_OF)) == {}
+    assert state(lake) == {"d": ("long_term", "dormant")}
+
+
+def test_suggest_archive_flag_goes_when_the_memory_is_used_and_can_be_disabled(lake, tmp_path):
+    from memory_lake.store.policy import Policy
+
+    land(lake, tmp_path, [memory("m", "long_term", created=timedelta(days=400), accessed=timedelta(days=181)),
+                          memory("n", "long_term", created=timedelta(days=400), accessed=timedelta(days=181))])
+    off = Policy().with_overrides({"tiers": {"disabled_rules": ["suggest_archive"]}})
+    report = enforce_tiers(lake, AS_OF, off)
+    assert "suggest_archive" not in report.counts and rows(lake, "SELECT * FROM memory_flags") == []
+    assert enforce_tiers(lake, AS_OF, run_id="r1").counts["suggest_archive"] == 2
+    write_jsonl(lake.inbox / "use.events.jsonl", [
+        {"ts": z(AS_OF + timedelta(hours=1)), "tenant": "acme", "event": "access", "memory_id": "m"}])
+    apply_events(lake, AS_OF + timedelta(hours=2))
+    assert enforce_tiers(lake, AS_OF + timedelta(hours=3), run_id="r2").counts["suggest_archive"] == 1
+    assert rows(lake, "SELECT memory_id, run_id FROM memory_flags") == [{"memory_id": "n", "run_id": "r1"}]
