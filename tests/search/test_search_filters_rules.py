@@ -155,3 +155,33 @@ def test_a_kept_scope_answers_without_opening_the_lake_and_only_for_its_own_scop
         blocker.close()
     assert _ids(lake, "bird", tag="ui") == ["a1", "a2"]
     assert len(SCOPES) == 3
+
+
+def test_postings_of_an_older_tokenizer_are_not_read(tmp_path):
+    """After a tokenizer change and before the next index run, the stored postings are from the
+    old version: search tokenises that content again and reads none of the old terms."""
+    from memory_lake import Lake
+
+    (tmp_path / "lake").mkdir()
+    (tmp_path / "lake" / "memory-lake.toml").write_text('[search]\nmodel = "none"\nindex_dates = false\n')
+    lake = Lake.open(tmp_path / "lake", create=True)
+    _ingest(lake, tmp_path / "a.jsonl", [
+        SCOPE | {"id": "m1", "content": "Blue bird on the wire"},
+        SCOPE | {"id": "m2", "content": "Red bird in the blue tree"},
+        SCOPE | {"id": "m3", "content": "Green frog"},
+    ])
+
+    def scores(query):
+        return [(r.id, r.parts["keyword"]) for r in search(lake, query, tenant="acme", mode="keyword", as_of=AS_OF,
+                                                           explain=True)]
+
+    fresh = scores("blue bird")
+    assert [i for i, _ in fresh] == ["m1", "m2"]
+    assert lake.index(as_of=AS_OF).counts["tokenized"] == 3
+    assert scores("blue bird") == fresh  # the index holds what search would tokenise
+    with lake.writer() as con:  # what an older tokenizer version left: other terms, other counts
+        con.execute("UPDATE keyword_docs SET tokenizer = 'v0'")
+        con.execute("UPDATE postings SET tf = tf + 2")
+        con.execute("INSERT INTO postings SELECT text_hash, 'old' || term, tf FROM postings")
+    assert scores("blue bird") == fresh
+    assert scores("oldblu oldbird") == []
