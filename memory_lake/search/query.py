@@ -354,9 +354,9 @@ def _check_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         if name == "tier":
-            chosen[name] = _vocabulary(name, value, schema.TIER_ALIASES, squash=True)
+            chosen[name] = _vocabulary(name, value, schema.TIER_ALIASES)
         elif name == "type":
-            chosen[name] = _vocabulary(name, value, schema.TYPE_ALIASES, squash=False)
+            chosen[name] = _vocabulary(name, value, schema.TYPE_ALIASES)
         elif name == "tag":
             tags = [value] if isinstance(value, str) else value
             if not isinstance(tags, (list, tuple)) or not tags or not all(isinstance(t, str) and t for t in tags):
@@ -374,11 +374,10 @@ def _check_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
     return chosen
 
 
-def _vocabulary(name: str, value: Any, aliases: Mapping[str, str], *, squash: bool) -> str:
-    # The same tolerant spellings ingest accepts ("short-term", "Long Term", "preferences").
-    key = str(value).strip().lower()
-    if squash:
-        key = key.replace("-", "").replace("_", "").replace(" ", "")
+def _vocabulary(name: str, value: Any, aliases: Mapping[str, str]) -> str:
+    # The same tolerant spellings ingest accepts ("short-term", "Long Term", "To-Do", "preferences"):
+    # case, hyphens, underscores and spaces do not matter, for a tier as for a type.
+    key = str(value).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
     if key in aliases.values():
         return key
     if key in aliases:

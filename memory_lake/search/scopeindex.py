@@ -315,6 +315,9 @@ def _postings(con, hashes: pl.DataFrame, has_postings: bool, frame: pl.DataFrame
                                    "ON s.content_hash = p.text_hash").pl()
         finally:
             con.unregister("scope_hashes")
+        # postings of an older tokenizer version (not yet re-indexed) are not read: that content is
+        # tokenised here, and its old terms must not add to the new ones
+        postings = postings.join(lengths.select("text_hash"), on="text_hash", how="semi")
     missing = hashes.join(lengths, left_on="content_hash", right_on="text_hash", how="anti")["content_hash"]
     if missing.len():
         todo = frame.filter(pl.col("content_hash").is_in(missing.implode())).unique("content_hash", keep="first")
