@@ -56,9 +56,12 @@ bench: install
 # polars/DuckDB/GX/torch once per rule, so a mutant costs ~6 s here against ~14-16 s for cosmic-ray
 # and pytest-gremlins, which start a fresh interpreter per mutant. One worker, lowest priority (the
 # machine is shared). `make mutate RULES="checks inbox"` runs some rules; report: mutation-report/.
+# `make mutate SAMPLE=50 SEED=2` tests 50 random mutants per rule (an estimate with its interval).
 RULES ?=
+SAMPLE ?=
+SEED ?= 1
 mutate: install
-	nice -n 19 $(PY) mutation/mutate.py $(RULES)
+	nice -n 19 $(PY) mutation/mutate.py $(if $(SAMPLE),--sample $(SAMPLE) --seed $(SEED)) $(RULES)
 
 clean:
 	rm -rf lake reports/*.html .prefect .pytest_cache .mutmut
