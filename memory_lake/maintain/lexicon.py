@@ -290,24 +290,28 @@ def _cedict() -> dict[str, frozenset[str]] | None:
 CILIN_CLASSES = frozenset("EFGHIJKL")
 
 
+def _cilin_codes(keep) -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes (as `keep` returns them) of the Cilin lines it is on, for the
+    lines whose code `keep` accepts (returns a code, not None)."""
+    path = cilin_file()
+    if path is None:
+        return {}
+    found: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            code, _, words = line.strip().partition(" ")
+            kept = keep(code)
+            if kept:
+                for word in words.split():
+                    found.setdefault(word, set()).add(kept)
+    return {word: frozenset(codes) for word, codes in found.items()}
+
+
 @functools.lru_cache(maxsize=1)
 def _cilin() -> dict[str, frozenset[str]]:
     """Chinese word -> the codes of the Cilin groups of true synonyms it belongs to (lines marked
     ``=``; ``#`` lines hold related words of one class, not synonyms, and are skipped)."""
-    path = cilin_file()
-    if path is None:
-        return {}
-    groups: dict[str, set[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            code, _, words = line.strip().partition(" ")
-            if not code.endswith("="):
-                continue
-            if code[0] not in CILIN_CLASSES:
-                continue
-            for word in words.split():
-                groups.setdefault(word, set()).add(code[:-1])
-    return {word: frozenset(codes) for word, codes in groups.items()}
+    return _cilin_codes(lambda code: code[:-1] if code.endswith("=") and code[0] in CILIN_CLASSES else None)
 
 
 # ---------------------------------------------------------------------------- the questions
@@ -520,14 +524,4 @@ def same_kind(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
 def _all_cilin_codes() -> dict[str, frozenset[str]]:
     """Chinese word -> the Cilin lines marked ``#`` it is on: "related words of one class, not
     synonyms" (Bp13A32# 提琴 中提琴 大提琴 竖琴 ...), every class."""
-    path = cilin_file()
-    if path is None:
-        return {}
-    codes: dict[str, set[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            code, _, words = line.strip().partition(" ")
-            if code.endswith("#"):
-                for word in words.split():
-                    codes.setdefault(word, set()).add(code)
-    return {word: frozenset(c) for word, c in codes.items()}
+    return _cilin_codes(lambda code: code if code.endswith("#") else None)
