@@ -79,7 +79,7 @@ RULES = [
     Rule("dedup", {"memory_lake/maintain/dedup.py": (), "memory_lake/maintain/lexicon.py": ()},
          ("tests/maintain/test_dedup.py", "tests/maintain/test_dedup_thresholds.py",
           "tests/maintain/test_dedup_canonical.py", "tests/maintain/test_dedup_paraphrase.py",
-          "tests/maintain/test_lexicon.py"), "dedup passes, guard, dictionaries, canonical choice"),
+          "tests/maintain/test_lexicon.py", "tests/maintain/test_dedup_rules.py"), "dedup passes, guard, dictionaries, canonical choice"),
 ]
 STATUS = {  # mutmut's exit code -> status (mutmut.stats.status_by_exit_code, without importing mutmut)
     1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",

@@ -1,0 +1,158 @@
+"""Dedup's smaller rules, each at its boundary: Chinese numerals read as amounts, a label at the very
+start of a text, a one-character change, the share of words kept by a substitution, LSH candidates,
+the policy's passes and paraphrase window honoured, the unmerge outcome and its queued decision, and
+WordNet lookups (curly apostrophes, the most frequent sense of a word with two base forms)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from memory_lake.maintain import lexicon
+from memory_lake.maintain.dedup import (_normalise, _numbers, _single_character_change, contradiction,
+                                        find_duplicates, semantic_pairs, substitution_pairs)
+from memory_lake.store.policy import Policy
+
+from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
+
+
+def _values(text: str) -> list[tuple[float, bool]]:
+    return [(n.value, n.identifier) for n in _numbers(_normalise(text))]
+
+
+def test_chinese_numerals_are_read_as_their_amounts():
+    """A unit ends its digit: 三十 is 30 (not 31), 一百 100, 两万 20000, 三十五 35; so 三十 and
+    三十一 are two numbers (queued), while 三十 and 30 are the same one."""
+    assert [_values(f"会议室能坐{t}人") for t in ("三十", "一百", "两万", "三十五", "三十一", "十")] == [
+        [(30.0, False)], [(100.0, False)], [(20000.0, False)], [(35.0, False)], [(31.0, False)], [(10.0, False)]]
+    assert contradiction("会议室能坐三十人", "会议室能坐三十一人") == "number"
+    assert contradiction("会议室能坐30人", "会议室能坐三十人") is None
+
+
+def test_a_label_at_the_very_start_of_a_text_makes_an_identifier():
+    """`#42` opening a text is ticket 42 (two tickets: kept apart), `42` alone is an amount (queued)."""
+    assert _values("#42 is broken") == [(42.0, True)]
+    assert _values("7 cats sleep here") == [(7.0, False)]
+    assert contradiction("#42 is broken", "#43 is broken") == "identifier"
+    assert contradiction("42 is broken", "43 is broken") == "number"
+
+
+def test_a_single_character_change_is_found_at_any_place():
+    """The same place, one character: at the end (采光好 / 采光差), at the start (好吃 / 难吃), in
+    the middle (很好看 / 很难看); not two characters for one, nor Latin words."""
+    assert [_single_character_change(x, y) for x, y in [
+        ("采光好", "采光差"), ("好吃", "难吃"), ("很好看", "很难看"), ("很好", "非常好"), ("good", "bad")]] == [
+        True, True, True, False, False]
+
+
+def test_a_substitution_scores_the_share_of_words_the_longer_text_keeps():
+    """"turned down" / "declined": five words against four, one stretch replaced, 1 - 1/5 whichever
+    text comes first."""
+    for texts in (["she turned down the offer", "she declined the offer"],
+                  ["she declined the offer", "she turned down the offer"]):
+        frame = pl.DataFrame({"row": [0, 1], "scope": [1, 1], "text": texts})
+        assert substitution_pairs(frame).to_dicts() == [{"a": 0, "b": 1, "score": 0.8}]
+
+
+def test_semantic_candidates_come_from_shared_buckets_never_all_pairs():
+    """Rows are compared only when an LSH band puts them in one bucket: v and -v never share one,
+    so even a threshold below any cosine pairs only the two copies of v."""
+    v = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    v[::2] *= -1
+    frame = pl.DataFrame({"row": [0, 1, 2], "scope": [1, 1, 1], "type": ["fact"] * 3, "tags": [[], [], []]},
+                         schema_overrides={"tags": pl.List(pl.String)})
+    found = semantic_pairs(frame, np.stack([v, v, -v]), threshold=-2.0)
+    assert [(r["a"], r["b"], round(r["score"], 6)) for r in found.to_dicts()] == [(0, 1, 1.0)]
+
+
+def _frame(texts: list[str]) -> pl.DataFrame:
+    return pl.DataFrame([{"id": f"m{i}", "tenant": "t", "agent_id": "bot", "user_id": "u", "type": "fact", "tags": [],
+                          "content": text, "importance": 0.5, "created_at": AS_OF, "covered": True}
+                         for i, text in enumerate(texts)], schema_overrides={"tags": pl.List(pl.String)})
+
+
+def test_only_the_exact_pass_runs_when_the_policy_says_so():
+    """passes = ["exact"], no vectors: the copy that differs only in case and punctuation merges,
+    the near copy does not, and the exact pair is the one candidate."""
+    policy = Policy().with_overrides({"dedup": {"passes": ["exact"]}})
+    plan = find_duplicates(_frame(["User prefers dark mode", "user prefers DARK mode!",
+                                   "Note: user prefers dark mode"]), None, policy)
+    assert plan.merges.select("canonical", "member", "pass").to_dicts() == [
+        {"canonical": "m0", "member": "m1", "pass": "exact"}]
+    assert (plan.contradictions.height, plan.candidates) == (0, 1)
+
+
+def test_the_judge_reads_a_replaced_word_with_the_policys_window():
+    """`close` is asked about the replaced words with `paraphrase_window` words each side: one word
+    of context with a window of 1 (for the pair, and again for the cluster), and its yes merges the pair."""
+    asked = []
+
+    def close(x: str, y: str) -> bool:
+        asked.append((x, y))
+        return True
+
+    policy = Policy().with_overrides({"dedup": {"paraphrase_window": 1, "passes": ["exact", "near"]}})
+    plan = find_duplicates(_frame(["the team keeps its spare laptops in the blue cupboard downstairs",
+                                   "the team keeps its spare laptops in the blue wardrobe downstairs"]),
+                           None, policy, close=close)
+    assert asked == [("blue cupboard downstairs", "blue wardrobe downstairs")] * 2
+    assert plan.merges.select("member", "pass").to_dicts() == [{"member": "m1", "pass": "near"}]
+
+
+def _merged(lake, tmp_path):
+    base = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "type": "preference"}
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [
+        {**base, "id": "a1", "content": "User prefers dark mode in the editor", "created_at": "2026-11-01T00:00:00Z"},
+        {**base, "id": "a2", "content": "user prefers DARK mode in the editor!", "importance": 0.6,
+         "created_at": "2026-11-05T00:00:00Z"}])], as_of=AS_OF)
+    before = rows(lake, "SELECT * FROM memories ORDER BY id")
+    from memory_lake.maintain.dedup import dedup
+
+    assert dedup(lake, AS_OF).counts["merged"] == 1
+    return before
+
+
+def test_unmerge_returns_its_cluster_restored_ids_and_run(lake, tmp_path):
+    from memory_lake.maintain.dedup import unmerge
+
+    before = _merged(lake, tmp_path)
+    (cluster,) = rows(lake, "SELECT cluster_id FROM dedup_merges")
+    result = unmerge(lake, "a2", operator="ops", as_of=AS_OF, run_id="run-unmerge-1")
+    assert result == {"cluster": cluster["cluster_id"], "canonical_id": "a2", "restored": ["a2", "a1"],
+                      "run_id": "run-unmerge-1"}
+    assert rows(lake, "SELECT * FROM memories ORDER BY id") == before
+    assert rows(lake, "SELECT memory_id, operator, run_id FROM memory_history WHERE change = 'unmerge' "
+                      "ORDER BY memory_id") == [{"memory_id": m, "operator": "ops", "run_id": "run-unmerge-1"}
+                                                for m in ("a1", "a2")]
+
+
+def test_a_queued_unmerge_keeps_its_operator(lake, tmp_path):
+    """While another process holds the lake the unmerge is queued with who asked; the next run
+    applies it in that operator's name."""
+    from memory_lake.maintain.decisions import apply_decisions
+    from memory_lake.maintain.dedup import unmerge
+
+    before = _merged(lake, tmp_path)
+    with held_by_another_process(lake):
+        queued = unmerge(lake, "a2", operator="ops", as_of=AS_OF)
+    decision = json.loads(Path(queued["queued"]).read_text(encoding="utf-8"))
+    assert {k: decision[k] for k in ("kind", "canonical_id", "operator")} == {
+        "kind": "unmerge", "canonical_id": "a2", "operator": "ops"}
+    assert apply_decisions(lake, AS_OF).counts["applied"] == 1
+    assert rows(lake, "SELECT * FROM memories ORDER BY id") == before
+    assert rows(lake, "SELECT memory_id, operator FROM memory_history WHERE change = 'unmerge' ORDER BY memory_id") == [
+        {"memory_id": "a1", "operator": "ops"}, {"memory_id": "a2", "operator": "ops"}]
+
+
+def test_wordnet_reads_a_curly_apostrophe_as_a_straight_one():
+    """"o’clock" as typed on a phone is WordNet's "o'clock"."""
+    assert lexicon._english_synsets(("o’clock",)) == lexicon._english_synsets(("o'clock",)) == {("adv", 197182): 0}
+
+
+def test_a_sense_reached_through_two_base_forms_keeps_its_best_rank():
+    """"battle-axes" is the plural of "battle-ax" and of "battle-axe", which list the same two
+    senses in opposite orders: each is the most frequent sense of one of them (rank 0)."""
+    assert lexicon._english_synsets(("battle-axes",)) == {("noun", 9844356): 0, ("noun", 2811468): 0}
