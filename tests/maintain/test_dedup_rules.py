@@ -26,16 +26,20 @@ def _values(text: str) -> list[tuple[float, bool]]:
 def test_chinese_numerals_are_read_as_their_amounts():
     """A unit ends its digit: 三十 is 30 (not 31), 一百 100, 两万 20000, 三十五 35; so 三十 and
     三十一 are two numbers (queued), while 三十 and 30 are the same one."""
-    assert [_values(f"会议室能坐{t}人") for t in ("三十", "一百", "两万", "三十五", "三十一", "十")] == [
-        [(30.0, False)], [(100.0, False)], [(20000.0, False)], [(35.0, False)], [(31.0, False)], [(10.0, False)]]
+    numerals = {"三十": 30, "一百": 100, "两万": 20000, "三十五": 35, "三十一": 31, "十": 10, "十万": 100000,
+                "两万五千": 25000, "一亿五千万": 150000000, "三百零五": 305, "一千零一": 1001, "二零二六": 2026,
+                "万": 10000, "半": 0.5}
+    assert {t: _values(f"会议室能坐{t}人") for t in numerals} == {t: [(float(v), False)] for t, v in numerals.items()}
     assert contradiction("会议室能坐三十人", "会议室能坐三十一人") == "number"
     assert contradiction("会议室能坐30人", "会议室能坐三十人") is None
 
 
 def test_a_label_at_the_very_start_of_a_text_makes_an_identifier():
     """`#42` opening a text is ticket 42 (two tickets: kept apart), `42` alone is an amount (queued)."""
-    assert _values("#42 is broken") == [(42.0, True)]
-    assert _values("7 cats sleep here") == [(7.0, False)]
+    assert [_values(t) for t in ("#42 is broken", "v2 is out", "7 cats sleep here", "-5 degrees outside",
+                                 "twenty people came", "ticket 88 is closed", "订单5512已发货")] == [
+        [(42.0, True)], [(2.0, True)], [(7.0, False)], [(-5.0, False)], [(20.0, False)], [(88.0, True)],
+        [(5512.0, True)]]
     assert contradiction("#42 is broken", "#43 is broken") == "identifier"
     assert contradiction("42 is broken", "43 is broken") == "number"
 
