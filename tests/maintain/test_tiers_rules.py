@@ -337,3 +337,14 @@ def test_suggest_archive_flag_goes_when_the_memory_is_used_and_can_be_disabled(l
     apply_events(lake, AS_OF + timedelta(hours=2))
     assert enforce_tiers(lake, AS_OF + timedelta(hours=3), run_id="r2").counts["suggest_archive"] == 1
     assert rows(lake, "SELECT memory_id, run_id FROM memory_flags") == [{"memory_id": "n", "run_id": "r1"}]
+
+
+def test_restore_by_default_is_a_users_and_an_empty_list_restores_nothing(lake, tmp_path):
+    """Written after the second mutation sample (seed 2): a caller that names no operator restores
+    as "user", and restoring no ids is a run that changes nothing."""
+    land(lake, tmp_path, [memory("arch", "long_term", status="archived")])
+    report = restore_memories(lake, [], as_of=AS_OF)
+    assert report.counts["restored"] == 0 and state(lake) == {"arch": ("long_term", "archived")}
+    restore_memories(lake, ["arch"], as_of=AS_OF)
+    assert state(lake) == {"arch": ("long_term", "active")}
+    assert [(h["operator"], h["reason"]) for h in history(lake, "arch")] == [("user", "restore")]
