@@ -582,12 +582,11 @@ def _single_character_change(x: str, y: str) -> bool:
     """Two Chinese words that differ in one character only, in the same place (很好 / 很差,
     采光好 / 采光差): a single character carries the whole change there, and the models read the
     rest of the phrase; only a dictionary may call that a rewording."""
-    if not (_HAN.search(x) and _HAN.search(y)):
+    from . import lexicon
+
+    if x == y or not (_HAN.search(x) and _HAN.search(y)):
         return False
-    while x and y and x[0] == y[0]:
-        x, y = x[1:], y[1:]
-    while x and y and x[-1] == y[-1]:
-        x, y = x[:-1], y[:-1]
+    x, y = lexicon._stripped(x, y)[-1]                 # without the characters both share at the edges
     return len(x) == 1 and len(y) == 1
 
 
