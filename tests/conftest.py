@@ -50,6 +50,15 @@ def write_jsonl(path: Path, records: list, raw_lines: dict[int, str] | None = No
     return path
 
 
+def code_env(**extra: str) -> dict[str, str]:
+    """The environment for a child Python process that must run the code under test: the folder
+    this process imported `memory_lake` from comes first on its path (a checkout, an installed
+    copy, or the mutants folder of `make mutate`, which only this process's sys.path names)."""
+    import memory_lake
+
+    return {**os.environ, "PYTHONPATH": str(Path(memory_lake.__file__).resolve().parents[1]), **extra}
+
+
 def rows(lake: Lake, query: str, params=None) -> list[dict]:
     """Rows of a read, as a test inspects a lake: every table, the PII salts too (`Lake.sql`, the
     user's query, refuses to read those)."""

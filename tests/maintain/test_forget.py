@@ -22,7 +22,7 @@ from memory_lake.maintain.forget import CRASH_AT_ENV, compact_database, file_scr
 from memory_lake.publish.export import publish
 from memory_lake.observe.runs import write_report
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, code_env, rows, write_jsonl
 
 LATER = datetime(2026, 12, 1)
 # The forgotten memory's distinctive text, and the query that found it; compared case-insensitively.
@@ -479,7 +479,7 @@ def test_forgetting_the_other_side_closes_the_contradiction_and_keeps_the_first(
 # ---------------------------------------------------------------------------- a forget killed before compaction
 def cli(lake, *args: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
     """`memory-lake --lake LAKE --json ARGS` in its own process (this checkout's code)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = code_env()
     env.pop(CRASH_AT_ENV, None)
     if crash_at:
         env[CRASH_AT_ENV] = crash_at

@@ -19,11 +19,11 @@ import pytest
 
 from memory_lake import Lake
 from memory_lake.maintain.events import apply_events
-from memory_lake.maintain.tiers import CLEANUP_LOG_FILE, enforce_tiers, restore_memories
+from memory_lake.maintain.tiers import CLEANUP_LOG_FILE, append_cleanup_log, enforce_tiers, restore_memories
 from memory_lake.observe.runs import record_run
 from memory_lake.store import LakeBusy
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, code_env, rows, write_jsonl
 from .test_tiers import SECOND, land, memory, moves, state, z
 
 
@@ -183,16 +183,20 @@ def test_policy_numbers_written_as_integers_per_tenant(lake, tmp_path):
 def test_cleanup_log_is_utf8_whatever_the_locale(lake, tmp_path):
     """Ids and tenants may be Chinese; a process under a plain ASCII locale still writes the log."""
     land(lake, tmp_path, [{**memory("记忆-1", "long_term", expires_at=z(AS_OF - SECOND)), "tenant": "租户"}])
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
-           "PYTHONIOENCODING": "utf-8"}
+    env = code_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", PYTHONIOENCODING="utf-8")
     script = ("import sys; from datetime import datetime; from memory_lake import Lake\n"
               "from memory_lake.maintain.tiers import enforce_tiers\n"
               "assert sys.flags.utf8_mode == 0\n"
               f"enforce_tiers(Lake.open({str(lake.root)!r}), datetime.fromisoformat({AS_OF.isoformat()!r}), run_id='r')\n")
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, encoding="utf-8")
     assert (done.returncode, done.stderr) == (0, "")
+    first = "2026-11-30T00:00:00Z run=r rule=expire id=记忆-1 tenant=租户 long_term/active -> long_term/archived"
+    assert (lake.root / CLEANUP_LOG_FILE).read_text(encoding="utf-8").splitlines() == [first]
+    # a later writer (here this process) appends after it; calling the writer in this process also
+    # lets `make mutate`, which runs only the tests it saw call a function, run this test for it
+    append_cleanup_log(lake.root, ["2026-12-01T00:00:00Z run=s rule=restore id=记忆-1"])
     assert (lake.root / CLEANUP_LOG_FILE).read_text(encoding="utf-8").splitlines() == [
-        "2026-11-30T00:00:00Z run=r rule=expire id=记忆-1 tenant=租户 long_term/active -> long_term/archived"]
+        first, "2026-12-01T00:00:00Z run=s rule=restore id=记忆-1"]
 
 
 def test_a_writer_meeting_a_tier_run_is_told_what_holds_the_lake(lake, tmp_path):
