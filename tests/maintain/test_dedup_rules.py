@@ -12,8 +12,8 @@ import numpy as np
 import polars as pl
 
 from memory_lake.maintain import lexicon
-from memory_lake.maintain.dedup import (_normalise, _numbers, _single_character_change, contradiction,
-                                        find_duplicates, semantic_pairs, substitution_pairs)
+from memory_lake.maintain.dedup import (_crossed, _normalise, _numbers, _opposed, _single_character_change,
+                                        contradiction, find_duplicates, semantic_pairs, substitution_pairs)
 from memory_lake.store.policy import Policy
 
 from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
@@ -160,3 +160,26 @@ def test_a_sense_reached_through_two_base_forms_keeps_its_best_rank():
     """"battle-axes" is the plural of "battle-ax" and of "battle-axe", which list the same two
     senses in opposite orders: each is the most frequent sense of one of them (rank 0)."""
     assert lexicon._english_synsets(("battle-axes",)) == {("noun", 9844356): 0, ("noun", 2811468): 0}
+
+
+def test_two_items_that_changed_places_are_named_as_written():
+    """What one stretch takes out comes back inside another: the two items, Chinese joined without
+    spaces (as the text writes them), English with them."""
+    assert _crossed([(("火车",), ("飞", "机")), (("坐", "飞机"), ("坐", "火车"))]) == ("火车", "飞机")
+    assert _crossed([(("train",), ("night", "bus")), (("by", "night", "bus"), ("by", "train"))]) == ("train", "night bus")
+    assert _crossed([(("火车",), ("飞机",)), (("坐", "高铁"), ("坐", "轮船"))]) is None
+
+
+def test_a_negating_prefix_opposes_two_words_in_either_order():
+    assert _opposed(["locked"], ["unlocked"]) == "antonym locked/unlocked"
+    assert _opposed(["nonsmoking"], ["smoking"]) == "antonym nonsmoking/smoking"
+    assert _opposed(["un"], ["unun"]) is None                   # what the prefix negates is too short
+    assert _opposed(["locked"], ["relocked"]) is None
+
+
+def test_wordnet_near_synonyms_are_synonyms():
+    """Two adjectives of one "similar to" cluster (short / brief), a verb and its verb-group or
+    hypernym neighbour (walk / stroll): synonyms, with the link as the reason."""
+    assert lexicon.synonyms(("short",), ("brief",)) == "wordnet adj 01436003 ~ 01436432"
+    assert lexicon.synonyms(("walk",), ("stroll",)) == "wordnet verb 01904930 ~ 01917980"
+    assert lexicon.synonyms(("violin",), ("cello",)) is None
