@@ -99,6 +99,7 @@ def test_a_run_without_a_run_id_gets_one_named_for_tiers(lake, tmp_path):
     land(lake, tmp_path, [memory("past", "long_term", expires_at=z(AS_OF - SECOND)),
                           memory("soon", "long_term", expires_at=z(AS_OF + timedelta(hours=1)))])
     report = enforce_tiers(lake, AS_OF)
+    assert (report.name, report.as_of) == ("enforce_tiers", AS_OF)     # what the run's report shows
     assert re.fullmatch(r"tiers-20261130T000000-[0-9a-f]{8}", report.run_id)
     assert rows(lake, "SELECT memory_id, run_id FROM cleanup_log") == [{"memory_id": "past", "run_id": report.run_id}]
     assert [r["run_id"] for r in history(lake, "past")] == [report.run_id]
@@ -122,6 +123,7 @@ def test_restore_history_has_the_whole_restored_row_and_its_run(lake, tmp_path):
     later = AS_OF + timedelta(days=2)
     report = restore_memories(lake, ["dorm", "arch", "edge"], operator="agent", as_of=later)
     assert re.fullmatch(r"restore-20261202T000000-[0-9a-f]{8}", report.run_id)
+    assert (report.name, report.as_of) == ("restore", later)
     assert (report.counts, report.details) == ({"restored": 3}, {"restored": ["arch", "dorm", "edge"],
                                                                   "not_restorable": [], "unknown": []})
     after = {r["id"]: r for r in rows(lake, "SELECT * FROM memories")}
