@@ -372,6 +372,16 @@ def test_a_contradiction_resolved_keeps_or_archives_with_its_history(lake, tmp_p
     assert partners(lake) == []
 
 
+def test_a_contradiction_resolved_from_a_decision_file_names_the_file_in_history(lake, tmp_path):
+    """A resolution queued as a decision file and applied by the next run: the history row of the
+    archived memory says which file decided it, not "resolve <id>"."""
+    conflict_id = contradiction(lake, tmp_path)
+    seq = last_seq(lake)
+    resolve_conflict(lake, conflict_id, "incoming", as_of=LATER, source="inbox/decisions/20261201T000000-resolve.json")
+    assert [(h["memory_id"], h["reason"], h["source_file"]) for h in history(lake, seq)] == [
+        ("zh-1", f"contradiction {conflict_id} resolved: incoming", "inbox/decisions/20261201T000000-resolve.json")]
+
+
 def test_a_contradiction_resolved_with_a_value_redacts_it_and_archives_the_other(lake, tmp_path):
     conflict_id = contradiction(lake, tmp_path)
     lake.ingest([write_jsonl(tmp_path / "mail.jsonl", [{"id": "mail", "tenant": "acme",
