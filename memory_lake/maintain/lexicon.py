@@ -201,6 +201,9 @@ _NEAR_POINTERS = frozenset({"&", "$"})
 # A near link counts only between senses this frequent on both sides (0: a word's most frequent
 # sense): hot / warm and cold / cool are "similar" only in their fourth and third senses.
 NEAR_SENSES = 3
+# An indirect antonym (`_indirect_antonyms`) counts between this many senses of each word: "strict"
+# is opposed to "lenient" in its fifth sense.
+INDIRECT_SENSES = 5
 # A Chinese word is read in English by this many of the WordNet senses of each of its CC-CEDICT
 # senses (the most frequent): 蓝 "blue" is a colour, not "gloomy".
 PIVOT_SENSES = 2
@@ -245,6 +248,19 @@ def _antonym_links(pos: str, offset: int) -> frozenset[tuple[str, int]]:
 
 def _near_links(pos: str, offset: int) -> frozenset[tuple[str, int]]:
     return _pointer_table()[1].get((pos, offset), frozenset())
+
+
+@functools.lru_cache(maxsize=20_000)
+def _indirect_antonyms(pos: str, offset: int) -> frozenset[tuple[str, int]]:
+    """WordNet's indirect antonyms of an adjective: a satellite (lenient) is "similar to" the head
+    of its cluster (tolerant), whose antonym (intolerant) heads the opposite cluster, whose
+    satellites (strict, severe) are opposed to it too. WordNet stores only the heads' antonymy;
+    this is how its documentation reads a cluster."""
+    if pos != "adj":
+        return frozenset()
+    heads = {(pos, offset)} | {s for s in _near_links(pos, offset) if s[0] == "adj"}
+    opposite = {a for h in heads for a in _antonym_links(*h)}
+    return frozenset(opposite | {s for a in opposite for s in _near_links(*a) if s[0] == "adj"})
 
 
 # ---------------------------------------------------------------------------- CC-CEDICT
@@ -336,6 +352,12 @@ def _wordnet_relation(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[st
     for synset in b:
         if _antonym_links(*synset) & a.keys():
             return "antonym", f"wordnet {synset[0]} {synset[1]:08d}"
+    # indirect antonyms, between the first INDIRECT_SENSES senses of each word
+    frequent_b = {t for t, rank in b.items() if rank < INDIRECT_SENSES}
+    for synset in sorted(s for s, rank in a.items() if rank < INDIRECT_SENSES):
+        opposed = sorted(_indirect_antonyms(*synset) & frequent_b)
+        if opposed:
+            return "antonym", f"wordnet {synset[0]} {synset[1]:08d} ! {opposed[0][1]:08d} (indirect)"
     shared = sorted(a.keys() & b.keys())
     if shared:
         return "synonym", f"wordnet {shared[0][0]} {shared[0][1]:08d}"

@@ -67,6 +67,21 @@ def test_other_values_of_one_kind_are_not_synonyms(group):
 
 
 @pytest.mark.parametrize(("x", "y", "why"), [
+    ("lenient", "strict", "wordnet adj 00711831 ! 00711308 (indirect)"),   # strict's fifth sense
+    ("huge", "tiny", "wordnet adj 01387319 ! 01392249 (indirect)"),
+    ("cheap", "pricey", "wordnet adj 00934199 ! 00933599 (indirect)"),
+])
+def test_satellites_of_two_opposed_adjective_clusters_are_antonyms(x, y, why):
+    """WordNet links only the heads of two adjective clusters as antonyms (tolerant / intolerant);
+    their satellites (lenient, strict) are opposed through them. Found in blind set F: the models
+    put "lenient about pets" and "strict about pets" close enough to merge."""
+    assert lexicon.relation(words(x), words(y)) == ("antonym", why)
+    assert lexicon.antonyms(words(y), words(x))
+    assert contradiction(f"The landlord is {x} about pets", f"The landlord is {y} about pets",
+                         close=lambda a, b: True) == f"antonym {x}/{y}"
+
+
+@pytest.mark.parametrize(("x", "y", "why"), [
     ("boot", "trunk", "cedict 后备箱 'boot' ~ 'trunk'"),                  # WordNet 3.0: two synsets
     ("gearbox", "transmission", "cedict 变速箱 'gearbox' ~ 'transmission'"),
     ("takes care of", "looks after", "cedict 操神 'take care of' ~ 'look after'"),   # base forms
