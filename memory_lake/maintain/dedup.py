@@ -459,8 +459,9 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
     word sequences that replaces one of the words `replaced`, as a phrase with `window` words of
     context on each side and as the bare words; and how many content words one text inserts that
     the other lacks. A new word among `entities` (a name, a place, an organisation; in Chinese also
-    a time or an amount, as jieba tags them) or a new code (1Password, A320) is new detail by
-    itself: "works at a bank" / "works at Lloyds Bank", "去成都出差" / "去成都出差，要待三天"."""
+    a time or an amount, as jieba tags them), a new number ("bought a used Civic" / "... for
+    £6,000") or a new code (1Password, A320) is new detail by itself: "works at a bank" / "works at
+    Lloyds Bank", "去成都出差" / "去成都出差，要待三天"."""
     import difflib
 
     from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
@@ -494,7 +495,7 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
             # a new item joined by "and" / 和, or a new place, time or purpose brought by a
             # preposition, is new detail by itself ("penicillin and latex", "hiking in the mountains")
             listed = bool(new) and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words)
-            valued = any(w not in other and (w in entities or _CODE_RE.fullmatch(w)) for w in words)
+            valued = any(w not in other and (w in entities or _CODE_RE.fullmatch(w) or w.isdigit()) for w in words)
             added += max(len(new), ADDED_DETAIL_WORDS if listed or valued else 0)
     return spans, added, stretches
 

@@ -359,11 +359,12 @@ def test_two_swapped_items_are_a_contradiction_not_a_duplicate(lake, tmp_path):
 
 
 def test_a_cluster_does_not_chain_through_its_canonical_memory(lake, tmp_path):
-    """Issue 11.1: A~B and B~C merged A with C although A and C differ. B (no number, the most
+    """Issue 11.1: A~B and B~C merged A with C although A and C differ. B ("several" km, the most
     important) is like A (5 km) and like C (7 km); A and C differ in a number: only one joins B,
-    and the pair A/C goes to the queue."""
+    and the pair A/C goes to the queue. (B once had no amount at all; since issue 17 a number only
+    one text has is new detail, and such a B is like neither.)"""
     _ingest(lake, tmp_path, [
-        {"id": "run-b", "content": "Alice runs kilometres along the river every Sunday morning", "importance": 0.9},
+        {"id": "run-b", "content": "Alice runs several kilometres along the river every Sunday morning", "importance": 0.9},
         {"id": "run-a", "content": "Alice runs 5 kilometres along the river every Sunday morning", "importance": 0.5,
          "created_at": "2026-11-01T00:00:00Z"},
         {"id": "run-c", "content": "Alice runs 7 kilometres along the river every Sunday morning", "importance": 0.5,

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from memory_lake.maintain import lexicon
-from memory_lake.maintain.dedup import (_crossed, _normalise, _numbers, _opposed, _single_character_change,
+from memory_lake.maintain.dedup import (CHANGED_VALUE, _crossed, _normalise, _numbers, _opposed, _single_character_change,
                                         contradiction, find_duplicates, semantic_pairs, substitution_pairs)
 from memory_lake.store.policy import Policy
 
@@ -183,3 +183,14 @@ def test_wordnet_near_synonyms_are_synonyms():
     assert lexicon.synonyms(("short",), ("brief",)) == "wordnet adj 01436003 ~ 01436432"
     assert lexicon.synonyms(("walk",), ("stroll",)) == "wordnet verb 01904930 ~ 01917980"
     assert lexicon.synonyms(("violin",), ("cello",)) is None
+
+
+def test_a_new_number_is_new_detail_whatever_the_models_say():
+    """Found merged in blind set G: the second memory adds a price. A number only one text has is
+    a new fact (kept apart, not a contradiction); the same number on both sides is not."""
+    close = lambda x, y: True  # noqa: E731 - the models' verdict does not matter here
+    assert contradiction("User bought a used Honda Civic last spring.",
+                         "User bought a used Honda Civic last spring for £6,000.", close=close) == CHANGED_VALUE
+    assert contradiction("User runs in the park.", "User runs 5 km in the park.", close=close) == CHANGED_VALUE
+    assert contradiction("User bought a used Honda Civic for £6,000.",
+                         "User purchased a used Honda Civic for £6,000.", close=close) is None
