@@ -59,7 +59,7 @@ RULES = [
     Rule("inbox", {"memory_lake/ingest/inbox.py": (),
                    "memory_lake/ingest/load.py": ("scan_inbox", "discover_snapshots", "_kind")},
          ("tests/ingest/test_inbox_tempfiles.py", "tests/ingest/test_inbox_writes.py",
-          "tests/ingest/test_inbox_edit_rules.py"),
+          "tests/ingest/test_inbox_edit_rules.py", "tests/ingest/test_inbox_scan_rules.py"),
          "the inbox convention (temporary names skipped) and the write path of edits"),
     Rule("checks", {"memory_lake/publish/checks.py": ()},
          ("tests/publish/test_checks.py", "tests/publish/test_gate_summary_pii.py",

@@ -59,3 +59,13 @@ def test_raw_pii_in_any_published_text_column_blocks_the_publish():
     clean = frames(summary=[None, "version 1.2.3.4, due 2026-11-30, Ticket 5512, id m_3f2a9c1d"],
                    tags=[["ok"], ["[IP:3f2a9c1d]"]], extra=[None, '{"api_key":"[SECRET]","max_tokens":500}'])
     assert validate(clean).success
+
+
+def test_zone_aware_times_are_compared_naive_in_utc():
+    """A frame handed to the gate with UTC-aware times (a notebook's, another reader's) is compared
+    as naive UTC, as the lake stores it: the same rows, the same verdict, and pandas sees no zone."""
+    aware = {k: pl.Series([T, T]).dt.replace_time_zone("UTC") for k in ("created_at", "updated_at", "last_accessed_at")}
+    checked = frames(**aware)["memories"]
+    assert {k: checked.schema[k] for k in aware} == {k: pl.Datetime("us") for k in aware}
+    assert checked.drop("raw_pii").equals(frames()["memories"].drop("raw_pii"))
+    assert validate(frames(**aware)).success

@@ -3,6 +3,8 @@ memory, session neighbours in a larger scope, and the per-process cache of loade
 
 from __future__ import annotations
 
+import math
+
 import duckdb
 import pytest
 
@@ -185,3 +187,18 @@ def test_postings_of_an_older_tokenizer_are_not_read(tmp_path):
         con.execute("INSERT INTO postings SELECT text_hash, 'old' || term, tf FROM postings")
     assert scores("blue bird") == fresh
     assert scores("oldblu oldbird") == []
+
+
+def test_a_memory_without_a_single_word_is_a_document_of_length_zero(lake, tmp_path):
+    """A memory of emoji and punctuation has no term: it still counts in BM25's N and in the mean
+    document length, with length 0 (not 1), so the other memories score as over three documents
+    of lengths 2, 2 and 0."""
+    from memory_lake.search import tokenize
+
+    texts = {"a1": "apple pie", "a2": "banana bread", "a3": "🙂🙂 !!!"}
+    _ingest(lake, tmp_path / "s.jsonl", [{"id": i, "tenant": "acme", "content": t} for i, t in texts.items()])
+    assert [len(tokenize(t)) for t in texts.values()] == [2, 2, 0]
+    (found,) = search(lake, "apple", tenant="acme", mode="keyword", as_of=AS_OF, explain=True)
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    norm = 1.2 * (1 - 0.75 + 0.75 * 2 / (4 / 3))
+    assert (found.id, found.parts["keyword"]) == ("a1", pytest.approx(idf * 2.2 / (1 + norm), rel=1e-12))
