@@ -207,9 +207,6 @@ INDIRECT_SENSES = 5
 # A Chinese word is read in English by this many of the WordNet senses of each of its CC-CEDICT
 # senses (the most frequent): 蓝 "blue" is a colour, not "gloomy".
 PIVOT_SENSES = 2
-# A Chinese word read as a gloss of two English words (`_gloss_pivot`) has at most this many senses:
-# more, and they are different meanings (粉色 /pink/white/erotic/...).
-GLOSS_SENSES = 4
 
 
 @functools.lru_cache(maxsize=1)
@@ -339,10 +336,6 @@ def _is_chinese(words: tuple[str, ...]) -> bool:
 
 
 def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
-    return _wordnet_relation(left, right) or _gloss_pivot(left, right)
-
-
-def _wordnet_relation(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
     a, b = _english_synsets(left), _english_synsets(right)
     if not a or not b:
         return None
@@ -365,48 +358,6 @@ def _wordnet_relation(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[st
         linked = sorted(t for t in _near_links(*synset) & b.keys() if a[synset] < NEAR_SENSES and b[t] < NEAR_SENSES)
         if linked:
             return "synonym", f"wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
-    return None
-
-
-@functools.lru_cache(maxsize=1)
-def _glossed() -> dict[str, frozenset[str]]:
-    """English sense -> the CC-CEDICT words (two characters or more, at most ``GLOSS_SENSES``
-    senses) that give it: the dictionary read from English to Chinese."""
-    found: dict[str, set[str]] = {}
-    for word, senses in (_cedict() or {}).items():
-        if len(word) >= 2 and len(senses) <= GLOSS_SENSES:
-            for sense in senses:
-                found.setdefault(sense, set()).add(word)
-    return {sense: frozenset(words) for sense, words in found.items()}
-
-
-def _gloss_forms(words: tuple[str, ...]) -> set[str]:
-    """How an English stretch may be written as a CC-CEDICT sense: as it stands, and each form
-    WordNet's morphology gives (trainers -> trainer, takes care of -> take care of)."""
-    forms = {" ".join(words)}
-    if _wordnet() is None:
-        return forms
-    for form in _english_forms(words):
-        forms.add(form.replace("_", " "))
-        forms |= {base.replace("_", " ") for pos in _POS for base in _bases(form, pos)}
-    if len(words) > 1:                                    # takes care of -> take care of
-        forms |= {" ".join((base, *words[1:])) for base in _bases(words[0], "verb")}
-    return forms
-
-
-def _gloss_pivot(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
-    """Synonyms by a bilingual dictionary: one Chinese word of few senses is glossed by both
-    English stretches (后备箱 /boot/trunk/, 燕麦粥 /oatmeal/porridge/, 照顾 /look after/take care
-    of/). British and American words, which WordNet 3.0 often keeps in two synsets, are glossed
-    together there. Two items of one kind are never synonyms this way (``same_kind``)."""
-    glossed = _glossed()
-    for x in sorted(_gloss_forms(left)):
-        for y in sorted(_gloss_forms(right)):
-            if x == y:
-                continue
-            shared = sorted(glossed.get(x, frozenset()) & glossed.get(y, frozenset()))
-            if shared and not same_kind(left, right):
-                return "synonym", f"cedict {shared[0]} '{x}' ~ '{y}'"
     return None
 
 

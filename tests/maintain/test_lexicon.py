@@ -81,25 +81,6 @@ def test_satellites_of_two_opposed_adjective_clusters_are_antonyms(x, y, why):
                          close=lambda a, b: True) == f"antonym {x}/{y}"
 
 
-@pytest.mark.parametrize(("x", "y", "why"), [
-    ("boot", "trunk", "cedict 后备箱 'boot' ~ 'trunk'"),                  # WordNet 3.0: two synsets
-    ("gearbox", "transmission", "cedict 变速箱 'gearbox' ~ 'transmission'"),
-    ("takes care of", "looks after", "cedict 操神 'take care of' ~ 'look after'"),   # base forms
-])
-def test_two_english_words_glossing_one_chinese_word_are_synonyms(x, y, why):
-    assert lexicon.relation(words(x), words(y)) == ("synonym", why)
-
-
-@pytest.mark.parametrize(("x", "y"), [
-    ("white", "pink"),        # 粉色 /pink/white/erotic/beautiful woman/powdered/: too many senses
-    ("dish", "vegetable"),    # 菜: one character, a word of many meanings
-    ("cup", "glass"),         # 杯子 glosses both, but WordNet files them as two containers
-    ("husband", "son-in-law"),
-])
-def test_a_gloss_shared_by_a_word_of_many_senses_or_two_items_of_one_kind_is_not_a_synonym(x, y):
-    assert lexicon.relation(words(x), words(y)) is None
-
-
 def test_a_word_the_dictionary_does_not_know_is_no_ones_synonym():
     assert lexicon.relation(words("flibbertigibbetish"), words("car")) is None
     assert lexicon.relation(words("鑫鑫鑫"), words("汽车")) is None
