@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 # Three sets, each written blind by a helper who never read the code (tests/data/blind_notes/):
 # the first was used while the dictionaries were built; "b" and "c" were each measured once blind
 # (figures in docs/EMBEDDINGS.md), then their failures were read and general defects fixed.
-SOURCES = [ROOT / "tests" / "data" / f"dedup_pairs_blind_{name}.jsonl" for name in ("zh17", "zh17b", "zh17c", "zh17d", "zh17e")]
+SOURCES = [ROOT / "tests" / "data" / f"dedup_pairs_blind_{name}.jsonl"
+           for name in ("zh17", "zh17b", "zh17c", "zh17d", "zh17e", "zh17f", "zh17g")]
 LABELS = ("paraphrase", "contradiction", "near_miss", "unrelated")
 
 
