@@ -214,3 +214,16 @@ def test_the_dictionaries_are_read_as_utf8_whatever_the_locale():
     assert (done.returncode, done.stderr) == (0, "")
     here = f"{len(lexicon._cilin())} {len(lexicon._all_cilin_codes())} {len(lexicon._cedict())}"
     assert done.stdout.strip() == here and int(here.split()[0]) > 10_000
+
+
+def test_given_vectors_alone_the_semantic_pass_compares_the_memories_the_model_covers():
+    """A library caller that passes vectors (no per-model spaces): the pass runs over the covered
+    memories that have a vector, at semantic_cosine; an uncovered memory with the same vector and
+    one without a vector stay out."""
+    frame = _frame(["The user likes hiking", "User loves going hiking", "用户喜欢徒步", "User enjoys hiking trips"])
+    frame = frame.with_columns(covered=pl.Series([True, True, False, True]))
+    unit = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    vectors = {"m0": unit, "m1": unit, "m2": unit}                 # m3: no vector yet
+    plan = find_duplicates(frame, vectors, Policy().with_overrides({"dedup": {"passes": ["semantic"]}}), close=None)
+    assert plan.merges.select("canonical", "member", "pass").to_dicts() == [
+        {"canonical": "m0", "member": "m1", "pass": "semantic"}]
