@@ -39,7 +39,8 @@ def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
     policy = policy or lake.policy
     run_id = run_id or lake.new_run_id("index", as_of)
     show = (sys.stderr.isatty() if progress is None else progress) and on_progress is None
-    report = StepReport("index", as_of, run_id, {})
+    # "missing": the texts that had no vector when the step began (embedded now, or not covered)
+    report = StepReport("index", as_of, run_id, {}, labels={"missing": "missing before"})
     waiting = {} if wait_s is None else {"wait_s": wait_s}
     with lake.writer(purpose="index", **waiting) as con:
         report.counts["tokenized"] = index_keywords(con, as_of, show, on_progress)

@@ -26,10 +26,12 @@ class StepReport:
     run_id: str
     counts: dict[str, int] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    # how a count reads in the summary when its key alone would mislead ("missing": "missing before")
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def summary(self) -> str:
-        return ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in self.counts.items()) or "nothing to do"
+        return ", ".join(f"{v} {self.labels.get(k, k.replace('_', ' '))}" for k, v in self.counts.items()) or "nothing to do"
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "as_of": iso(self.as_of), "run_id": self.run_id, "counts": self.counts,

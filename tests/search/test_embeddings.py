@@ -21,6 +21,8 @@ def test_once_per_content_hash_by_the_models_covering_its_language_then_nothing_
     ])], as_of=AS_OF)
     first = index(lake, AS_OF)
     assert first.counts == {"tokenized": 3, "embedded": 3, "missing": 3}  # a and b share one content hash
+    # the line an operator reads: the 3 were missing when the step began, not after it
+    assert first.summary == "3 tokenized, 3 embedded, 3 missing before"
     models = {m: {k: v for k, v in r.items() if k != "embed_s"} for m, r in first.details["models"].items()}
     assert models == {PACKAGED_MODEL: {"missing": 3, "embedded": 2, "not_covered": 1},
                       USE_MODEL: {"missing": 3, "embedded": 3, "not_covered": 0}}
