@@ -50,6 +50,11 @@ def write_jsonl(path: Path, records: list, raw_lines: dict[int, str] | None = No
     return path
 
 
+# A plain ASCII locale without Python's UTF-8 mode (cron's POSIX on a host without C.UTF-8
+# coercion): for a child process that must not depend on the locale's encoding.
+ASCII_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": "utf-8"}
+
+
 def code_env(**extra: str) -> dict[str, str]:
     """The environment for a child Python process that must run the code under test: the folder
     this process imported `memory_lake` from comes first on its path (a checkout, an installed

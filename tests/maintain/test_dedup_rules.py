@@ -6,6 +6,8 @@ WordNet lookups (curly apostrophes, the most frequent sense of a word with two b
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,7 @@ from memory_lake.maintain.dedup import (CHANGED_VALUE, _crossed, _normalise, _nu
                                         contradiction, find_duplicates, semantic_pairs, substitution_pairs)
 from memory_lake.store.policy import Policy
 
-from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
+from ..conftest import AS_OF, ASCII_LOCALE, code_env, held_by_another_process, rows, write_jsonl
 
 
 def _values(text: str) -> list[tuple[float, bool]]:
@@ -201,15 +203,10 @@ def test_a_new_number_is_new_detail_whatever_the_models_say():
 def test_the_dictionaries_are_read_as_utf8_whatever_the_locale():
     """A nightly run under a plain ASCII locale (cron's POSIX, no UTF-8 mode) reads Cilin and
     CC-CEDICT as this process does. Also read here, so `make mutate` runs this test for them."""
-    import subprocess
-    import sys
-
-    from ..conftest import code_env
-
     script = ("import sys; from memory_lake.maintain import lexicon\n"
               "assert sys.flags.utf8_mode == 0\n"
               "print(len(lexicon._cilin()), len(lexicon._all_cilin_codes()), len(lexicon._cedict()))\n")
-    env = code_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", PYTHONIOENCODING="utf-8")
+    env = code_env(**ASCII_LOCALE)
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, encoding="utf-8")
     assert (done.returncode, done.stderr) == (0, "")
     here = f"{len(lexicon._cilin())} {len(lexicon._all_cilin_codes())} {len(lexicon._cedict())}"

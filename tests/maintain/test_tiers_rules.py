@@ -23,7 +23,7 @@ from memory_lake.maintain.tiers import CLEANUP_LOG_FILE, append_cleanup_log, enf
 from memory_lake.observe.runs import record_run
 from memory_lake.store import LakeBusy
 
-from ..conftest import AS_OF, code_env, rows, write_jsonl
+from ..conftest import AS_OF, ASCII_LOCALE, code_env, rows, write_jsonl
 from .test_tiers import SECOND, land, memory, moves, state, z
 
 
@@ -185,7 +185,7 @@ def test_policy_numbers_written_as_integers_per_tenant(lake, tmp_path):
 def test_cleanup_log_is_utf8_whatever_the_locale(lake, tmp_path):
     """Ids and tenants may be Chinese; a process under a plain ASCII locale still writes the log."""
     land(lake, tmp_path, [{**memory("记忆-1", "long_term", expires_at=z(AS_OF - SECOND)), "tenant": "租户"}])
-    env = code_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", PYTHONIOENCODING="utf-8")
+    env = code_env(**ASCII_LOCALE)
     script = ("import sys; from datetime import datetime; from memory_lake import Lake\n"
               "from memory_lake.maintain.tiers import enforce_tiers\n"
               "assert sys.flags.utf8_mode == 0\n"
