@@ -454,11 +454,12 @@ def _detail_word(word: str) -> bool:
 
 
 def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str], entities: frozenset = frozenset()
-                    ) -> tuple[list[tuple[str, str]], int, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
-    """(pairs of phrases, content words added, pairs of stretches): each stretch of the two texts'
-    word sequences that replaces one of the words `replaced`, as a phrase with `window` words of
-    context on each side and as the bare words; and how many content words one text inserts that
-    the other lacks. A new word among `entities` (a name, a place, an organisation; in Chinese also
+                    ) -> tuple[list[tuple[str, str]], int, list[tuple[tuple[str, ...], tuple[str, ...]]],
+                               list[tuple[str, ...]]]:
+    """(pairs of phrases, content words added, pairs of stretches, what follows each stretch): each
+    stretch of the two texts' word sequences that replaces one of the words `replaced`, as a phrase
+    with `window` words of context on each side and as the bare words, with the (up to two) words
+    both texts have after it; and how many content words one text inserts that the other lacks. A new word among `entities` (a name, a place, an organisation; in Chinese also
     a time or an amount, as jieba tags them), a new number ("bought a used Civic" / "... for
     £6,000") or a new code (1Password, A320) is new detail by itself: "works at a bank" / "works at
     Lloyds Bank", "去成都出差" / "去成都出差，要待三天"."""
@@ -472,7 +473,7 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
             text += w if text and (_HAN.match(w[:1]) and _HAN.match(text[-1:])) else (" " + w if text else w)
         return text
 
-    spans, added, stretches = [], 0, []
+    spans, added, stretches, following = [], 0, [], []
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
     matcher = difflib.SequenceMatcher(a=sa, b=sb, autojunk=False)
     stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
@@ -487,6 +488,7 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
         if op == "replace" and replaced & set(sa[i1:i2] + sb[j1:j2]):
             spans.append((phrase(sa[max(0, i1 - window):i2 + window]), phrase(sb[max(0, j1 - window):j2 + window])))
             stretches.append((sa[i1:i2], sb[j1:j2]))
+            following.append(sa[i2:i2 + 2] if sa[i2:i2 + 2] == sb[j2:j2 + 2] else sa[i2:i2 + 1])
         elif op in ("insert", "delete"):
             words, other = (sa[i1:i2], set(sb)) if op == "delete" else (sb[j1:j2], set(sa))
             new = [w for w in words if w not in stop
@@ -497,7 +499,7 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
             listed = bool(new) and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words)
             valued = any(w not in other and (w in entities or _CODE_RE.fullmatch(w) or w.isdigit()) for w in words)
             added += max(len(new), ADDED_DETAIL_WORDS if listed or valued else 0)
-    return spans, added, stretches
+    return spans, added, stretches, following
 
 
 # Opposing prefixes (increase / decrease, upgrade / downgrade, overpaid / underpaid) and negating
@@ -611,6 +613,27 @@ def _crossed(stretches: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[
     return None
 
 
+def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) -> tuple[str, str] | None:
+    """What the dictionaries say of stretch `x` replaced by `y` (``lexicon.relation``), or of a
+    swapped Chinese classifier; an English verb is also read with the particles both texts have
+    after it, since the particle is part of the verb ("bumped into" / "ran into", "showed up" /
+    "turned up": the stretches alone are "bumped" / "ran")."""
+    from . import lexicon
+
+    found = lexicon.relation(x, y)
+    if found:
+        return found
+    if _classifier_swap("".join(x), "".join(y)):
+        return "synonym", "classifier"
+    particles = 0
+    while particles < len(after) and after[particles] in lexicon.PARTICLES:
+        particles += 1
+        found = lexicon.relation(x + after[:particles], y + after[:particles])
+        if found:
+            return found
+    return None
+
+
 def _rewording(a: str, b: str, close, window: int) -> str | None:
     """None when `b` rewords `a`, else the reason they are two memories. Each stretch of words
     that `b` puts in place of one in `a` is looked up in the dictionary of its language
@@ -625,7 +648,8 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
 
     left, right = _replaced(a, b)
     fa, fb = _facts(a), _facts(b)
-    spans, added, stretches = _replaced_spans(fa, fb, window, set(left) | set(right), _entities(a) | _entities(b))
+    spans, added, stretches, following = _replaced_spans(fa, fb, window, set(left) | set(right),
+                                                         _entities(a) | _entities(b))
     if added >= ADDED_DETAIL_WORDS:
         return CHANGED_VALUE
     if not left or not right:
@@ -633,8 +657,7 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     crossed = _crossed(stretches)
     if crossed:
         return f"swap {crossed[0]}/{crossed[1]}"
-    relations = [lexicon.relation(x, y) or (("synonym", "classifier") if _classifier_swap("".join(x), "".join(y))
-                                             else None) for x, y in stretches]
+    relations = [_relation(x, y, after) for (x, y), after in zip(stretches, following)]
     for (x, y), found in zip(stretches, relations):
         if found and found[0] == "antonym":
             return f"antonym {' '.join(x)}/{' '.join(y)}"
@@ -729,6 +752,40 @@ def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     return None
 
 
+_NUMERAL_RUN = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+")
+
+
+@functools.lru_cache(maxsize=100_000)
+def _fixed_expressions(norm: str) -> frozenset[str]:
+    """The Chinese fixed expressions of a normalised text: words of three or more characters that
+    jieba's dictionary tags as an idiom or set phrase (成语 i, 习用语 l: 乱七八糟, 忐忑不安, 隔三差五),
+    or four or more tagged as a numeral that hold two numerals apart (三天两头, 七上八下, 十有八九),
+    which no amount is written as."""
+    if not _HAN.search(norm):
+        return frozenset()
+    import jieba.posseg as posseg
+
+    from ..search import jieba_segmenter
+
+    jieba_segmenter()
+    found = set()
+    for run in re.findall(r"[\u3400-\u9fff]+", norm):
+        for piece in posseg.lcut(run):
+            if len(piece.word) >= 3 and piece.flag in ("i", "l"):
+                found.add(piece.word)
+            elif len(piece.word) >= 4 and piece.flag == "m" and len(_NUMERAL_RUN.findall(piece.word)) >= 2:
+                found.add(piece.word)
+    return frozenset(found)
+
+
+def _without(text: str, expressions: frozenset[str]) -> _Facts:
+    """The facts of `text` with the fixed `expressions` taken out (read for values, not for words)."""
+    norm = _normalise(text)
+    for expression in sorted(expressions, key=len, reverse=True):
+        norm = norm.replace(expression, "，")
+    return _facts(norm)
+
+
 def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     """Why two similar texts must not be merged, or None. Signs of a contradiction (queued for a
     person): a changed number, weekday, month or time of day, a negation, an antonym, two items
@@ -742,6 +799,11 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     unless it names an entity (a name, a place, a product, a time) or the other text adds new
     detail (see `_rewording`)."""
     fa, fb = _facts(a), _facts(b)
+    idioms_a, idioms_b = _fixed_expressions(fa.text), _fixed_expressions(fb.text)
+    if idioms_a - idioms_b and idioms_b - idioms_a:
+        # one fixed expression for another (一团糟 / 乱七八糟, 忐忑不安 / 七上八下): the numerals and
+        # negations inside them are not values; the dictionaries and the models judge the two
+        fa, fb = _without(a, idioms_a - idioms_b), _without(b, idioms_b - idioms_a)
     codes_a, codes_b = _codes(fa.text), _codes(fb.text)
     if codes_a and codes_b and codes_a != codes_b:
         return IDENTIFIER                                 # seat 14A / seat 14C: two seats

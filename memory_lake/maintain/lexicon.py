@@ -39,6 +39,7 @@ import functools
 import importlib.util
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 __all__ = ["relation", "synonyms", "antonyms", "available", "wordnet_dir", "cedict_file", "cilin_file"]
@@ -53,7 +54,8 @@ _SUFFIXES = {
     "adv": (),
 }
 # Particles and prepositions that a phrasal verb may carry ("sign off on" is ``sign_off``).
-_PARTICLES = frozenset("on off up down out in into over about for with to at by away back through".split())
+PARTICLES = frozenset("on off up down out in into over about for with to at by away back through across around "
+                       "along after".split())
 
 
 def _package_dir(name: str) -> Path | None:
@@ -146,6 +148,14 @@ def _bases(word: str, pos: str) -> set[str]:
         candidate = exceptions[pos][head] + "_" + tail
         if candidate in table:
             found.add(candidate)
+    stem, _, last = word.rpartition("_")
+    if stem and pos == "noun":
+        # a compound noun takes its plural on the last word ("spring_onions" -> "spring_onion")
+        for candidate in [stem + "_" + exceptions[pos].get(last, last)] + [
+                stem + "_" + last[: len(last) - len(suffix)] + repl
+                for suffix, repl in _SUFFIXES[pos] if last.endswith(suffix) and len(last) > len(suffix)]:
+            if candidate in table:
+                found.add(candidate)
     return found
 
 
@@ -156,11 +166,13 @@ def _english_forms(words: tuple[str, ...]) -> list[str]:
 
     words = tuple(w.replace("’", "'") for w in words if w)
     forms = ["_".join(words)]
+    if len(words) == 2:
+        forms += ["-".join(words), "".join(words)]       # tight-fisted, tightfisted: read as two words
     trimmed = list(words)
-    while len(trimmed) > 1 and trimmed[-1] in _PARTICLES:
+    while len(trimmed) > 1 and trimmed[-1] in PARTICLES:
         trimmed.pop()
         forms.append("_".join(trimmed))
-    content = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in _PARTICLES]
+    content = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in PARTICLES]
     if len(content) == 1:
         forms.append(content[0])
     return list(dict.fromkeys(forms))
@@ -214,6 +226,11 @@ NEAR_SENSES = 3
 # An indirect antonym (`_indirect_antonyms`) counts between this many senses of each word: "strict"
 # is opposed to "lenient" in its fifth sense.
 INDIRECT_SENSES = 5
+# A verb's hypernym is near it in meaning (prefer / like, resides / lives) when it is a narrow one,
+# with at most this many verbs under it; "travel, go, move" has 123 (swim, drive, fly, ...), which
+# makes them kinds of moving, not rewordings of it. Half of WordNet's verb hypernyms have at most
+# 2, nine in ten at most 8.
+NARROW_HYPERNYM = 12
 # A Chinese word is read in English by this many of the WordNet senses of each of its CC-CEDICT
 # senses (the most frequent): 蓝 "blue" is a colour, not "gloomy".
 PIVOT_SENSES = 2
@@ -230,6 +247,7 @@ def _pointer_table() -> tuple[dict, dict]:
     names = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
     opposite: dict[tuple[str, int], set[tuple[str, int]]] = {}
     near: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    hypernyms: list[tuple[tuple[str, int], tuple[str, int]]] = []
     for pos in _POS:
         with open(folder / f"data.{pos}", encoding="utf-8") as handle:
             for line in handle:
@@ -243,9 +261,16 @@ def _pointer_table() -> tuple[dict, dict]:
                     there = (names[target_pos], int(target))
                     if symbol == "!":
                         opposite.setdefault(here, set()).add(there)
-                    elif symbol in _NEAR_POINTERS or (symbol == "@" and pos == "verb"):
+                    elif symbol in _NEAR_POINTERS:
                         near.setdefault(here, set()).add(there)
                         near.setdefault(there, set()).add(here)
+                    elif symbol == "@" and pos == "verb":
+                        hypernyms.append((here, there))
+    troponyms = Counter(there for _, there in hypernyms)
+    for here, there in hypernyms:
+        if troponyms[there] <= NARROW_HYPERNYM:
+            near.setdefault(here, set()).add(there)
+            near.setdefault(there, set()).add(here)
     return ({k: frozenset(v) for k, v in opposite.items()}, {k: frozenset(v) for k, v in near.items()})
 
 
@@ -303,9 +328,14 @@ def _cedict() -> dict[str, frozenset[str]] | None:
                 if not raw or _NOT_A_SENSE.match(raw.lower().strip()):
                     continue
                 for part in raw.split(";"):
-                    sense = _sense(part)
-                    if sense and len(sense) > 1:
-                        senses.setdefault(simplified, set()).add(sense)
+                    # "wife's mother, mother-in-law": two glosses of one sense, each a sense; not
+                    # when a capital shows a name ("Kyōto, Japan" does not make 京都 "Japan")
+                    pieces = [part] + (part.split(",") if not any(c.isupper() for c in _BRACKETS.sub("", part))
+                                       else [])
+                    for piece in pieces:
+                        sense = _sense(piece)
+                        if sense and len(sense) > 1:
+                            senses.setdefault(simplified, set()).add(sense)
     return {word: frozenset(s) for word, s in senses.items()}
 
 

@@ -14,8 +14,9 @@ import numpy as np
 import polars as pl
 
 from memory_lake.maintain import lexicon
-from memory_lake.maintain.dedup import (CHANGED_VALUE, _crossed, _normalise, _numbers, _opposed, _single_character_change,
-                                        contradiction, find_duplicates, semantic_pairs, substitution_pairs)
+from memory_lake.maintain.dedup import (CHANGED_VALUE, _crossed, _fixed_expressions, _normalise, _numbers, _opposed,
+                                        _relation, _single_character_change, contradiction, find_duplicates, semantic_pairs,
+                                        substitution_pairs)
 from memory_lake.store.policy import Policy
 
 from ..conftest import AS_OF, ASCII_LOCALE, code_env, held_by_another_process, rows, write_jsonl
@@ -183,10 +184,19 @@ def test_a_negating_prefix_opposes_two_words_in_either_order():
 
 def test_wordnet_near_synonyms_are_synonyms():
     """Two adjectives of one "similar to" cluster (short / brief), a verb and its verb-group or
-    hypernym neighbour (walk / stroll): synonyms, with the link as the reason."""
+    narrow hypernym neighbour (prefer / like: "like" has 4 verbs under it): synonyms, with the link
+    as the reason. A broad hypernym (walk, with dozens of verbs under it: stroll, limp, march) is
+    not: those are ways of walking, and the models decide."""
     assert lexicon.synonyms(("short",), ("brief",)) == "wordnet adj 01436003 ~ 01436432"
-    assert lexicon.synonyms(("walk",), ("stroll",)) == "wordnet verb 01904930 ~ 01917980"
+    assert lexicon.synonyms(("prefers",), ("likes",)) == "wordnet verb 01826498 ~ 01777210"
+    assert lexicon.synonyms(("lives",), ("resides",)) == "wordnet verb 02649830 ~ 02648639"
+    assert lexicon.synonyms(("walk",), ("stroll",)) is None
+    assert lexicon.synonyms(("walk",), ("limp",)) is None
+    assert lexicon.synonyms(("talk",), ("whisper",)) is None
     assert lexicon.synonyms(("violin",), ("cello",)) is None
+    # through CC-CEDICT: 运动 "move" is the broad hypernym of 游泳 "swim" (blind set F's near miss)
+    assert lexicon.synonyms(("喜欢",), ("偏爱",)) == "cedict 喜欢/偏爱 -> wordnet verb 01777210 ~ 01826498"
+    assert lexicon.synonyms(("运动",), ("游泳",)) is None
 
 
 def test_a_new_number_is_new_detail_whatever_the_models_say():
@@ -224,3 +234,47 @@ def test_given_vectors_alone_the_semantic_pass_compares_the_memories_the_model_c
     plan = find_duplicates(frame, vectors, Policy().with_overrides({"dedup": {"passes": ["semantic"]}}), close=None)
     assert plan.merges.select("canonical", "member", "pass").to_dicts() == [
         {"canonical": "m0", "member": "m1", "pass": "semantic"}]
+
+
+def test_an_english_verb_is_read_with_the_particles_both_texts_have_after_it():
+    """"came across" / "ran across": the replaced stretches are "came" / "ran", which WordNet does
+    not link; read with the shared particle, they share a synset (find, come across)."""
+    assert _relation(("came",), ("ran",), ("across", "an")) == ("synonym", "wordnet verb 02023107")
+    assert _relation(("came",), ("ran",), ()) is None
+    assert _relation(("came",), ("ran",), ("an", "across")) is None      # not a particle after it
+    close = lambda x, y: False  # noqa: E731 - the dictionaries decide, not the models
+    assert contradiction("User came across an old diary in the attic.",
+                         "User ran across an old diary in the attic.", close=close) is None
+    assert contradiction("User came home late.", "User ran home late.", close=close) == CHANGED_VALUE
+
+
+def test_compound_nouns_and_hyphenated_words_are_looked_up_as_wordnet_writes_them():
+    """A compound takes its plural on its last word (hot dogs -> hot_dog); two words from one
+    hyphenated word are also read joined (e-mail, tightfisted)."""
+    assert lexicon.relation(("hot", "dogs"), ("frankfurters",)) == ("synonym", "wordnet noun 07676602")
+    assert lexicon.relation(("e", "mail"), ("email",)) == ("synonym", "wordnet noun 06279326")
+    assert lexicon.relation(("tight", "fisted"), ("stingy",))[0] == "synonym"
+    assert lexicon._bases("hot_dogs", "noun") == {"hot_dog"}
+    assert lexicon._bases("called_off", "verb") == {"call_off"}
+
+
+def test_a_cedict_sense_with_two_glosses_gives_each_unless_it_names_a_place():
+    """CC-CEDICT writes some senses as "wife's mother, mother-in-law": each gloss is a sense; a
+    capitalised gloss ("Kyōto, Japan") is a name and stays whole."""
+    table = lexicon._cedict()
+    assert {"wife's mother", "mother-in-law"} <= table["岳母"]
+    assert "japan" not in table["京都"]
+
+
+def test_numerals_and_negations_inside_one_fixed_expression_for_another_are_not_values():
+    """一团糟 / 乱七八糟 and 忐忑不安 / 七上八下: the numerals and 不 belong to the idioms, so
+    neither a number nor a negation keeps the pair apart (the models judge the two idioms). An idiom
+    against a plain word keeps its negation: 满不在乎 / 很在乎 say opposite things."""
+    assert _fixed_expressions("用户三天两头加班") == frozenset({"三天两头"})
+    assert _fixed_expressions("用户的房间乱七八糟") == frozenset({"乱七八糟"})
+    assert _fixed_expressions("用户加班三天") == frozenset()
+    close = lambda x, y: True  # noqa: E731 - the models' verdict is not what is tested
+    assert contradiction("用户的房间一团糟", "用户的房间乱七八糟", close=close) is None
+    assert contradiction("考试前用户心里忐忑不安", "考试前用户心里七上八下", close=close) is None
+    assert contradiction("用户对这事满不在乎", "用户对这事很在乎", close=close) == "negation"
+    assert contradiction("用户一天喝三杯水", "用户一天喝两杯水", close=close) == "number"
