@@ -752,6 +752,56 @@ def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     return None
 
 
+# Closed classes of words that grade one scale: a memory that swaps one degree for another states
+# another fact ("answered most / all of the questions", "may / must leave early", "usually / always
+# takes the bus"), though search ignores them as stop words and the models put the two close.
+# Words on one line are one degree (often / frequently, 应该 / 应当); Chinese quantifiers and
+# modals are content words and reach the dictionaries too, which may not see the degree.
+_DEGREES = {
+    "quantity": ("all every each 所有 全部 全都", "most 大多数 大部分 多数", "many much lots 许多 很多 好多 不少",
+                 "some several 一些 有些 部分", "few 少数 很少", "no none 没有"),
+    "obligation": ("must 必须 务必 必需", "should ought 应该 应当", "may might can could 可以 可能 也许 或许 能",
+                   "will 肯定 一定 必定"),
+    "frequency": ("always 总是 一直 始终 从来都", "usually normally generally typically 通常 一般 往往",
+                  "often frequently 经常 常常 时常", "sometimes occasionally 有时 有时候 偶尔",
+                  "rarely seldom 很少 难得", "never 从不 从来不 从没"),
+}
+_DEGREE_OF = {word: (scale, rank) for scale, ranks in _DEGREES.items()
+              for rank, words in enumerate(ranks) for word in words.split()}
+# Function words of opposite direction or stance (logged in / out, above / below, for / against).
+_OPPOSED_WORDS = frozenset(frozenset(p.split("/")) for p in (
+    "in/out into/out inside/outside up/down on/off above/below over/under before/after for/against "
+    "with/without to/from more/less more/fewer").split())
+
+
+def _phrasal_synonyms(verb: tuple[str, ...], x: str, y: str) -> bool:
+    """Whether the word before two opposed particles makes two phrasal verbs of one sense with
+    them (fill in / fill out a form), by WordNet."""
+    from . import lexicon
+
+    return bool(verb) and lexicon.phrasal_synonyms(verb[-1], x, y)
+
+
+def _degree_change(fa: _Facts, fb: _Facts) -> str | None:
+    """A word of a graded closed class replaced by one of another degree of the same scale
+    (quantity, obligation, frequency), or a function word by its opposite, in one replaced
+    stretch of the two word sequences: "quantity most/all", "opposite in/out"."""
+    import difflib
+
+    sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes():
+        if op != "replace":
+            continue
+        for x in sa[i1:i2]:
+            for y in sb[j1:j2]:
+                dx, dy = _DEGREE_OF.get(x), _DEGREE_OF.get(y)
+                if dx and dy and dx[0] == dy[0] and dx[1] != dy[1]:
+                    return f"{dx[0]} {x}/{y}"
+                if frozenset((x, y)) in _OPPOSED_WORDS and not _phrasal_synonyms(sa[max(0, i1 - 1):i1], x, y):
+                    return f"opposite {x}/{y}"
+    return None
+
+
 _NUMERAL_RUN = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+")
 
 
@@ -820,6 +870,9 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
         # counted, not by parity: "has a licence, so he can drive" / "doesn't have a licence, so
         # he can't drive" negates twice and says the opposite
         return "negation"
+    degree = _degree_change(fa, fb)
+    if degree:
+        return degree
     for left, right in antonym_pairs():
         a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
         if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):

@@ -197,6 +197,18 @@ def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[
     return found
 
 
+def phrasal_synonyms(verb: str, x: str, y: str) -> bool:
+    """Whether `verb` with particle `x` and with particle `y` are two phrasal verbs WordNet lists
+    in one synset (fill in / fill out), read whole: the verb alone does not count."""
+    loaded = _wordnet()
+    if loaded is None:
+        return False
+    index, _ = loaded
+    sx = {o for base in _bases(f"{verb}_{x}", "verb") for o in index["verb"][base]}
+    sy = {o for base in _bases(f"{verb}_{y}", "verb") for o in index["verb"][base]}
+    return bool(sx & sy)
+
+
 def is_adjective(word: str) -> bool:
     """True when WordNet lists `word` as an adjective (its base form, exactly)."""
     loaded = _wordnet()
@@ -344,6 +356,7 @@ def _cedict() -> dict[str, frozenset[str]] | None:
 # L honorifics. The noun classes (A people, B things, C time and space, D abstract things) group
 # items of one kind at their finest level too (丈夫 / 女婿, 包子 / 馒头): CC-CEDICT decides those.
 CILIN_CLASSES = frozenset("EFGHIJKL")
+NOUN_CLASSES = frozenset("ABCD")
 
 
 def _cilin_codes(keep) -> dict[str, frozenset[str]]:
@@ -370,6 +383,16 @@ def _cilin() -> dict[str, frozenset[str]]:
     return _cilin_codes(lambda code: code[:-1] if code.endswith("=") and code[0] in CILIN_CLASSES else None)
 
 
+@functools.lru_cache(maxsize=1)
+def _cilin_nouns() -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes of the Cilin synonym groups (``=``) of the noun classes (A people,
+    B things, C time and space, D abstract things) it is on, for words on one ``=`` line only in
+    the whole of Cilin. A word on several lines has several senses, and one of them may join it to
+    an item of another kind (女婿 "son-in-law" is also on the line of 丈夫 "husband")."""
+    return {word: codes for word, codes in _cilin_all().items()
+            if len(codes) == 1 and next(iter(codes))[0] in NOUN_CLASSES}
+
+
 # ---------------------------------------------------------------------------- the questions
 def _is_chinese(words: tuple[str, ...]) -> bool:
     return any(re.search(r"[\u3400-\u9fff]", w) for w in words)
@@ -392,6 +415,10 @@ def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
         if opposed:
             return "antonym", f"wordnet {synset[0]} {synset[1]:08d} ! {opposed[0][1]:08d} (indirect)"
     shared = sorted(a.keys() & b.keys())
+    if shared and not any(a[s] == 0 or b[s] == 0 for s in shared) and same_kind(left, right):
+        # the words share only a rare sense (rabbit / hare as meat, minute / hour as a distance),
+        # and in their frequent senses they are two items of one kind: not synonyms
+        return None
     if shared:
         return "synonym", f"wordnet {shared[0][0]} {shared[0][1]:08d}"
     for synset in sorted(a):
@@ -418,6 +445,43 @@ def _stripped(x: str, y: str) -> list[tuple[str, str]]:
 def _pivot(senses: frozenset[str]) -> set[tuple[str, int]]:
     """The WordNet synsets of a Chinese word's English senses (the most frequent ones of each)."""
     return {k for sense in senses for k in _english_synsets(tuple(sense.split()), PIVOT_SENSES)}
+
+
+@functools.lru_cache(maxsize=1)
+def _cilin_all() -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes of every Cilin synonym group (``=``) it is on, every class."""
+    return _cilin_codes(lambda code: code[:-1] if code.endswith("=") else None)
+
+
+def _cilin_separates(x: str, y: str) -> bool:
+    """True when Cilin puts the two nouns in one small class (its third level) but under two
+    different heads at the fourth, with no group in common: two kinds of one thing that English
+    may gloss alike (岳母 "wife's mother" Ah07B03, 婆婆 "husband's mother" Ah07A03, both
+    "mother-in-law"). Groups under one fourth-level head may still be one referent said another
+    way (父亲 / 令尊). (Not a sign of two items by itself: 辅导班 / 补习班 and 年检 / 年审 are
+    one thing under two heads.)"""
+    every = _cilin_all()
+    cx, cy = every.get(x, frozenset()), every.get(y, frozenset())
+    cx, cy = {c for c in cx if c[0] in NOUN_CLASSES}, {c for c in cy if c[0] in NOUN_CLASSES}
+    if not cx or not cy or cx & cy:
+        return False
+    return any(a[:4] == b[:4] for a in cx for b in cy) and not any(a[:5] == b[:5] for a in cx for b in cy)
+
+
+_TRAILING_PHRASE = re.compile(r"\s+(?:of|for|in|on|at|with|between|from|to|by|during|after|before)\s.*$")
+
+
+def _cedict_disagrees(table: dict, x: str, y: str) -> bool:
+    """True when CC-CEDICT knows both words and reads them as two things: no shared sense and no
+    shared WordNet synset, even reading each sense by its head ("snacks between meals" as
+    "snacks"). 包子 "steamed stuffed bun" / 馒头 "steamed bun", on one line of Cilin's foods, are
+    two foods; 零食 "snacks" / 零嘴 "snacks between meals" are one."""
+    sx, sy = table.get(x), table.get(y)
+    if not sx or not sy:
+        return False
+    sx = sx | {_TRAILING_PHRASE.sub("", sense) for sense in sx}
+    sy = sy | {_TRAILING_PHRASE.sub("", sense) for sense in sy}
+    return not (sx & sy) and not (_pivot(frozenset(sx)) & _pivot(frozenset(sy)))
 
 
 def _chinese_antonym(table: dict, x: str, y: str) -> tuple[str, str] | None:
@@ -451,6 +515,13 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
             if antonym:
                 return antonym
             return "synonym", f"cilin {x}/{y} {code}"
+        nouns = _cilin_nouns()
+        if (len(x) >= 2 and len(y) >= 2 and nouns.get(x, frozenset()) & nouns.get(y, frozenset())
+                and not _cedict_disagrees(table, x, y)):
+            antonym = _chinese_antonym(table, x, y)
+            if antonym:
+                return antonym
+            return "synonym", f"cilin {x}/{y} {sorted(nouns[x] & nouns[y])[0]}"
         sx, sy = table.get(x), table.get(y)
         if not sx or not sy:
             continue
@@ -458,6 +529,8 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
         if antonym:
             return antonym
         ex, ey = _pivot(sx), _pivot(sy)
+        if _cilin_separates(x, y):
+            continue                                      # 岳母 / 婆婆: both "mother-in-law" in English
         shared = sorted(sx & sy)
         if shared:
             return "synonym", f"cedict {x}/{y} '{shared[0]}'"

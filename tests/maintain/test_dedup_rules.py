@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import polars as pl
 
 from memory_lake.maintain import lexicon
@@ -278,3 +279,49 @@ def test_numerals_and_negations_inside_one_fixed_expression_for_another_are_not_
     assert contradiction("考试前用户心里忐忑不安", "考试前用户心里七上八下", close=close) is None
     assert contradiction("用户对这事满不在乎", "用户对这事很在乎", close=close) == "negation"
     assert contradiction("用户一天喝三杯水", "用户一天喝两杯水", close=close) == "number"
+
+
+@pytest.mark.parametrize(("a", "b", "why"), [
+    ("User read all of the reports.", "User read most of the reports.", "quantity all/most"),
+    ("User can skip the weekly sync.", "User must skip the weekly sync.", "obligation can/must"),
+    ("User often works from home on Fridays.", "User never works from home on Fridays.", "negation"),  # first
+    ("User usually cycles to the office.", "User always cycles to the office.", "frequency usually/always"),
+    ("用户通常坐地铁上班", "用户总是坐地铁上班", "frequency 通常/总是"),
+    ("User parks below the office.", "User parks above the office.", "opposite below/above"),
+    ("User signed in to the portal.", "User signed out to the portal.", "opposite in/out"),
+])
+def test_a_graded_function_word_of_another_degree_is_a_contradiction(a, b, why):
+    """Stop words to search, but a memory that swaps "all" for "most", "can" for "must" or "in" for
+    "out" states another fact (blind word set: 14 such pairs were merged)."""
+    assert contradiction(a, b, close=lambda x, y: True) == why
+
+
+def test_one_degree_said_another_way_and_phrasal_verbs_of_one_sense_are_rewordings():
+    close = lambda x, y: True  # noqa: E731 - the models' verdict is not what is tested
+    assert contradiction("User often works late.", "User frequently works late.", close=close) is None
+    assert contradiction("报销单应当在月底前提交", "报销单应该在月底前提交", close=close) is None
+    # fill in / fill out a form: one sense in WordNet, not opposite particles
+    assert contradiction("User must fill in the form.", "User must fill out the form.", close=close) is None
+
+
+def test_a_rare_shared_sense_does_not_make_two_items_of_one_kind_synonyms():
+    """WordNet puts rabbit and hare in one synset only as meat, minute and hour only as distances;
+    their frequent senses are two animals, two units: not synonyms. Words that share their most
+    frequent sense stay synonyms (couch / sofa, jumper / sweater)."""
+    assert lexicon.relation(("rabbit",), ("hare",)) is None
+    assert lexicon.relation(("minutes",), ("hours",)) is None
+    assert lexicon.relation(("couch",), ("sofa",)) == ("synonym", "wordnet noun 04256520")
+    assert lexicon.relation(("jumper",), ("sweater",)) == ("synonym", "wordnet noun 04370048")
+
+
+def test_cilin_noun_groups_count_for_words_of_one_sense_that_cc_cedict_does_not_part():
+    """Cilin's people and things groups are read for words on one synonym line only, unless
+    CC-CEDICT reads them as two things: 早饭 / 早餐, 玉米 / 苞米 (CC-CEDICT lacks 苞米); not 丈夫 /
+    女婿 (女婿 is on two lines), not 包子 / 馒头 ("steamed stuffed bun" / "steamed bun")."""
+    assert lexicon.relation(("早饭",), ("早餐",)) == ("synonym", "cilin 早饭/早餐 Da18B06")
+    assert lexicon.relation(("玉米",), ("苞米",)) == ("synonym", "cilin 玉米/苞米 Bh05A10")
+    assert lexicon.relation(("丈夫",), ("女婿",)) is None
+    assert lexicon.relation(("包子",), ("馒头",)) is None
+    # CC-CEDICT glosses 岳母 (wife's mother) and 婆婆 (husband's mother) alike; Cilin parts them
+    assert lexicon.relation(("岳母",), ("婆婆",)) is None
+    assert lexicon.relation(("丈母娘",), ("岳母",)) == ("synonym", "cilin 丈母娘/岳母 Ah07B03")

@@ -89,7 +89,7 @@ def test_a_word_the_dictionary_does_not_know_is_no_ones_synonym():
 
 def test_a_chinese_word_cut_differently_is_compared_without_what_both_sides_share():
     # jieba reads 王大夫 as one name and 王 医生 as two words; the shared 王 is set aside
-    assert lexicon.synonyms(("王大夫",), ("王", "医生")) == "cedict 大夫/医生 'doctor'"
+    assert lexicon.synonyms(("王大夫",), ("王", "医生")) == "cilin 大夫/医生 Ae15A01"
     # a single character left after stripping is a synonym only by a sense of its own (坐 / 搭
     # "to take (a bus)"), never through WordNet: 借 "to lend" and 还 "to return" are not one
     assert lexicon.synonyms(("坐地铁",), ("搭", "地铁")) == "cedict 坐/搭 'take'"
