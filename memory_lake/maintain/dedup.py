@@ -117,8 +117,8 @@ _UNITS_EN = frozenset("""
     ms msec sec second minute min hour hr day week month year decade century time
     kb mb gb tb pb byte bit px pixel
     mm cm km metre meter kilometre kilometer mile inch foot feet yard mph kph
-    mg kg gram kilogram pound lb lbs ounce oz ton tonne
-    ml liter litre gallon
+    mg kg gram kilogram kilo pound lb lbs ounce oz ton tonne stone
+    ml liter litre gallon pint quart
     usd eur gbp cny rmb jpy dollar euro yuan
     degree celsius fahrenheit kelvin
     """.split())
@@ -134,6 +134,12 @@ _QUANTITY_VERBS = frozenset("""
 _MEASURES_ZH = frozenset("个只条杯次天年月日点分秒元块岁人位名本件张台周倍度米克斤里页项份家座层级遍毛角折成万千百亿")
 _VALUE_BEFORE_ZH = frozenset("是为到至在约共有达于过超近满剩了成降升涨跌改设比等周期拜每从花付用要需喝吃买卖跑走")
 _HAN = re.compile(r"[\u3400-\u9fff]")
+# Chinese units of measure and currency: one for another after the same number is another amount
+# (一百二十斤 / 一百二十公斤).
+_UNITS_ZH = frozenset("""
+    斤 公斤 千克 克 毫克 两 吨 磅 盎司 米 公里 千米 里 英里 厘米 毫米 寸 尺 英寸 英尺 码 升 毫升 加仑
+    秒 分钟 小时 钟头 天 周 星期 个月 月 年 元 块 角 毛 分 美元 英镑 欧元 日元 港币 度 摄氏度 华氏度
+    """.split())
 _CONTEXT = 32  # characters read on each side of a number to tell its role
 _SEQUENCE_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[a-z]+|[\u3400-\u9fff]+")
 # Between two swapped items, only these make it a list in another order ("CSV and PDF"), not a swap.
@@ -533,7 +539,9 @@ def _opposed(left: list[str], right: list[str]) -> str | None:
     """A sign that the replaced words mean opposite or different degrees ("antonym" reasons): a
     unit (meters / yards is a changed value), comparatives or superlatives on both sides (larger /
     smaller), a word and its opposite by prefix (increase / decrease, able / unable), or Chinese
-    words that differ in a pair of opposite characters (上涨 / 下跌)."""
+    words that differ in a pair of opposite characters (上涨 / 下跌) or in a unit (斤 / 公斤)."""
+    from . import lexicon
+
     for x in left:
         for y in right:
             if x.isascii() and y.isascii():
@@ -548,6 +556,11 @@ def _opposed(left: list[str], right: list[str]) -> str | None:
                 for p in _NEGATING_PREFIXES:
                     if (x == p + y or y == p + x) and min(len(x), len(y)) >= 3:
                         return f"antonym {x}/{y}"
+            elif x in _UNITS_ZH and y in _UNITS_ZH:
+                return f"unit {x}/{y}"
+            elif _HAN.match(x) and _HAN.match(y) and any(
+                    u in _UNITS_ZH and v in _UNITS_ZH and u != v for u, v in lexicon._stripped(x, y)):
+                return f"unit {x}/{y}"                    # 十斤 / 十公斤, cut as one word each
             elif len(x) == len(y) and _HAN.match(x) and _HAN.match(y):
                 if any((c, d) in _OPPOSING_CHARS or (d, c) in _OPPOSING_CHARS for c, d in zip(x, y) if c != d):
                     return f"antonym {x}/{y}"
@@ -700,6 +713,19 @@ def _codes(norm: str) -> Counter:
             continue
         found[match.group()] += 1
     return found
+
+
+# One unit written two ways: 块 is the spoken 元, 毛 the spoken 角 (三千块 / 三千元).
+_UNIT_CANON_ZH = {"块": "元", "毛": "角", "钟头": "小时", "星期": "周", "千米": "公里", "千克": "公斤"}
+_AMOUNT_ZH = re.compile(r"([零〇一二两三四五六七八九十百千万亿半\d.,]+)("
+                        + "|".join(sorted(_UNITS_ZH, key=len, reverse=True)) + ")")
+
+
+def _amounts_zh(norm: str) -> list[tuple[str, str]]:
+    """(number, unit) of each Chinese amount in a normalised text, in order (一百二十斤 -> 一百二十, 斤)."""
+    if not _HAN.search(norm):
+        return []
+    return [(value, _UNIT_CANON_ZH.get(unit, unit)) for value, unit in _AMOUNT_ZH.findall(norm)]
 
 
 def _number_change(fa: _Facts, fb: _Facts) -> str | None:
@@ -860,6 +886,11 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     changed = _number_change(fa, fb)
     if changed:
         return changed
+    units_a, units_b = _amounts_zh(fa.text), _amounts_zh(fb.text)
+    if len(units_a) == len(units_b):
+        for (va, ua), (vb, ub) in zip(units_a, units_b):
+            if va == vb and ua != ub:
+                return f"unit {ua}/{ub}"                  # 一百二十斤 / 一百二十公斤
     letters_a, letters_b = _letter_values(a), _letter_values(b)
     if letters_a and letters_b and letters_a != letters_b:
         return "letter"                                   # blood type O / A: a changed value, queued

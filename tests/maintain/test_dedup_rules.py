@@ -325,3 +325,14 @@ def test_cilin_noun_groups_count_for_words_of_one_sense_that_cc_cedict_does_not_
     # CC-CEDICT glosses 岳母 (wife's mother) and 婆婆 (husband's mother) alike; Cilin parts them
     assert lexicon.relation(("岳母",), ("婆婆",)) is None
     assert lexicon.relation(("丈母娘",), ("岳母",)) == ("synonym", "cilin 丈母娘/岳母 Ah07B03")
+
+
+def test_one_unit_for_another_after_the_same_number_is_a_contradiction():
+    """Blind set H merged both: the models read "23 pounds" and "23 kilos" alike, and jieba cuts
+    一百二十斤 as one word. One unit written two ways (元 / 块) is the same amount."""
+    close = lambda x, y: True  # noqa: E731 - the models' verdict is not what is tested
+    assert contradiction("User's bag weighed 20 pounds.", "User's bag weighed 20 kilos.", close=close) == \
+        "unit pounds/kilos"
+    assert contradiction("用户的体重是一百二十斤。", "用户的体重是一百二十公斤。", close=close) == "unit 斤/公斤"
+    # not queued as another unit (a one-character change keeps it apart, as any such change)
+    assert contradiction("用户每月房租三千元。", "用户每月房租三千块。", close=close) == CHANGED_VALUE
