@@ -45,6 +45,7 @@ bench: install
 	$(PY) benchmarks/dedup_blind.py
 	$(PY) benchmarks/entities.py
 	$(PY) benchmarks/dedup_paraphrase.py
+	$(PY) benchmarks/dedup_words.py
 	$(PY) benchmarks/zh_recall.py
 	$(PY) benchmarks/embedding_candidates.py
 	$(PY) benchmarks/locomo.py
