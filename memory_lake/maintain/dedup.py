@@ -364,7 +364,11 @@ def _chinese_synonym_map() -> tuple[list[str], list[str]]:
 def _same_meaning(x: str, y: str) -> bool:
     """A slip of the keyboard, or two words of one synonym group."""
     if _typo(x, y):
-        return True
+        # a slip of the keyboard, unless both are words of the dictionary with no sense in
+        # common (hotel / hostel are two words, not one misspelt)
+        from . import lexicon
+
+        return not lexicon.two_words(x, y)
     groups = synonym_groups()
     return x in groups and groups.get(y) == groups[x]
 

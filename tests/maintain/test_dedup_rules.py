@@ -336,3 +336,16 @@ def test_one_unit_for_another_after_the_same_number_is_a_contradiction():
     assert contradiction("用户的体重是一百二十斤。", "用户的体重是一百二十公斤。", close=close) == "unit 斤/公斤"
     # not queued as another unit (a one-character change keeps it apart, as any such change)
     assert contradiction("用户每月房租三千元。", "用户每月房租三千块。", close=close) == CHANGED_VALUE
+
+
+def test_two_dictionary_words_one_letter_apart_are_not_a_typo():
+    """hotel / hostel: two words WordNet knows with no sense in common are two words, so the guard
+    reads the replacement (the models and the dictionaries decide); a misspelling (recieve), a
+    spelling variant that shares a synset (colour / color) or a word WordNet does not hold (from,
+    a preposition) leaves the slip rule as it was."""
+    assert (lexicon.two_words("hotel", "hostel"), lexicon.two_words("form", "from")) == (True, False)
+    assert (lexicon.two_words("recieve", "receive"), lexicon.two_words("colour", "color")) == (False, False)
+    assert contradiction("User booked a hotel in Porto.", "User booked a hostel in Porto.",
+                         close=lambda x, y: False) == CHANGED_VALUE
+    assert contradiction("User will recieve the parcel on Friday.", "User will receive the parcel on Friday.",
+                         close=lambda x, y: False) is None
