@@ -634,7 +634,8 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
     """What the dictionaries say of stretch `x` replaced by `y` (``lexicon.relation``), or of a
     swapped Chinese classifier; an English verb is also read with the particles both texts have
     after it, since the particle is part of the verb ("bumped into" / "ran into", "showed up" /
-    "turned up": the stretches alone are "bumped" / "ran")."""
+    "turned up": the stretches alone are "bumped" / "ran"), and a modifier with the noun both have
+    after it when WordNet lists both compounds ("current account" / "checking account")."""
     from . import lexicon
 
     found = lexicon.relation(x, y)
@@ -647,6 +648,12 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
         particles += 1
         found = lexicon.relation(x + after[:particles], y + after[:particles])
         if found:
+            return found
+    if after and not particles and after[0].isascii() and after[0].isalpha():
+        # a compound noun whose head both texts share: "current account" / "checking account"
+        # (found only when WordNet lists both compounds whole)
+        found = lexicon.relation(x + after[:1], y + after[:1])
+        if found and all(lexicon.is_lemma("_".join(side + after[:1])) for side in (x, y)):
             return found
     return None
 

@@ -159,6 +159,9 @@ def _bases(word: str, pos: str) -> set[str]:
     return found
 
 
+_DETERMINERS = frozenset("a an the my your his her its our their this that these those".split())
+
+
 def _english_forms(words: tuple[str, ...]) -> list[str]:
     """How a stretch of words may be looked up: whole ("call_off"), without a trailing particle
     ("sign off on" -> "sign_off"), or as its one content word."""
@@ -168,6 +171,8 @@ def _english_forms(words: tuple[str, ...]) -> list[str]:
     forms = ["_".join(words)]
     if len(words) == 2:
         forms += ["-".join(words), "".join(words)]       # tight-fisted, tightfisted: read as two words
+    if len(words) > 1 and words[0] in _DETERMINERS:
+        forms += _english_forms(words[1:])               # "a cash machine" is looked up as cash_machine
     trimmed = list(words)
     while len(trimmed) > 1 and trimmed[-1] in PARTICLES:
         trimmed.pop()
@@ -195,6 +200,11 @@ def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[
         if found:
             return found                                  # the longest form that WordNet knows
     return found
+
+
+def is_lemma(form: str) -> bool:
+    """Whether WordNet lists `form` (words joined by ``_``, any inflection) as a noun."""
+    return bool(_bases(form, "noun"))
 
 
 def two_words(x: str, y: str) -> bool:

@@ -349,3 +349,13 @@ def test_two_dictionary_words_one_letter_apart_are_not_a_typo():
                          close=lambda x, y: False) == CHANGED_VALUE
     assert contradiction("User will recieve the parcel on Friday.", "User will receive the parcel on Friday.",
                          close=lambda x, y: False) is None
+
+
+def test_a_determiner_is_set_aside_and_a_shared_head_noun_read_with_its_modifier():
+    """"a cash machine" is looked up as cash_machine; "savings bank" / "piggy bank" only when WordNet
+    lists both compounds and they share a sense (here they do not: kept apart)."""
+    assert lexicon.relation(("a", "cash", "machine"), ("an", "atm")) == ("synonym", "wordnet noun 02977058")
+    assert _relation(("current",), ("checking",), ("account", "with")) == ("synonym", "wordnet noun 13363970")
+    assert _relation(("red",), ("blue",), ("car",)) is None                 # red_car is no compound
+    assert _relation(("savings",), ("piggy",), ("bank",)) is None
+    assert lexicon.is_lemma("checking_accounts") and not lexicon.is_lemma("red_car")
