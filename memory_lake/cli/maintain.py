@@ -136,7 +136,9 @@ def conflicts_list(
     json_out: JsonOpt = False,
 ) -> None:
     """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text),
-    both operators and trace ids, and the base version the incoming write read."""
+    both operators and trace ids, the base version the incoming write read, and what found it (the
+    snapshot's file name and line of a write, or the dedup pass with its reason: "dedup near (unit 斤/公斤,
+    0.91)")."""
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts)
     frame = the_lake.conflicts(tenant=tenant, status=None if all_rows else "open")
@@ -144,8 +146,14 @@ def conflicts_list(
     if opts.json:
         emit_json(frame_records(frame))
     else:
+        import polars as pl
+
+        # a snapshot by its file name and line (the full path is in --json), or the dedup reason
+        found_by = pl.when(pl.col("source_line").is_null()).then(pl.col("source_file")).otherwise(
+            pl.format("{}:{}", pl.col("source_file").str.extract(r"([^/\\]+)$"), "source_line"))
         print_frame(frame.select("conflict_id", "kind", "memory_id", "field", "lake_value", "incoming_value",
-                                 "incoming_operator", "base_version", "lake_version", "created_at", "status"),
+                                 "incoming_operator", "base_version", "lake_version", "created_at", "status",
+                                 found_by.alias("found_by")),
                     title=f"{frame.height} conflict(s)")
 
 

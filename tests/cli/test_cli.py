@@ -515,3 +515,28 @@ def test_index_honours_the_lock_wait(tmp_path):
                               capture_output=True, text=True, env={**os.environ, "MEMORY_LAKE_WAIT_S": "1"}, timeout=60)
     assert proc.returncode == 3
     assert proc.stderr.splitlines()[-1].startswith(f"error: lake {lake.root} is busy: pid ")
+
+
+def test_conflicts_list_says_what_found_each_conflict(tmp_path, capsys):
+    """A person deciding a conflict sees what found it: the snapshot file and line of a write, or
+    the dedup pass with the guard's reason ("unit pounds/kilos")."""
+    from memory_lake import Lake
+
+    lake = Lake.init(tmp_path / "lake")
+    base = {"id": "pref-theme", "tenant": "acme", "agent_id": "support-bot", "user_id": "alice"}
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [{**base, "content": "Alice prefers dark mode"}])])
+    lake.ingest([write_jsonl(tmp_path / "b.jsonl", [{**base, "content": "Alice prefers light mode", "version": 1}])])
+    lake.ingest([write_jsonl(tmp_path / "c.jsonl", [{**base, "content": "Alice prefers sepia mode", "version": 1}])])
+    weights = [{"id": f"bag-{n}", "tenant": "acme", "user_id": "bob", "type": "fact",
+                "content": f"Bob's suitcase weighed 23 {unit} at check-in.", "created_at": f"2026-11-0{n}T00:00:00Z"}
+               for n, unit in ((1, "pounds"), (2, "kilos"))]
+    lake.ingest([write_jsonl(tmp_path / "d.jsonl", weights)])
+    lake.dedup(as_of="2026-11-30")
+    frame = lake.conflicts().sort("kind")
+    (source, line), = frame.filter(kind="write").select("source_file", "source_line").rows()
+    code, out, err = run(capsys, "--lake", str(lake.root), "conflicts", "list")
+    assert code == 0, err
+    found = [line_.split(None, 1)[1] for line_ in out.splitlines() if line_.startswith("found_by")]
+    write, dedup = sorted(found, key=lambda f: f.startswith("dedup"))
+    assert write == f"c.jsonl:{line}" and source == str(tmp_path / "c.jsonl")    # the whole path in --json
+    assert dedup.startswith("dedup near (unit pounds/kilos, 0.") and dedup.endswith(")")
