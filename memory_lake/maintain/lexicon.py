@@ -648,6 +648,46 @@ def _noun_kind(a: set[int], b: set[int]) -> str | None:
     return None
 
 
+def _two_values(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Two adjectives whose most frequent senses head two different clusters of WordNet that are
+    values of one attribute (warm / hot, cool / cold: "temperature"): two values of one scale, not
+    one said twice. Heads of two attributes (sad / unhappy) are left to the models."""
+    heads = []
+    for words in (left, right):
+        first = [s for s, rank in _english_synsets(words, 1).items() if s[0] == "adj" and _attributes(s[1])]
+        if not first:
+            return None
+        heads.append(first[0])
+    shared = sorted(_attributes(heads[0][1]) & _attributes(heads[1][1]))
+    if heads[0] == heads[1] or not shared or heads[1] in _near_links(*heads[0]):
+        return None
+    return f"wordnet adjectives {heads[0][1]:08d} and {heads[1][1]:08d}, values of {shared[0]:08d}"
+
+
+@functools.lru_cache(maxsize=1)
+def _attribute_table() -> dict[int, frozenset[int]]:
+    """{adjective synset: the noun synsets it is a value of (WordNet's attribute pointer ``=``)}."""
+    folder = wordnet_dir()
+    if folder is None:
+        return {}
+    found: dict[int, set[int]] = {}
+    with open(folder / "data.adj", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(" "):
+                continue
+            parts = line.split(" | ")[0].split()
+            at = 4 + 2 * int(parts[3], 16)
+            for k in range(int(parts[at])):
+                symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+                if symbol == "=" and target_pos == "n":
+                    found.setdefault(int(parts[0]), set()).add(int(target))
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def _attributes(offset: int) -> frozenset[int]:
+    return _attribute_table().get(offset, frozenset())
+
+
 def _english_nouns(words: tuple[str, ...]) -> set[int]:
     return {offset for (pos, offset), rank in _english_synsets(words, KIND_SENSES).items() if pos == "noun"}
 
@@ -663,7 +703,7 @@ def same_kind(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
     if not left or not right or _is_chinese(left) != _is_chinese(right):
         return None
     if not _is_chinese(left):
-        return _noun_kind(_english_nouns(left), _english_nouns(right))
+        return _noun_kind(_english_nouns(left), _english_nouns(right)) or _two_values(left, right)
     cilin, table = _all_cilin_codes(), _cedict() or {}
     for x, y in _stripped("".join(left), "".join(right)):
         if x == y or len(x) < 2 or len(y) < 2:

@@ -359,3 +359,15 @@ def test_a_determiner_is_set_aside_and_a_shared_head_noun_read_with_its_modifier
     assert _relation(("red",), ("blue",), ("car",)) is None                 # red_car is no compound
     assert _relation(("savings",), ("piggy",), ("bank",)) is None
     assert lexicon.is_lemma("checking_accounts") and not lexicon.is_lemma("red_car")
+
+
+def test_two_values_of_one_attribute_are_two_items_of_one_kind():
+    """warm / hot and cool / cold head two WordNet clusters that are values of one attribute
+    (temperature): the models put them close, the dictionaries keep them apart. Heads of two
+    attributes (sad / unhappy) and one cluster (big / large) are not such a pair."""
+    assert lexicon.same_kind(("warm",), ("hot",)) == "wordnet adjectives 02529264 and 01247240, values of 05011790"
+    assert lexicon.same_kind(("cool",), ("cold",)) is not None
+    assert lexicon.same_kind(("sad",), ("unhappy",)) is None
+    assert lexicon.same_kind(("big",), ("large",)) is None
+    assert contradiction("User likes warm showers.", "User likes hot showers.", close=lambda x, y: True) == \
+        CHANGED_VALUE
