@@ -78,7 +78,10 @@ def main(path: Path, why: bool) -> dict:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("pairs", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("pairs", nargs="?", type=Path, default=DEFAULT,
+                        help=f"JSON Lines of {{x, y, label, lang, category, context}} (default {DEFAULT.relative_to(ROOT)})")
     parser.add_argument("--why", action="store_true", help="list the decisions against the label")
     args = parser.parse_args()
+    if not args.pairs.is_file():
+        parser.error(f"no such pair file: {args.pairs}")
     main(args.pairs, args.why)
