@@ -604,24 +604,32 @@ def antonyms(left: tuple[str, ...], right: tuple[str, ...]) -> bool:
 KIND_LEVELS = 1
 # Only a word's most frequent noun senses are read (a rare sense makes everything "of one kind").
 KIND_SENSES = 2
-@functools.lru_cache(maxsize=1)
-def _noun_hypernyms() -> dict[int, frozenset[int]]:
-    """Noun synset -> its hypernyms (``@``; instance hypernyms ``@i`` too: Paris is a city)."""
+
+
+def _pointers(pos: str, symbols: tuple[str, ...], target_pos: str) -> dict[int, frozenset[int]]:
+    """{synset of `pos`: the synsets of `target_pos` it points to with one of `symbols`}, read from
+    WordNet's ``data.<pos>`` file."""
     folder = wordnet_dir()
     if folder is None:
         return {}
-    up: dict[int, set[int]] = {}
-    with open(folder / "data.noun", encoding="utf-8") as handle:
+    found: dict[int, set[int]] = {}
+    with open(folder / f"data.{pos}", encoding="utf-8") as handle:
         for line in handle:
             if line.startswith(" "):
                 continue
             parts = line.split(" | ")[0].split()
             at = 4 + 2 * int(parts[3], 16)
             for k in range(int(parts[at])):
-                symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
-                if symbol in ("@", "@i") and target_pos == "n":
-                    up.setdefault(int(parts[0]), set()).add(int(target))
-    return {k: frozenset(v) for k, v in up.items()}
+                symbol, target, there = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+                if symbol in symbols and there == target_pos:
+                    found.setdefault(int(parts[0]), set()).add(int(target))
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _noun_hypernyms() -> dict[int, frozenset[int]]:
+    """Noun synset -> its hypernyms (``@``; instance hypernyms ``@i`` too: Paris is a city)."""
+    return _pointers("noun", ("@", "@i"), "n")
 
 
 def _ancestors(offset: int, levels: int) -> dict[int, int]:
@@ -667,21 +675,7 @@ def _two_values(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
 @functools.lru_cache(maxsize=1)
 def _attribute_table() -> dict[int, frozenset[int]]:
     """{adjective synset: the noun synsets it is a value of (WordNet's attribute pointer ``=``)}."""
-    folder = wordnet_dir()
-    if folder is None:
-        return {}
-    found: dict[int, set[int]] = {}
-    with open(folder / "data.adj", encoding="utf-8") as handle:
-        for line in handle:
-            if line.startswith(" "):
-                continue
-            parts = line.split(" | ")[0].split()
-            at = 4 + 2 * int(parts[3], 16)
-            for k in range(int(parts[at])):
-                symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
-                if symbol == "=" and target_pos == "n":
-                    found.setdefault(int(parts[0]), set()).add(int(target))
-    return {k: frozenset(v) for k, v in found.items()}
+    return _pointers("adj", ("=",), "n")
 
 
 def _attributes(offset: int) -> frozenset[int]:
