@@ -426,6 +426,16 @@ def _entities(text: str) -> frozenset:
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=20_000)
+def _word_opcodes(norm_a: str, norm_b: str) -> tuple[tuple[str, int, int, int, int], ...]:
+    """difflib's opcodes between the word sequences of two normalised texts (`_phrase_words`),
+    computed once per pair for the guard's several readings of it."""
+    import difflib
+
+    return tuple(difflib.SequenceMatcher(a=_phrase_words(norm_a), b=_phrase_words(norm_b), autojunk=False)
+                 .get_opcodes())
+
+
 _PHRASE_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]+")
 
 
@@ -473,8 +483,6 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
     a time or an amount, as jieba tags them), a new number ("bought a used Civic" / "... for
     £6,000") or a new code (1Password, A320) is new detail by itself: "works at a bank" / "works at
     Lloyds Bank", "去成都出差" / "去成都出差，要待三天"."""
-    import difflib
-
     from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
 
     def phrase(words: tuple[str, ...]) -> str:
@@ -485,9 +493,8 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
 
     spans, added, stretches, following = [], 0, [], []
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
-    matcher = difflib.SequenceMatcher(a=sa, b=sb, autojunk=False)
     stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
         if op == "replace" and not all(w in stop for w in sa[i1:i2] + sb[j1:j2]):
             # a stretch of stop words replaced by content words is an insertion ("at a bank" /
             # "at Lloyds Bank"), and the reverse a deletion
@@ -823,10 +830,8 @@ def _degree_change(fa: _Facts, fb: _Facts) -> str | None:
     """A word of a graded closed class replaced by one of another degree of the same scale
     (quantity, obligation, frequency), or a function word by its opposite, in one replaced
     stretch of the two word sequences: "quantity most/all", "opposite in/out"."""
-    import difflib
-
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
         if op != "replace":
             continue
         for x in sa[i1:i2]:
