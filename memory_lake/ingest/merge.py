@@ -17,6 +17,10 @@ Rules (DESIGN "Memory record"; seed 000 乐观锁 + 字段级合并):
   ``system``);
 - any applied change to a versioned field bumps ``version`` (+1) and writes ``memory_history``
   (before, after, operator, run id, reason); history rows name their source file and line;
+- a write that changes the content of a memory dedup merged into another makes it a memory of its
+  own again (status ``active``, no ``merged_into``; its ``dedup_merges`` row is closed with
+  ``unmerged_by = 'write'``): it says something new, which would otherwise stay hidden behind its
+  canonical memory. Other changes to a merged memory are applied and it stays merged;
 - a record that changes nothing is a no-op;
 - a base newer than the lake's version, or one the history does not hold (a version, or a
   ``_base_seq`` row of another memory or version), is quarantined as ``unknown base version``;
@@ -222,23 +226,31 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         """
     )
     final = {
-        "id": "m_id", "tenant": "m_tenant", "created_at": "m_created_at", "merged_into": "m_merged_into",
+        "id": "m_id", "tenant": "m_tenant", "created_at": "m_created_at",
         "published_at": "m_published_at", "publish_meta": "m_publish_meta",
         "content_hash": "CASE WHEN list_contains(changed_fields, 'content') THEN c_content_hash ELSE m_content_hash END",
         "updated_at": "CASE WHEN versioned THEN greatest(m_updated_at, coalesce(c_updated_at, $as_of)) ELSE m_updated_at END",
         "version": "m_version + CASE WHEN versioned THEN 1 ELSE 0 END",
         "operator": "CASE WHEN versioned THEN c_operator ELSE m_operator END",
         "trace_id": "CASE WHEN versioned THEN c_trace_id ELSE m_trace_id END",
-        "status": "CASE WHEN conflicted THEN 'conflicted' ELSE status END",
+        # a write that changes a merged memory's content makes it a memory of its own again
+        # (else the new text would stay hidden behind its canonical memory)
+        "merged_into": "CASE WHEN revived THEN NULL ELSE m_merged_into END",
+        "status": "CASE WHEN conflicted THEN 'conflicted' WHEN revived AND status = 'merged' THEN 'active' ELSE status END",
     }
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE merge_final AS
         SELECT {', '.join(f'{final.get(c, c)} AS {c}' for c in schema.MEMORY_COLUMNS)},
-               line, versioned, conflicted, changed_fields, conflict_items, guard, base_version,
-               m_version, m_status, m_operator, m_trace_id, c_operator, c_trace_id,
+               line, versioned, conflicted, revived, m_merged_into,
+               CASE WHEN revived THEN list_concat(changed_fields, ['merged_into', 'status']) ELSE changed_fields END
+                   AS changed_fields,
+               conflict_items, guard, base_version,
+               CASE WHEN revived THEN 'active' ELSE m_status END AS m_status, m_operator, m_trace_id, m_version,
+               c_operator, c_trace_id,
                {row_image('x', 'm_')} AS before
-        FROM (SELECT *, len(changed_fields) > 0 AS versioned, len(conflict_items) > 0 AS conflicted
+        FROM (SELECT *, len(changed_fields) > 0 AS versioned, len(conflict_items) > 0 AS conflicted,
+                     m_status = 'merged' AND list_contains(changed_fields, 'content') AS revived
               FROM merge_changed) x
         WHERE versioned OR conflicted OR access_count <> m_access_count OR reference_count <> m_reference_count
               OR last_accessed_at <> m_last_accessed_at
@@ -259,6 +271,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
                CASE WHEN versioned THEN operator ELSE 'system' END, $run_id,
                CASE WHEN versioned AND conflicted THEN 'snapshot; conflict on '
                          || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
+                    WHEN revived THEN 'snapshot; content changed: no longer merged into ' || m_merged_into
                     WHEN versioned THEN 'snapshot'
                     WHEN conflicted THEN 'conflict on ' || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
                          || ' (based on version ' || base_version || ')'
@@ -268,6 +281,9 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         """,
         {**params, "seq": seq},
     )
+    con.execute("UPDATE dedup_merges SET unmerged_at = $as_of, unmerged_by = $by FROM merge_final f "
+                "WHERE f.revived AND dedup_merges.member_id = f.id AND dedup_merges.unmerged_at IS NULL",
+                {"as_of": params["as_of"], "by": schema.UNMERGED_BY_WRITE})
     # The lake's side of a conflict is whoever last changed that field (a rule's move: system),
     # from the history images; the memory's last writer when the history shows no change.
     field_changed = " ".join(f"WHEN '{n}' THEN h.before.{n} IS DISTINCT FROM h.after.{n}"

@@ -177,6 +177,11 @@ def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, sourc
         "WHERE memory_id = ? AND status = 'open'", [memory_id]).fetchone()
     (others,) = con.execute("SELECT count(*) FROM conflicts WHERE memory_id = ? AND status = 'open' "
                             "AND conflict_id <> ?", [memory_id, conflict_id]).fetchone()
+    if others and restore != "conflicted":
+        # the conflicts still open were filed while the memory was conflicted: hand them the status
+        # it had before its first one, so it returns there (dormant, say) whichever is resolved last
+        con.execute("UPDATE conflicts SET lake_status = ? WHERE memory_id = ? AND status = 'open' "
+                    "AND conflict_id <> ? AND lake_status = 'conflicted'", [restore, memory_id, conflict_id])
     sets = {}
     if take in ("incoming", "value"):
         sets[field] = new_value

@@ -1387,11 +1387,13 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
     if names:
         covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
         frame = frame.with_columns(covered=pl.col("id").is_in(list(covered)))
-    # an unmerged cluster stays apart: no two of its memories are merged again
+    # a cluster a person unmerged stays apart: no two of its memories are merged again (a member
+    # that left because a write changed its content may be merged again if it is a duplicate again)
     kept_apart = set()
     for (members,) in con.execute(
             "SELECT list_distinct(list(member_id) || list(canonical_id)) FROM dedup_merges "
-            "WHERE unmerged_at IS NOT NULL GROUP BY cluster_id").fetchall():
+            "WHERE unmerged_at IS NOT NULL AND unmerged_by IS DISTINCT FROM ? GROUP BY cluster_id",
+            [schema.UNMERGED_BY_WRITE]).fetchall():
         kept_apart |= {(x, y) for x in members for y in members if x != y}
     return find_duplicates(frame, None, policy, kept_apart, spaces=spaces), frame
 

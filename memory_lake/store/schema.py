@@ -18,6 +18,10 @@ TYPES = ("preference", "decision", "fact", "lesson", "event", "todo", "summary",
 STATUSES = ("active", "dormant", "archived", "deleted", "conflicted", "merged")
 # The statuses a snapshot, an edit or a resolution may set; ``merged`` comes only from dedup.
 INPUT_STATUSES = tuple(s for s in STATUSES if s != "merged")
+# ``dedup_merges.unmerged_by`` of a member that left its merge because a write changed its content
+# (ingest): it says something new now, so it is a memory again; unlike a person's unmerge, it does
+# not keep the pair apart for ever (if the new text is a duplicate again, dedup merges it again).
+UNMERGED_BY_WRITE = "write"
 OPERATORS = ("user", "agent", "system")
 
 # Inputs are tolerant (DESIGN "Memory record"): spelling variants of the four tiers. Keys are

@@ -563,9 +563,12 @@ def test_the_listing_shows_a_conflict_closed_by_forget_with_its_forgotten_memory
 
 
 def test_both_on_a_merged_memory_makes_an_active_copy_outside_the_merge(lake, tmp_path):
-    """A memory dedup merged into another still takes writes, so it can be disputed; its status
-    returns to merged (under its canonical), and the copy of `both` is a memory of its own: active,
-    not merged (a merged memory with no canonical would be hidden from search and could not be unmerged)."""
+    """A memory dedup merged into another still takes writes, so it can be disputed. The first
+    write changed its content, so it left the merge (a memory of its own again: its new text must
+    not hide behind the canonical); the second, from the same version, is a conflict, and
+    resolving it with `both` keeps the memory active and makes the copy a memory of its own too:
+    active, not merged (a merged memory with no canonical would be hidden from search and could
+    not be unmerged)."""
     from memory_lake.maintain import dedup
 
     scope = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "type": "preference"}
@@ -579,7 +582,7 @@ def test_both_on_a_merged_memory_makes_an_active_copy_outside_the_merge(lake, tm
     (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
     result = lake.resolve_conflict(conflict_id, "both", as_of=LATER)
     assert rows(lake, "SELECT id, version, status, merged_into, content FROM memories ORDER BY id") == [
-        {"id": "new", "version": 3, "status": "merged", "merged_into": "old", "content": "用户偏好a模式"},
+        {"id": "new", "version": 3, "status": "active", "merged_into": None, "content": "用户偏好a模式"},
         {"id": result["new_memory_id"], "version": 1, "status": "active", "merged_into": None,
          "content": "用户偏好b模式"},
         {"id": "old", "version": 1, "status": "active", "merged_into": None, "content": "用户偏好浅色模式"}]
@@ -600,6 +603,26 @@ def test_a_memory_disputed_again_while_conflicted_returns_to_active_after_the_la
     assert rows(lake, "SELECT id, content, status FROM memories ORDER BY id") == [
         {"id": "pref-theme", "content": "a", "status": "active"},
         {"id": result["new_memory_id"], "content": "c", "status": "active"}]
+
+
+@pytest.mark.parametrize("order", ["oldest first", "newest first"])
+def test_a_dormant_memory_disputed_twice_returns_to_dormant_in_either_order(lake, tmp_path, order):
+    """Observed: resolved oldest first, the second conflict (filed while the memory was already
+    conflicted) remembered only `conflicted`, and the memory came back active, not dormant."""
+    lake.ingest([write_jsonl(tmp_path / "v1.jsonl", [{**BASE, "status": "dormant"}])], as_of=AS_OF)
+    for writer, when in (("a", AS_OF), ("b", AS_OF), ("c", LATER)):
+        lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [{**BASE, "version": 1, "content": writer}])],
+                    as_of=when)
+    first, second = lake.conflicts()["conflict_id"].to_list()
+    assert rows(lake, "SELECT lake_status FROM conflicts ORDER BY created_at") == [
+        {"lake_status": "dormant"}, {"lake_status": "conflicted"}]
+    one, two = (first, second) if order == "oldest first" else (second, first)
+    assert lake.resolve_conflict(one, "lake", as_of=LATER)["status"] == "conflicted"
+    result = lake.resolve_conflict(two, "both", as_of=LATER)
+    assert result["status"] == "dormant"
+    assert rows(lake, "SELECT id, content, status FROM memories ORDER BY id") == [
+        {"id": "pref-theme", "content": "a", "status": "dormant"},
+        {"id": result["new_memory_id"], "content": "c" if two == second else "b", "status": "dormant"}]
 
 
 def test_a_conflict_on_a_deleted_memory_is_refused(lake, tmp_path):

@@ -586,3 +586,43 @@ def test_a_letter_for_a_letter_is_a_changed_value(lake, tmp_path):
     assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
         {"id": "a", "status": "active", "merged_into": None}, {"id": "o", "status": "active", "merged_into": None}]
     assert rows(lake, "SELECT memory_id FROM conflicts WHERE kind = 'contradiction'") == [{"memory_id": "a"}]
+
+
+def test_a_write_that_changes_a_merged_memorys_content_makes_it_a_memory_again(lake, tmp_path):
+    # Observed: an agent updated a memory that dedup had merged; the new text was stored but the
+    # memory stayed `merged`, so no search, export or context pack ever showed the new fact.
+    build(lake, tmp_path)
+    dedup(lake, AS_OF)
+    base = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "version": 1}
+    later = AS_OF.replace(day=30, hour=6)
+    lake.ingest([write_jsonl(tmp_path / "w1.jsonl", [
+        {**base, "id": "a1", "content": "User now prefers a high-contrast theme in the editor"},
+        {**base, "id": "a3", "content": "Note: user prefers dark mode in the editor", "importance": 0.9},
+    ])], as_of=later)
+    got = {r["id"]: r for r in rows(lake, "SELECT id, status, merged_into, version, content FROM memories "
+                                          "WHERE id IN ('a1', 'a3')")}
+    assert got == {
+        "a1": {"id": "a1", "status": "active", "merged_into": None, "version": 2,
+               "content": "User now prefers a high-contrast theme in the editor"},
+        # a change of importance alone says nothing new: it stays merged
+        "a3": {"id": "a3", "status": "merged", "merged_into": "a2", "version": 2,
+               "content": "Note: user prefers dark mode in the editor"}}
+    assert rows(lake, "SELECT change, list_sort(changed_fields) AS fields, operator, reason, before.status AS before, "
+                      "after.status AS after, after.merged_into AS into FROM memory_history "
+                      "WHERE memory_id = 'a1' ORDER BY seq DESC LIMIT 1") == [
+        {"change": "update", "fields": ["content", "merged_into", "status"], "operator": "agent",
+         "reason": "snapshot; content changed: no longer merged into a2", "before": "merged", "after": "active",
+         "into": None}]
+    assert rows(lake, "SELECT member_id, unmerged_at, unmerged_by FROM dedup_merges ORDER BY member_id") == [
+        {"member_id": "a1", "unmerged_at": later, "unmerged_by": "write"},
+        {"member_id": "a3", "unmerged_at": None, "unmerged_by": None}]
+    found = lake.search("high-contrast theme", tenant="acme", user="alice", mode="keyword", as_of=later)
+    assert [r.id for r in found] == ["a1"]
+    # the next run leaves the new text alone; a later write that makes it a duplicate again is
+    # merged again (a write does not keep the pair apart for ever, as a person's unmerge does)
+    assert dedup(lake, later).counts["merged"] == 0
+    lake.ingest([write_jsonl(tmp_path / "w2.jsonl", [
+        {**base, "id": "a1", "version": 2, "content": "User prefers dark mode in the editor."}])], as_of=later)
+    assert dedup(lake, later).counts["merged"] == 1
+    assert rows(lake, "SELECT status, merged_into FROM memories WHERE id = 'a1'") == [
+        {"status": "merged", "merged_into": "a2"}]
