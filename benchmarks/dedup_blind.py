@@ -75,4 +75,13 @@ def main(path: Path) -> dict:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "data" / "dedup_pairs_blind.jsonl")
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Dedup on the oldest blind set: duplicates merged, contradictions "
+                                     "merged (must be 0) and queued, distinct pairs merged.")
+    parser.add_argument("pairs", nargs="?", type=Path, default=ROOT / "tests" / "data" / "dedup_pairs_blind.jsonl",
+                        help="a JSON Lines set of pairs (default: tests/data/dedup_pairs_blind.jsonl)")
+    args = parser.parse_args()
+    if not args.pairs.is_file():
+        parser.error(f"no such file: {args.pairs}")
+    main(args.pairs)

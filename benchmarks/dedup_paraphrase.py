@@ -97,12 +97,17 @@ def main(path: Path | None) -> dict:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        main(Path(sys.argv[1]))
-    else:
-        for source in SOURCES:
-            if source.exists():
-                main(source)
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Dedup on the blind paraphrase sets of issue 17: one-word "
+                                     "paraphrases merged per language, contradictions merged, precision.")
+    parser.add_argument("pairs", nargs="?", type=Path,
+                        help="one JSON Lines set of pairs (default: every tests/data/dedup_pairs_blind_zh17*.jsonl)")
+    args = parser.parse_args()
+    if args.pairs is not None and not args.pairs.is_file():
+        parser.error(f"no such file: {args.pairs}")
+    for source in [args.pairs] if args.pairs else [s for s in SOURCES if s.exists()]:
+        main(source)
     import dedup_blind
 
     dedup_blind.main(ROOT / "tests" / "data" / "dedup_pairs_blind.jsonl")

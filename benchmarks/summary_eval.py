@@ -119,7 +119,13 @@ def main(path: Path) -> dict:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else default_path()
+    import argparse
+
+    parser = argparse.ArgumentParser(description="The summary evaluator's detection rate on an injected set "
+                                     "written blind.")
+    parser.add_argument("target", nargs="?", type=Path, default=None,
+                        help=f"the injected set to score (default: {default_path()})")
+    target = parser.parse_args().target or default_path()
     if not target.exists():
         sys.exit(f"error: {target}: no such file (pass the injected set's path)")
     main(target)
