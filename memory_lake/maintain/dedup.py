@@ -71,6 +71,7 @@ from ..store import InputError, NotApplicable
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..store import Policy
 from ..store import StepReport
+from .lexicon import NEGATION_CHARACTERS
 
 PASSES = ("exact", "near", "semantic")
 CHANGED_VALUE = "changed value"
@@ -88,7 +89,7 @@ BUCKET_WINDOW = 4
 # ---------------------------------------------------------------------------- the guard
 _NEGATIONS_EN = frozenset("not no never none nobody nothing neither nor cannot without dont doesnt didnt isnt "
                           "arent wasnt werent wont cant couldnt shouldnt wouldnt hasnt havent hadnt".split())
-_NEGATIONS_ZH = "不没别无未非勿莫"
+_NEGATIONS_ZH = NEGATION_CHARACTERS  # 不没别无未非勿莫
 _VALUE_WORDS = [
     "monday tuesday wednesday thursday friday saturday sunday".split(),
     "january february march april may june july august september october november december".split(),
@@ -294,10 +295,21 @@ def _facts(text: str) -> _Facts:
     words = {w.replace("'", "") for w in _WORD_RE.findall(norm)}
     words |= {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}  # plurals meet their word
     negations = sum(1 for w in _WORD_RE.findall(norm) if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
-    negations += sum(norm.count(c) for c in _NEGATIONS_ZH)
+    sequence = _sequence(norm)
+    negations += _chinese_negations(sequence)
     values = tuple(frozenset(_VALUE_CANON.get(v, v) for v in group if (v in words if v.isascii() else v in norm))
                    for group in _VALUE_WORDS)
-    return _Facts(_numbers(norm), values, negations, frozenset(words), norm, _sequence(norm))
+    return _Facts(_numbers(norm), values, negations, frozenset(words), norm, sequence)
+
+
+def _chinese_negations(sequence: tuple[str, ...]) -> int:
+    """The negation characters of the Chinese words in `sequence`, but for the words whose main
+    sense negates nothing (``lexicon.negating``: 非常 "very", 特别 "especially", 差不多 "almost",
+    别人 "others"): a pair that swaps 非常 for 十分 is a rewording to judge, not a negation."""
+    from . import lexicon
+
+    counts = [(token, sum(token.count(c) for c in _NEGATIONS_ZH)) for token in sequence]
+    return sum(n for token, n in counts if n and lexicon.negating(token))
 
 
 def _has(facts: _Facts, word: str) -> bool:
@@ -514,9 +526,21 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
             # a new item joined by "and" / 和, or a new place, time or purpose brought by a
             # preposition, is new detail by itself ("penicillin and latex", "hiking in the mountains")
             listed = bool(new) and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words)
-            valued = any(w not in other and (w in entities or _CODE_RE.fullmatch(w) or w.isdigit()) for w in words)
+            valued = any(w not in other and (w in entities or _CODE_RE.fullmatch(w) or w.isdigit() or _counted(w))
+                         for w in words)
             added += max(len(new), ADDED_DETAIL_WORDS if listed or valued else 0)
     return spans, added, stretches, following
+
+
+def _counted(word: str) -> bool:
+    """A Chinese word that states a quantity: a numeral other than a lone 一 with its measure or noun
+    (三年级, 两千块, 六岁), not a dictionary word that only holds a numeral (十分 "very", 万一 "in
+    case", 千万 "by all means"; 一起, 一样 hold 一). Added or dropped, it is new detail by itself,
+    as a new number in digits is: "在上小学三年级" / "在上小学"."""
+    from . import lexicon
+
+    return bool(_HAN.match(word)) and any(n.value != 1 for n in _numbers(_normalise(word))) \
+        and not lexicon.is_chinese_word(word)
 
 
 # Opposing prefixes (increase / decrease, upgrade / downgrade, overpaid / underpaid) and negating

@@ -207,6 +207,13 @@ def is_lemma(form: str) -> bool:
     return bool(_bases(form, "noun"))
 
 
+def is_chinese_word(word: str) -> bool:
+    """Whether CC-CEDICT lists `word` (a lexicalised word: 十分 "very", 万一 "in case"; not a
+    phrase a numeral makes with a measure word, 三年级, 两千块). False without the dictionary."""
+    table = _cedict()
+    return bool(table) and word in table
+
+
 def two_words(x: str, y: str) -> bool:
     """True when WordNet knows both English words (or their base forms) and they share no
     synset: two words, not one of them misspelt (hotel / hostel; colour / color share one)."""
@@ -366,6 +373,50 @@ def _cedict() -> dict[str, frozenset[str]] | None:
                         if sense and len(sense) > 1:
                             senses.setdefault(simplified, set()).add(sense)
     return {word: frozenset(s) for word, s in senses.items()}
+
+
+# Chinese negation characters (as dedup counts them) and what makes an English gloss negative.
+NEGATION_CHARACTERS = "不没别无未非勿莫"
+_NEGATIVE_GLOSS = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|without|cannot|\w+n't|"
+    r"un\w+|in\w+|im\w+|il\w+|ir\w+|dis\w+|non\w*|mis\w+|\w+less|fail\w*|lack\w*|refus\w*|"
+    r"den(?:y|ies|ied)|absen\w*|except\w*|unless|against|anti\w*|stop\w*|forbid\w*|prohibit\w*)\b")
+
+
+@functools.lru_cache(maxsize=1)
+def _first_senses() -> dict[str, tuple[str, ...]]:
+    """Chinese words holding a negation character -> the first sense of each of their CC-CEDICT
+    entries (a dictionary lists the main sense first: 非常 "very", 特别 "especially"; 不是 has two
+    entries, bú shi "fault" and bù shì "no, is not")."""
+    path = cedict_file()
+    if path is None:
+        return {}
+    first: dict[str, list[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            match = _CEDICT_LINE.match(line)
+            if not match or line.startswith("#"):
+                continue
+            word = match.group(2)
+            if len(word) < 2 or not any(c in word for c in NEGATION_CHARACTERS):
+                continue
+            senses = [raw for raw in match.group(3).split("/") if raw and not _NOT_A_SENSE.match(raw.lower().strip())]
+            if senses:
+                first.setdefault(word, []).append(_BRACKETS.sub("", senses[0].lower()))
+    return {word: tuple(senses) for word, senses in first.items()}
+
+
+@functools.lru_cache(maxsize=50_000)
+def negating(word: str) -> bool:
+    """Whether a Chinese word holding a negation character negates: 不要, 没有, 无法, 不满, 不是 and
+    a word CC-CEDICT does not list do; 非常 ("very"), 特别 ("especially"), 差不多 ("almost"), 别人
+    ("others"), 未来 ("future") do not: the main sense of none of their CC-CEDICT entries has a
+    negative word (not, no, never, without, un-, in-, dis-, mis-, -less, fail ...). A single
+    character always negates (不, 没, 别 "don't"). Without the dictionary, every such word negates."""
+    if len(word) < 2:
+        return True
+    senses = _first_senses().get(word)
+    return not senses or any(_NEGATIVE_GLOSS.search(sense) for sense in senses)
 
 
 # Cilin's major classes whose finest groups are read as synonyms: E features (小心 / 谨慎), F

@@ -15,7 +15,7 @@ import pytest
 import polars as pl
 
 from memory_lake.maintain import lexicon
-from memory_lake.maintain.dedup import (CHANGED_VALUE, _crossed, _fixed_expressions, _normalise, _numbers, _opposed,
+from memory_lake.maintain.dedup import (CHANGED_VALUE, _counted, _crossed, _fixed_expressions, _normalise, _numbers, _opposed,
                                         _relation, _single_character_change, contradiction, find_duplicates, semantic_pairs,
                                         substitution_pairs)
 from memory_lake.store.policy import Policy
@@ -371,3 +371,31 @@ def test_two_values_of_one_attribute_are_two_items_of_one_kind():
     assert lexicon.same_kind(("big",), ("large",)) is None
     assert contradiction("User likes warm showers.", "User likes hot showers.", close=lambda x, y: True) == \
         CHANGED_VALUE
+
+
+def test_a_negation_character_inside_a_word_that_negates_nothing_is_not_a_negation():
+    """The word-pair set queued 非常 / 十分 and 几乎 / 差不多 as negations: every 非, 别, 不 was
+    counted, also inside 非常 ("very"), 特别 ("especially"), 差不多 ("almost"). A word negates when
+    the main sense of one of its CC-CEDICT entries does (不是: "fault" and "no, is not")."""
+    assert [w for w in ("非常", "特别", "差不多", "别人", "未来", "了不起") if lexicon.negating(w)] == []
+    assert [w for w in ("不", "别", "没有", "不要", "无法", "不是", "从不", "不行", "不及格", "没用", "不舒服")
+            if not lexicon.negating(w)] == []
+    close = lambda x, y: True  # noqa: E731 - the models' verdict is not what is tested
+    assert contradiction("用户非常喜欢这部电影。", "用户十分喜欢这部电影。", close=close) is None
+    assert contradiction("用户很关心未来的工作。", "用户很关心将来的工作。", close=close) is None
+    # real negations are still counted, a lexical one (不是, 不行) too
+    assert contradiction("高远是素食者。", "高远不是素食者。", close=close) == "negation"
+    assert contradiction("用户说周末可以。", "用户说周末不行。", close=close) == "negation"
+    assert contradiction("用户特别喜欢猫。", "用户特别不喜欢猫。", close=close) == "negation"
+    # a word that only looks negation-free is judged as a word: an antonym is still one
+    assert contradiction("用户和同事的看法不同。", "用户和同事的看法相同。", close=close) == "antonym 不同/相同"
+
+
+def test_a_quantity_in_chinese_words_added_or_dropped_is_new_detail():
+    """Blind set I merged 在上小学三年级 / 在上小学: a dropped 三年级 (jieba tags it neither noun
+    nor numeral) counted as no detail, while a dropped "3rd grade" in digits did."""
+    close = lambda x, y: True  # noqa: E731
+    assert contradiction("用户的孩子在上小学三年级。", "用户的孩子在上小学。", close=close) == CHANGED_VALUE
+    assert contradiction("用户去成都出差，要待三天。", "用户去成都出差。", close=close) == CHANGED_VALUE
+    # a dictionary word that only holds a numeral states no quantity (十分 "very", 万一 "in case")
+    assert [w for w in ("三年级", "两千块", "六岁", "十分", "万一", "千万", "一起") if _counted(w)] == ["三年级", "两千块", "六岁"]
