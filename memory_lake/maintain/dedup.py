@@ -1561,8 +1561,10 @@ def _apply_merges(con, merges: pl.DataFrame, as_of: datetime, run_id: str, log_l
 # ---------------------------------------------------------------------------- unmerge
 def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime | str | None = None,
             run_id: str | None = None, source: str | None = None) -> dict[str, Any]:
-    """Undo the latest dedup merge into `canonical_id`: every memory of that cluster gets back the
-    exact row it had before the merge, and the pairs are never merged again; one with a write or
+    """Undo the latest dedup merge into `canonical_id`: every memory of that cluster gets back what
+    the merge changed (status, merged_into; the kept one's tags, counters, importance, dates) unless
+    an edit changed it since, which stays (the version never goes back), and the pairs are never
+    merged again; one with a write or
     important conflict still open stays ``conflicted`` (seed 000: 等待用户确认) and returns to its
     restored status when that is resolved. Queued in ``inbox/decisions/`` while another process
     holds the lake (``{"queued": path}``)."""
@@ -1573,6 +1575,17 @@ def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime 
     run_id = run_id or lake.new_run_id("unmerge", as_of)
     return apply_or_queue(lake, decision, as_of, lambda con: _unmerge(con, canonical_id, operator, as_of, run_id,
                                                                       source or f"unmerge {canonical_id}"))
+
+
+def _unmerged_value(column: str) -> str:
+    """SET clause of `column` for unmerge: the value before the merge when the merge changed it and
+    it still holds the merge's value; a counter minus what the merge added; else the current one."""
+    changed = f"list_contains(i.fields, '{column}')"
+    if column in schema.COUNTER_FIELDS:
+        return (f"{column} = CASE WHEN {changed} THEN greatest(memories.{column} - (i.merged.{column} - "
+                f"i.image.{column}), 0) ELSE memories.{column} END")
+    return (f"{column} = CASE WHEN {changed} AND memories.{column} IS NOT DISTINCT FROM i.merged.{column} "
+            f"THEN i.image.{column} ELSE memories.{column} END")
 
 
 def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any]:
@@ -1592,7 +1605,8 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
     con.execute(
         """
         CREATE OR REPLACE TEMP TABLE unmerge_images AS
-        SELECT memory_id AS id, arg_max(before, seq) AS image FROM memory_history
+        SELECT memory_id AS id, arg_max(before, seq) AS image, arg_max(after, seq) AS merged,
+               arg_max(changed_fields, seq) AS fields FROM memory_history
         WHERE change = 'merge' AND memory_id IN (SELECT unnest(?::VARCHAR[])) AND reason LIKE '%cluster ' || ? || ' into %'
           -- a memory forgotten since stays a tombstone: its image holds no text to give back
           AND memory_id NOT IN (SELECT id FROM memories WHERE status = 'deleted')
@@ -1601,7 +1615,10 @@ def _unmerge(con, canonical_id, operator, as_of, run_id, label) -> dict[str, Any
     restored = [i for (i,) in con.execute("SELECT id FROM unmerge_images ORDER BY id").fetchall()]
     con.execute("CREATE OR REPLACE TEMP TABLE unmerge_before AS SELECT m.* FROM memories m "
                 "WHERE id IN (SELECT id FROM unmerge_images)")
-    assignments = ", ".join(f"{c} = i.image.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
+    # Only what the merge changed goes back, and only where nothing changed it since: an edit made
+    # after the merge (a user's tier, an agent's tags) stays, the version never goes back, and the
+    # counters lose only what the merged memories brought.
+    assignments = ", ".join(_unmerged_value(c) for c in schema.MEMORY_COLUMNS if c != "id")
     con.execute(f"UPDATE memories SET {assignments} FROM unmerge_images i WHERE memories.id = i.id")
     # A write or important conflict filed since the merge is still open: its memory stays
     # conflicted, and the status it returns to once resolved is the restored one, not `merged`.

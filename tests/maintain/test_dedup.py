@@ -546,10 +546,15 @@ def test_unmerge_keeps_a_memory_with_an_open_conflict_conflicted(lake, tmp_path)
         {"memory_id": "a1", "field": "importance", "lake_status": "merged"},
         {"memory_id": "a2", "field": "importance", "lake_status": "active"}]
 
+    edited = {r["id"]: r for r in rows(lake, "SELECT * FROM memories ORDER BY id")}
     lake.unmerge("a2", as_of=AS_OF)
-    # the rows before the merge, but the two with an open conflict stay conflicted
+    # the rows before the merge, but the two with an open conflict stay conflicted, and the edits
+    # made after the merge (the importance the first agent set) stay
+    kept = ("importance", "version", "updated_at", "operator", "trace_id")
     assert rows(lake, "SELECT * FROM memories ORDER BY id") == [
-        {**row, "status": "conflicted"} if row["id"] in ("a1", "a2") else row for row in before.values()]
+        {**row, **{k: edited[row["id"]][k] for k in kept}, "status": "conflicted"} if row["id"] in ("a1", "a2")
+        else row for row in before.values()]
+    assert [(edited[i]["importance"], edited[i]["version"]) for i in ("a1", "a2")] == [(0.8, 2), (0.9, 2)]
     assert rows(lake, "SELECT memory_id, before.status AS before, after.status AS after FROM memory_history "
                       "WHERE change = 'unmerge' ORDER BY memory_id") == [
         {"memory_id": "a1", "before": "conflicted", "after": "conflicted"},
@@ -626,3 +631,30 @@ def test_a_write_that_changes_a_merged_memorys_content_makes_it_a_memory_again(l
     assert dedup(lake, later).counts["merged"] == 1
     assert rows(lake, "SELECT status, merged_into FROM memories WHERE id = 'a1'") == [
         {"status": "merged", "merged_into": "a2"}]
+
+
+def test_unmerge_keeps_the_edits_made_after_the_merge(lake, tmp_path):
+    # Observed: a user changed the kept memory's tier twice after the merge (version 3); unmerge put
+    # back the row from before the merge, so both edits were lost and the version went back to 1.
+    build(lake, tmp_path)
+    before = {r["id"]: r for r in rows(lake, "SELECT * FROM memories ORDER BY id")}
+    dedup(lake, AS_OF)
+    base = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "operator": "user"}
+    lake.ingest([write_jsonl(tmp_path / "e1.jsonl", [{**base, "id": "a2", "version": 1, "tier": "long_term",
+                                                      "content": before["a2"]["content"]}])], as_of=AS_OF)
+    lake.ingest([write_jsonl(tmp_path / "e2.jsonl", [{**base, "id": "a2", "version": 2, "tags": ["editor", "ui", "x"],
+                                                      "content": before["a2"]["content"]},
+                                                     {**base, "id": "a3", "version": 1, "importance": 0.7,
+                                                      "content": before["a3"]["content"]}])], as_of=AS_OF)
+    lake.unmerge("a2", as_of=AS_OF)
+    after = {r["id"]: r for r in rows(lake, "SELECT * FROM memories ORDER BY id")}
+    # a2: its own edits stay (tier, the tag the user added, version 3); what the merge brought goes
+    assert {k: after["a2"][k] for k in ("tier", "tags", "version", "access_count", "importance", "status")} == {
+        "tier": "long_term", "tags": ["editor", "ui", "x"], "version": 3, "access_count": 3, "importance": 0.6,
+        "status": "active"}
+    assert after["a2"]["created_at"] == before["a2"]["created_at"]
+    # a3: back as a memory of its own, with the importance set after the merge
+    assert after["a3"] == {**before["a3"], "importance": 0.7, "version": 2, "updated_at": after["a3"]["updated_at"],
+                           "operator": "user", "trace_id": after["a3"]["trace_id"]}
+    # a1, untouched since the merge: exactly as before
+    assert after["a1"] == before["a1"]
