@@ -37,9 +37,11 @@ def ingest(
 
 def _print_ingest(data: dict[str, Any]) -> None:
     verb = "would ingest" if data["dry_run"] else "ingested"
+    skipped = f" ({data['files_skipped']} skipped: already ingested)" if data["files_skipped"] else ""
+    queued = f", {data['conflicted']} sent to the conflict queue" if data.get("conflicted") else ""
     out.print(
-        f"{verb} {data['files']} file(s) ({data['files_skipped']} already ingested): "
-        f"{data['ingested']} new, {data['updated']} updated, {data['unchanged']} unchanged, "
+        f"{verb} {data['files'] - data['files_skipped']} file(s){skipped}: "
+        f"{data['ingested']} new, {data['updated']} updated, {data['unchanged']} unchanged{queued}, "
         f"{data['forgotten']} forgotten, {data['quarantined']} quarantined"
     )
     for reason, count in data["quarantine_reasons"].items():

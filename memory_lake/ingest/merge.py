@@ -313,7 +313,9 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
     )
     updated, conflicted = con.execute(
         "SELECT count(*) FILTER (WHERE versioned), count(*) FILTER (WHERE conflicted) FROM merge_final").fetchone()
-    unchanged = con.execute("SELECT (SELECT count(*) FROM merge_changed) - (SELECT count(*) FROM merge_final)").fetchone()[0]
+    # a record that only moves usage counters changes no field: unchanged (so every record is counted)
+    unchanged = con.execute("SELECT (SELECT count(*) FROM merge_changed) - "
+                            "(SELECT count(*) FROM merge_final WHERE versioned OR conflicted)").fetchone()[0]
     con.execute("DROP TABLE merge_final; DROP TABLE merge_changed")
     return updated, unchanged, conflicted
 

@@ -81,9 +81,10 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
     "trace_id": ("trace_id", "traceId"),
     "reason": ("reason",),  # why a forget was asked for
     "quarantine_id": ("_quarantine_id",),  # set by `quarantine export`, read by `quarantine replay`
-    # Set by `memory-lake edit`: the memory's latest history row when the person read it; the merge
-    # takes that row's image as the base, so system moves made before the read are not the lake's side.
-    "base_seq": ("_base_seq",),
+    # Set by `memory-lake edit` and carried by every exported record: the memory's latest history
+    # row when it was read; the merge takes that row's image as the base, so system moves and usage
+    # counters made before the read are not the lake's side (nor counted twice).
+    "base_seq": ("base_seq", "_base_seq"),
     # Marks an export adds (publish.py): derived from the conflict queue, so ignored on ingest
     # rather than kept in `extra` (a re-ingested memory.json then changes nothing).
     "conflict": ("conflict",),

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 from ..store import PUBLISHED_STATUSES, TIERS, TYPES
 
-# Semantic version of the export layout. 1.0.0: the first versioned contract (issue 18).
-FORMAT_VERSION = "1.0.0"
+# Semantic version of the export layout. 1.0.0: the first versioned contract (issue 18). 1.1.0:
+# `base_seq` added (a record written back is merged against exactly what was read).
+FORMAT_VERSION = "1.1.0"
 # The format versions `load_export` reads (same major: added columns or files only).
 READABLE_MAJOR = 1
 
@@ -88,6 +89,9 @@ MEMORY_FIELDS: dict[str, Field] = {f.name: f for f in (
     _F("reference_count", "int64", False, "how often it was referenced"),
     _F("expires_at", "timestamp", True, "when it expires (then it is archived); null: never"),
     _F("version", "int64", False, "counts the changes agents and users made, from 1; send it back as the base of an edit"),
+    _F("base_seq", "int64", True, "the memory's latest history row (`memory_history.seq`) when this version was "
+                                  "published; a record written back with it is merged against exactly what was read, "
+                                  "so usage counters and rule moves made before are not counted twice"),
     _F("status", "string", False, _one_of(PUBLISHED_STATUSES) + "; `conflicted`: a value waits for a user's decision"),
     _F("content_hash", "string", False, "SHA-256 of the normalised content"),
     _F("merged_into", "string", True, "always null here: a memory merged into another is not exported"),
@@ -106,7 +110,7 @@ PARQUET_COLUMNS = tuple(MEMORY_FIELDS)
 # scope is in the document, `conflict` and `conflict_with` are ignored on ingest).
 RECORD_COLUMNS = ("id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id",
                   "session_id", "created_at", "updated_at", "last_accessed_at", "access_count", "reference_count",
-                  "expires_at", "version", "status", "trace_id", "extra", "conflict", "conflict_with")
+                  "expires_at", "version", "base_seq", "status", "trace_id", "extra", "conflict", "conflict_with")
 # What `load_export` returns per memory: the scope, then a memory.json record.
 LOAD_COLUMNS = (*SCOPE_FIELDS, *RECORD_COLUMNS)
 # The statuses a scope file (and load_export) carries: what an agent works with.

@@ -237,14 +237,17 @@ def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
     """Temp table ``publish_rows`` (ordered by id: the memory columns and CONFLICT_COLUMNS) and the
     hash of its content (a contradiction opened or resolved changes it, so the marks get published)."""
     columns = [c for c in contract.PARQUET_COLUMNS if c not in CONFLICT_COLUMNS]
+    # base_seq: the memory's latest history row, the base a record written back is merged against
+    selected = ", ".join("h.base_seq" if c == "base_seq" else f"m.{c}" for c in columns)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE publish_rows AS
-        WITH partners AS ({CONTRADICTION_PARTNERS_SQL})
-        SELECT {', '.join(f'm.{c}' for c in columns)},
+        WITH partners AS ({CONTRADICTION_PARTNERS_SQL}),
+        latest AS (SELECT memory_id, max(seq) AS base_seq FROM memory_history GROUP BY memory_id)
+        SELECT {selected},
                m.status = 'conflicted' OR p.id IS NOT NULL AS conflict,
                coalesce(p.conflict_with, []::VARCHAR[]) AS conflict_with
-        FROM memories m LEFT JOIN partners p ON p.id = m.id
+        FROM memories m LEFT JOIN partners p ON p.id = m.id LEFT JOIN latest h ON h.memory_id = m.id
         WHERE m.{PUBLISHED} ORDER BY m.id
         """
     )

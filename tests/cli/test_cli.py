@@ -72,7 +72,7 @@ def test_human_output_is_a_summary(capsys, tmp_path):
     snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "content": "hello"}])
     code, out, _ = run(capsys, "ingest", str(snapshot), "--lake", new_lake(tmp_path), "--dry-run")
     assert code == 0
-    assert "would ingest 1 file(s) (0 already ingested): 1 new, 0 updated, 0 unchanged, 0 forgotten, 0 quarantined" in out
+    assert "would ingest 1 file(s): 1 new, 0 updated, 0 unchanged, 0 forgotten, 0 quarantined" in out
 
 
 def test_errors_are_one_line_and_non_zero(capsys, tmp_path):

@@ -126,7 +126,7 @@ def test_usage_counters_and_last_access_only_move_forward(lake, tmp_path):
     assert memory(lake, "note") == before
     # references add their delta too, and the version and writer stay
     report = ingest(lake, tmp_path / "c.jsonl", [{**NOTE, "version": 1, "reference_count": 3, "trace_id": "T"}])
-    assert (report["updated"], report["unchanged"]) == (0, 0)
+    assert (report["updated"], report["unchanged"]) == (0, 1)  # counters alone change no field
     assert memory(lake, "note") == {**before, "reference_count": 3}
     assert history(lake, "note")[-1] == {
         "seq": 2, "memory_id": "note", "version": 1, "change": "usage",
@@ -234,7 +234,7 @@ def test_a_later_last_access_alone_moves_without_a_version_bump(lake, tmp_path):
     ingest(lake, tmp_path / "a.jsonl", [NOTE])
     before = memory(lake, "note")
     report = ingest(lake, tmp_path / "b.jsonl", [{**NOTE, "version": 1, "last_accessed_at": "2026-11-20T00:00:00Z"}])
-    assert (report["updated"], report["unchanged"], report["conflicted"]) == (0, 0, 0)
+    assert (report["updated"], report["unchanged"], report["conflicted"]) == (0, 1, 0)
     assert memory(lake, "note") == {**before, "last_accessed_at": datetime(2026, 11, 20)}
     assert [(h["version"], h["change"], h["operator"]) for h in history(lake, "note")] == [
         (1, "insert", "agent"), (1, "usage", "system")]

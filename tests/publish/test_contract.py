@@ -24,18 +24,19 @@ ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z")
 S, T, I, J = "string", "timestamp", "int64", "json"
 # The contract as released. Changing a column, a type or nullability changes what agents read:
 # bump contract.FORMAT_VERSION (major when a reader breaks), regenerate docs/EXPORT.md, update this.
-PINNED_VERSION = "1.0.0"
+PINNED_VERSION = "1.1.0"
 PINNED_MEMORY = [
     ("id", S, False), ("tenant", S, False), ("agent_id", S, True), ("user_id", S, True), ("context_id", S, True),
     ("session_id", S, True), ("tier", S, False), ("type", S, False), ("content", S, False), ("summary", S, True),
     ("tags", "string[]", True), ("importance", "float64", False), ("source", S, True), ("created_at", T, False),
     ("updated_at", T, False), ("last_accessed_at", T, False), ("access_count", I, False),
-    ("reference_count", I, False), ("expires_at", T, True), ("version", I, False), ("status", S, False),
+    ("reference_count", I, False), ("expires_at", T, True), ("version", I, False), ("base_seq", I, True),
+    ("status", S, False),
     ("content_hash", S, False), ("merged_into", S, True), ("operator", S, False), ("trace_id", S, True),
     ("extra", J, True), ("conflict", "bool", False), ("conflict_with", "string[]", False)]
 PINNED_RECORD = ["id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id", "session_id",
                  "created_at", "updated_at", "last_accessed_at", "access_count", "reference_count", "expires_at",
-                 "version", "status", "trace_id", "extra", "conflict", "conflict_with"]
+                 "version", "base_seq", "status", "trace_id", "extra", "conflict", "conflict_with"]
 PINNED_DOCUMENT = ["format_version", "tenant", "agent_id", "user_id", "as_of", "memories"]
 PINNED_MANIFEST = ["format_version", "version", "as_of", "run_id", "content_hash", "previous", "counts", "checks",
                    "files", "schema", "rewrites"]
@@ -64,7 +65,7 @@ def test_the_schema_is_pinned_so_a_change_bumps_format_version_on_purpose():
 
 
 def test_every_memory_column_is_exported_or_said_why_not():
-    exported = set(contract.PARQUET_COLUMNS) - {"conflict", "conflict_with"}
+    exported = set(contract.PARQUET_COLUMNS) - {"conflict", "conflict_with", "base_seq"}  # from other tables
     assert exported | set(contract.NOT_EXPORTED_COLUMNS) == set(schema.MEMORY_COLUMNS)
     assert not exported & set(contract.NOT_EXPORTED_COLUMNS)
 

@@ -11,6 +11,7 @@ import pytest
 
 from memory_lake import InputError, Lake, load_export
 from memory_lake.demo import DEMO_AS_OF
+from memory_lake.maintain import apply_events
 from memory_lake.publish import UnknownExportFormat, contract, scope_folder
 
 from ..conftest import rows, write_jsonl
@@ -78,3 +79,29 @@ def test_a_given_version_and_an_unknown_format_version(demo_lake_dir, tmp_path):
     assert str(refused.value) == (
         f"{exports / 'v1'} has export format_version '2.0.0'; this memory-lake reads format 1.x "
         f"({contract.FORMAT_VERSION}): upgrade memory-lake, or load a version published by this one")
+
+
+def test_records_written_back_to_their_own_lake_change_nothing(demo_copy, tmp_path):
+    """Observed: an agent that loaded its export and wrote it back doubled the usage counters the
+    lake had counted from events since the memory's last write (3 -> 6), and those records were in
+    no counter of the ingest line. Each record carries `base_seq`: the merge's base is what was read."""
+    scope = ("acme", "support-bot", "u-alice")
+    where = "tenant = ? AND agent_id = ? AND user_id = ? AND status IN ('active', 'conflicted') ORDER BY id"
+    used = [r["id"] for r in rows(demo_copy, f"SELECT id FROM memories WHERE {where} LIMIT 3", list(scope))]
+    events = [{"ts": "2026-11-30T01:00:00Z", "tenant": "acme", "event": "access", "memory_id": m}
+              for m in used for _ in range(3)]  # three uses each, counted by the lake after the last write
+    write_jsonl(demo_copy.inbox / "use.events.jsonl", events)
+    apply_events(demo_copy, DEMO_AS_OF)
+    demo_copy.publish(as_of=DEMO_AS_OF)
+    before = rows(demo_copy, f"SELECT * FROM memories WHERE {where}", list(scope))
+    assert rows(demo_copy, "SELECT count(DISTINCT memory_id) AS n FROM memory_history WHERE change = 'usage'") == [
+        {"n": 3}]
+    history = rows(demo_copy, "SELECT count(*) AS n FROM memory_history")[0]["n"]
+
+    records = load_export(demo_copy.root, tenant="acme", agent="support-bot", user="u-alice")
+    assert all(isinstance(r["base_seq"], int) for r in records)
+    report = demo_copy.ingest([write_jsonl(tmp_path / "back.jsonl", records)], as_of=DEMO_AS_OF).as_dict()
+    assert {k: report[k] for k in ("ingested", "updated", "unchanged", "conflicted", "quarantined")} == {
+        "ingested": 0, "updated": 0, "unchanged": len(records), "conflicted": 0, "quarantined": 0}
+    assert rows(demo_copy, f"SELECT * FROM memories WHERE {where}", list(scope)) == before
+    assert rows(demo_copy, "SELECT count(*) AS n FROM memory_history")[0]["n"] == history
