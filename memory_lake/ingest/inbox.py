@@ -20,6 +20,7 @@ from typing import Any
 
 from ..store import DEFAULT_WRITE_WAIT_S, iso, resolve_as_of
 from ..store import InputError
+from ..store import is_lake, lake_not_found
 
 EDITABLE = ("content", "summary", "tags", "importance", "tier", "type", "expires_at", "context_id")
 
@@ -32,21 +33,25 @@ def _default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def write_snapshot(records: Iterable[Mapping[str, Any]], lake_dir: str | os.PathLike, *,
+def write_snapshot(records: Iterable[Mapping[str, Any]] | Mapping[str, Any], lake_dir: str | os.PathLike, *,
                    name: str | None = None) -> Path:
-    """Write `records` as one JSON Lines snapshot into ``<lake_dir>/inbox/``, atomically.
+    """Write `records` (a list of dicts, one per memory; a single dict is one memory) as one JSON
+    Lines snapshot into the inbox of the lake at `lake_dir`, atomically.
 
-    The file is written under a hidden temporary name, flushed to disk, then renamed to
+    `lake_dir` is an existing lake's folder or its ``inbox`` folder. A path with no lake is refused
+    (`LakeNotFound`) and nothing is created there: a snapshot written where no lake reads it would
+    be lost without a word. Records that are not dicts are refused (TypeError) before anything is
+    written. The file is written under a hidden temporary name, flushed to disk, then renamed to
     ``<name>.jsonl`` (default: UTC time + a random suffix, so names sort by arrival and never
     collide). Returns the final path. Ingest never sees a half-written file.
     """
-    inbox = Path(lake_dir) / "inbox"
-    inbox.mkdir(parents=True, exist_ok=True)
+    inbox = _inbox_of(Path(lake_dir))
+    lines = [json.dumps(dict(r), ensure_ascii=False, default=_default) for r in _as_records(records)]
+    inbox.mkdir(exist_ok=True)
     stem = name or f"{datetime.utcnow():%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}"
     stem = stem.removesuffix(".jsonl")
     target = inbox / f"{stem}.jsonl"
     tmp = inbox / f".{stem}.{uuid.uuid4().hex[:8]}.tmp"
-    lines = [json.dumps(dict(r), ensure_ascii=False, default=_default) for r in records]
     try:
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + ("\n" if lines else ""))
@@ -57,6 +62,32 @@ def write_snapshot(records: Iterable[Mapping[str, Any]], lake_dir: str | os.Path
         tmp.unlink(missing_ok=True)
         raise
     return target
+
+
+def _inbox_of(path: Path) -> Path:
+    """The inbox of the lake at `path` (the lake's folder, or its ``inbox`` folder), else LakeNotFound."""
+    if is_lake(path):
+        return path / "inbox"
+    if path.name == "inbox" and is_lake(path.parent):
+        return path
+    root = path.parent if path.name == "inbox" else path
+    raise lake_not_found(root.expanduser().resolve(),
+                         "give write_snapshot an existing lake's folder or its inbox folder")
+
+
+def _as_records(records: Any) -> list[Mapping[str, Any]]:
+    """`records` as a list of dicts: one dict is one record; anything else than dicts is a TypeError
+    that says what was given (``dict()`` of a string or a pair list fails with a puzzling message)."""
+    if isinstance(records, Mapping):
+        return [records]
+    wanted = "write_snapshot wants a list of records (dicts, one per memory) or one record as a dict; got "
+    if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
+        raise TypeError(wanted + type(records).__name__)
+    listed = list(records)
+    for number, record in enumerate(listed):
+        if not isinstance(record, Mapping):
+            raise TypeError(f"{wanted}{type(records).__name__} whose item #{number} is {type(record).__name__}")
+    return listed
 
 
 def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: str = "user",

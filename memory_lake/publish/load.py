@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from ..store import InputError
+from ..store import InputError, is_lake, lake_not_found, unknown_message
 from . import contract
 
 LAKE_ENV = "MEMORY_LAKE_DIR"
@@ -38,7 +38,10 @@ def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: st
     memory.json record: timestamps as ISO 8601 UTC text ending in Z, ``extra`` as JSON text), in
     the order memory.json lists them, or with ``as_frame=True`` the same as a Polars DataFrame
     with the Parquet types (UTC-aware datetimes). Such records re-ingest as they are
-    (``write_snapshot``). Raises InputError when there is no published version there, and
+    (``write_snapshot``). A published scope with no active or conflicted memory gives []; a
+    `tenant`, `agent` or `user` the version does not name at all is an InputError that suggests the
+    closest published names (a typo must not look like an empty memory). Raises LakeNotFound when
+    `path` holds no lake, InputError when there is no published version there, and
     UnknownExportFormat when the version's ``format_version`` is not one this code reads.
     """
     folder = _version_folder(path, version)
@@ -62,10 +65,30 @@ def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: st
              .sort(["tenant", "agent_id", "user_id", "tier_rank", "importance", "last_accessed_at", "id"],
                    descending=[False, False, False, False, True, True, False], nulls_last=False)
              .drop("tier_rank").collect())
+    if frame.height == 0:
+        _check_scope(folder / "memories.parquet", tenant, agent, user)
     if as_frame:
         return frame
     times = [name for name in frame.columns if contract.MEMORY_FIELDS[name].type == "timestamp"]
     return frame.with_columns(_iso(pl.col(name)).alias(name) for name in times).to_dicts()
+
+
+def _check_scope(parquet: Path, tenant: str, agent: str | None, user: str | None) -> None:
+    """Raise InputError when the version holds no memory (of any status) of `tenant`, or of `agent`
+    / `user` within the scope named before it, suggesting the closest published names, as the CLI's
+    search does against the lake: a typo in an agent's config must not start it with an empty
+    memory. A published scope whose memories are all dormant or archived passes (it loads [])."""
+    within = pl.scan_parquet(parquet).select("tenant", "agent_id", "user_id").unique().collect()
+    named: list[str] = []
+    for label, column, value in (("tenant", "tenant", tenant), ("agent", "agent_id", agent), ("user", "user_id", user)):
+        if value is None:
+            continue
+        inside = within.filter(pl.col(column) == value)
+        if inside.height == 0:
+            known = sorted(within.get_column(column).drop_nulls().unique().to_list())
+            raise InputError(unknown_message(label, value, known, within=", ".join(named)))
+        within = inside
+        named.append(f"{label} {value!r}")
 
 
 def _iso(column: pl.Expr) -> pl.Expr:
@@ -80,6 +103,9 @@ def _version_folder(path: str | os.PathLike | None, version: str | None) -> Path
     if (root / "manifest.json").is_file() and version is None:
         return root  # a version's folder itself
     exports = root if (root / "CURRENT").exists() or root.name == "exports" else root / "exports"
+    if not exports.is_dir() and not is_lake(exports.parent):
+        raise lake_not_found(exports.parent.resolve(),
+                             "give load_export a lake's folder, its exports folder or a version's folder")
     if version is not None:
         folder = exports / version
         if not (folder / "manifest.json").is_file():

@@ -14,6 +14,8 @@ from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotAppl
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .lake import DEFAULT_WRITE_WAIT_S, WAIT_LISTENERS, Lake, ReadSource, check_no_secrets, connect
 from .names import check_ids, check_scope
+from .lake import is_lake, lake_not_found
+from .names import unknown_message
 from .policy import HealthPolicy, IngestPolicy, Policy, load_policy
 from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import StepReport, tenant_limits
@@ -25,6 +27,7 @@ __all__ = [
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_LISTENERS", "Lake", "ReadSource", "check_no_secrets", "connect",
     "check_ids", "check_scope",
+    "is_lake", "lake_not_found", "unknown_message",
     "HealthPolicy", "IngestPolicy", "Policy", "load_policy",
     "PUBLISHED_STATUSES", "TIERS", "TYPES",
     "StepReport", "tenant_limits",

@@ -45,6 +45,17 @@ def resolve_lake_dir(path: str | os.PathLike | None) -> Path:
     return Path(chosen).expanduser().resolve()
 
 
+def is_lake(path: str | os.PathLike) -> bool:
+    """Whether `path` is a lake's folder (it holds the lake's database); reads nothing else."""
+    return (Path(path) / DB_FILE).is_file()
+
+
+def lake_not_found(root: Path, instead: str = f"point --lake (or ${LAKE_ENV}) at an existing lake") -> LakeNotFound:
+    """The one "no lake at PATH" error: what is missing, how to create one, and `instead` (what the
+    caller may pass in its place)."""
+    return LakeNotFound(f"no lake at {root}: create one with `memory-lake init --lake {root}`, or {instead}")
+
+
 @dataclass
 class ReadResult:
     """Rows of a read, and where they came from (the live file or a published version)."""
@@ -211,10 +222,8 @@ class Lake:
         root = resolve_lake_dir(path)
         if root.exists() and not root.is_dir():
             raise InputError(f"{root} is a file, not a lake folder")
-        if not create and not (root / DB_FILE).exists():
-            raise LakeNotFound(
-                f"no lake at {root}: create one with `memory-lake init --lake {root}`, or point --lake "
-                f"(or ${LAKE_ENV}) at an existing lake")
+        if not create and not is_lake(root):
+            raise lake_not_found(root)
         for sub in SUBDIRS:
             (root / sub).mkdir(parents=True, exist_ok=True)
         lake = cls(root, load_policy(root, policy_overrides))

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from datetime import date, datetime
 
 import pytest
 
 from memory_lake import write_snapshot
 from memory_lake.ingest.inbox import edit_memory
-from memory_lake.store.errors import InputError
+from memory_lake.store.errors import InputError, LakeNotFound
 
 from ..conftest import AS_OF, rows, write_jsonl
 
@@ -87,10 +88,57 @@ def test_a_snapshot_lands_in_the_inbox_under_its_final_name(lake, tmp_path):
     unnamed = write_snapshot([{"tenant": "acme", "content": "second"}], lake.root)
     assert unnamed.parent == lake.inbox and re.fullmatch(r"\d{8}T\d{12}-[0-9a-f]{12}\.jsonl", unnamed.name)
     assert sorted(p.name for p in lake.inbox.iterdir() if p.is_file()) == sorted([named.name, unnamed.name])
-    # an agent may write before the lake's folders exist: they are made
-    fresh = write_snapshot([{"tenant": "acme", "content": "early"}], tmp_path / "not" / "yet", name="early")
-    assert fresh == tmp_path / "not" / "yet" / "inbox" / "early.jsonl" and fresh.is_file()
-    assert lake.ingest(as_of=AS_OF).as_dict()["ingested"] == 2
+    # the lake's inbox folder itself is the same target, not a folder inside it
+    direct = write_snapshot([{"tenant": "acme", "content": "third"}], lake.inbox, name="direct")
+    assert direct == lake.inbox / "direct.jsonl" and not (lake.inbox / "inbox").exists()
+    # a lake whose inbox folder was removed gets it back
+    shutil.move(lake.inbox, lake.root.parent / "moved-inbox")
+    again = write_snapshot([{"tenant": "acme", "content": "after the move"}], lake.root, name="again")
+    assert again == lake.inbox / "again.jsonl" and again.is_file()
+    for path in (lake.root.parent / "moved-inbox").glob("*.jsonl"):
+        shutil.move(path, lake.inbox)
+    assert lake.ingest(as_of=AS_OF).as_dict()["ingested"] == 4
+
+
+@pytest.mark.parametrize("where", ["nolake", "nolake/inbox", "empty-folder", "empty-folder/inbox"])
+def test_a_snapshot_to_a_path_with_no_lake_is_refused_and_creates_nothing(tmp_path, where):
+    (tmp_path / "empty-folder").mkdir()
+    target = tmp_path / where
+    lake_dir = target.parent if target.name == "inbox" else target
+    with pytest.raises(LakeNotFound) as error:
+        write_snapshot([{"id": "x", "tenant": "t", "content": "c"}], target)
+    assert str(error.value) == (
+        f"no lake at {lake_dir}: create one with `memory-lake init --lake {lake_dir}`, "
+        f"or give write_snapshot an existing lake's folder or its inbox folder")
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["empty-folder"]
+
+
+def test_a_snapshot_to_a_relative_lake_path_names_the_whole_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LakeNotFound, match=f"^no lake at {re.escape(str(tmp_path / 'lake'))}: "):
+        write_snapshot([{"tenant": "acme", "content": "c"}], "lake")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_record_as_a_dict_is_a_snapshot_of_one_memory(lake):
+    one = write_snapshot({"id": "x", "tenant": "acme", "content": "a single memory"}, lake.root, name="one")
+    assert one.read_text(encoding="utf-8") == '{"id": "x", "tenant": "acme", "content": "a single memory"}\n'
+    assert lake.ingest(as_of=AS_OF).as_dict()["ingested"] == 1
+    assert rows(lake, "SELECT id, content FROM memories") == [{"id": "x", "content": "a single memory"}]
+
+
+@pytest.mark.parametrize(("records", "got"), [
+    ("remember this", "str"),
+    (["remember this"], "list whose item #0 is str"),
+    ([{"tenant": "acme", "content": "ok"}, [("tenant", "acme")]], "list whose item #1 is list"),
+    (7, "int"),
+])
+def test_records_that_are_not_a_list_of_dicts_are_refused_clearly(lake, records, got):
+    with pytest.raises(TypeError) as error:
+        write_snapshot(records, lake.root, name="bad")
+    assert str(error.value) == (f"write_snapshot wants a list of records (dicts, one per memory) or one record as "
+                                f"a dict; got {got}")
+    assert list(lake.inbox.glob("*.jsonl")) == [] and [p for p in lake.inbox.iterdir() if p.is_file()] == []
 
 
 @pytest.mark.parametrize(("changes", "expected"), [

@@ -9,7 +9,7 @@ import shutil
 import polars as pl
 import pytest
 
-from memory_lake import InputError, Lake, load_export
+from memory_lake import InputError, Lake, LakeNotFound, load_export
 from memory_lake.demo import DEMO_AS_OF
 from memory_lake.maintain import apply_events
 from memory_lake.publish import UnknownExportFormat, contract, scope_folder
@@ -60,8 +60,11 @@ def test_the_default_path_is_memory_lake_dir_then_lake(demo_lake_dir, tmp_path, 
     assert len(load_export(tenant="acme", user="u-bob")) > 10
     monkeypatch.delenv("MEMORY_LAKE_DIR")
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(InputError, match="nothing is published under lake/exports"):
+    with pytest.raises(LakeNotFound) as missing:
         load_export(tenant="acme")
+    assert str(missing.value) == (
+        f"no lake at {tmp_path / 'lake'}: create one with `memory-lake init --lake {tmp_path / 'lake'}`, or "
+        f"give load_export a lake's folder, its exports folder or a version's folder")
     shutil.copytree(demo_lake_dir / "exports", tmp_path / "lake" / "exports", symlinks=True)
     assert load_export(tenant="acme", user="u-bob") == load_export(demo_lake_dir, tenant="acme", user="u-bob")
 
@@ -105,3 +108,55 @@ def test_records_written_back_to_their_own_lake_change_nothing(demo_copy, tmp_pa
         "ingested": 0, "updated": 0, "unchanged": len(records), "conflicted": 0, "quarantined": 0}
     assert rows(demo_copy, f"SELECT * FROM memories WHERE {where}", list(scope)) == before
     assert rows(demo_copy, "SELECT count(*) AS n FROM memory_history")[0]["n"] == history
+
+
+def test_a_path_with_no_lake_says_so_and_a_lake_with_nothing_published_says_that(tmp_path):
+    for where in (tmp_path / "nolake", tmp_path):
+        with pytest.raises(LakeNotFound, match=f"^no lake at {where}: create one with "):
+            load_export(where, tenant="acme")
+    assert list(tmp_path.iterdir()) == []  # nothing is created
+    lake = Lake.init(tmp_path / "lake")
+    with pytest.raises(InputError) as unpublished:
+        load_export(lake.root, tenant="acme")
+    assert str(unpublished.value) == (
+        f"nothing is published under {lake.exports}: no exports/CURRENT (run `memory-lake publish` or the nightly "
+        f"run first, or pass the lake's folder)")
+
+
+@pytest.mark.parametrize(("scope", "message"), [
+    ({"tenant": "acmee"}, "unknown tenant 'acmee': did you mean 'acme'? known tenants: acme, globex, zhongke"),
+    ({"tenant": "acme", "agent": "suport-bot"},
+     "unknown agent 'suport-bot': did you mean 'support-bot'? known agents in tenant 'acme': {agents}"),
+    ({"tenant": "acme", "agent": "support-bot", "user": "u-alcie"},
+     "unknown user 'u-alcie': did you mean 'u-alice'? known users in tenant 'acme', agent 'support-bot': {users}"),
+    ({"tenant": "acme", "user": "dan"}, "unknown user 'dan': known users in tenant 'acme': {tenant_users}"),
+])
+def test_an_unknown_scope_is_an_error_with_the_closest_published_names(demo_lake_dir, scope, message):
+    published = pl.read_parquet(demo_lake_dir / "exports" / "CURRENT" / "memories.parquet").filter(tenant="acme")
+
+    def listed(frame: pl.DataFrame, column: str) -> str:
+        names = sorted(frame[column].drop_nulls().unique())
+        return ", ".join(names[:5]) + (f", … ({len(names)} in all)" if len(names) > 5 else "")
+
+    expected = message.format(agents=listed(published, "agent_id"), tenant_users=listed(published, "user_id"),
+                              users=listed(published.filter(agent_id="support-bot"), "user_id"))
+    with pytest.raises(InputError) as unknown:
+        load_export(demo_lake_dir, **scope)
+    assert str(unknown.value) == expected
+
+
+def test_a_published_scope_with_no_active_memories_loads_empty(tmp_path):
+    lake = Lake.init(tmp_path / "lake")
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [
+        {"id": "m-1", "tenant": "acme", "agent_id": "bot", "user_id": "u-live", "content": "still used"},
+        {"id": "m-2", "tenant": "acme", "agent_id": "bot", "user_id": "u-old", "content": "put away",
+         "status": "archived"},
+        {"id": "m-3", "tenant": "quiet", "agent_id": "bot", "user_id": "u-old", "content": "resting",
+         "status": "dormant"}])], as_of=DEMO_AS_OF)
+    assert lake.publish(as_of=DEMO_AS_OF).details["version"] == "v1"
+    assert [r["id"] for r in load_export(lake.root, tenant="acme")] == ["m-1"]
+    assert load_export(lake.root, tenant="acme", agent="bot", user="u-old") == []
+    assert load_export(lake.root, tenant="quiet") == []
+    assert load_export(lake.root, tenant="quiet", as_frame=True).columns == list(contract.LOAD_COLUMNS)
+    with pytest.raises(InputError, match="^unknown user 'u-new': known users in tenant 'acme', agent 'bot': u-live, u-old$"):
+        load_export(lake.root, tenant="acme", agent="bot", user="u-new")
