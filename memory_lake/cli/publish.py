@@ -64,7 +64,9 @@ def rollback(ctx: typer.Context,
              as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """Point exports/CURRENT back at a kept version atomically and record who and why. Agents read
     it on their next load; the lake's data is unchanged, so fix the cause: the next publish
-    (checked against the version CURRENT now points at) goes forward again as a new version."""
+    (checked against the version CURRENT now points at) goes forward again as a new version.
+    While a run holds the lake it waits (up to $MEMORY_LAKE_WAIT_S seconds); if that run published
+    a new version meanwhile, it refuses, naming both, rather than undo a version you did not see."""
     opts = _options(ctx, lake, json_out)
     result = _open(opts).rollback(version, reason=reason, by=by, as_of=as_of)
     _show(opts, result, lambda: out.print(

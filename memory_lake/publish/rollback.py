@@ -53,14 +53,21 @@ def rollback(lake, version: str | None = None, *, reason: str, by: str, as_of: d
 
     Refused (InputError, nothing changed): nothing published, an empty reason, a version not kept
     (the error lists the kept ones), the version CURRENT already points at, or one written in a
-    format this memory-lake cannot read. Returns ``{"from", "to", "by", "reason", "as_of", "run_id"}``."""
+    format this memory-lake cannot read. Also refused when CURRENT moved while the rollback waited
+    for the lake (a run published a new version): a rollback never undoes a version its caller
+    did not see; the error names both. Returns ``{"from", "to", "by", "reason", "as_of", "run_id"}``."""
     from ..ingest import redact_text
 
     if not reason or not reason.strip():
         raise InputError("a rollback needs a reason (--reason TEXT): it is kept in the rollbacks table")
     run_id = lake.new_run_id("rollback", as_of)
+    seen = current_version(lake)  # what the caller sees now, before any wait for the lock
     with lake.writer(purpose="rollback") as con:
         current = current_version(lake)
+        if current != seen:
+            raise InputError(f"CURRENT moved from {seen or 'nothing published'} to {current} while this rollback waited "
+                             f"for the lake (a run published it): nothing rolled back; check `memory-lake publishes` "
+                             f"and run rollback again if {current} should go too")
         if current is None:
             raise InputError("nothing is published yet: there is no CURRENT to roll back")
         kept = [f"v{n}" for n in _versions(lake.exports) if _manifest(lake.exports / f"v{n}")]

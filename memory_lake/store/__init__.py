@@ -12,7 +12,7 @@ from .crash import CRASH_AT_ENV, crash_point
 from .db import transaction
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
-from .lake import DEFAULT_WRITE_WAIT_S, WAIT_LISTENERS, Lake, ReadSource, check_no_secrets, connect
+from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_no_secrets, connect
 from .names import check_ids, check_scope
 from .lake import is_lake, lake_not_found
 from .names import unknown_message
@@ -25,7 +25,7 @@ __all__ = [
     "CRASH_AT_ENV", "crash_point", "transaction",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
-    "DEFAULT_WRITE_WAIT_S", "WAIT_LISTENERS", "Lake", "ReadSource", "check_no_secrets", "connect",
+    "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_no_secrets", "connect",
     "check_ids", "check_scope",
     "is_lake", "lake_not_found", "unknown_message",
     "HealthPolicy", "IngestPolicy", "Policy", "load_policy",

@@ -128,7 +128,7 @@ def restore_backup(src: str | os.PathLike, lake_dir: str | os.PathLike | None, *
         raise BackupError(f"{target} is not empty: restore into a new folder, or pass --force to replace the lake there")
     target.mkdir(parents=True, exist_ok=True)
     holder = Lake(target, None)  # only its lock: the lake may be absent or about to be replaced
-    with holder._flock(exclusive=True, wait_s=60.0, purpose="restore backup"):
+    with holder._flock(exclusive=True, wait_s=None, purpose="restore backup"):  # $MEMORY_LAKE_WAIT_S
         for name in (*BACKUP_FILES, DB_FILE + ".wal", *BACKUP_FOLDERS):
             path = target / name
             if path.is_dir() and not path.is_symlink():

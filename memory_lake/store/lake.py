@@ -37,6 +37,26 @@ LOCK_FILE = ".lock"
 SUBDIRS = ("inbox", "inbox/decisions", "raw", "events", "exports")
 # DESIGN "The way data flows": the run retries the write lock for a while, then fails clearly.
 DEFAULT_WRITE_WAIT_S = 600.0
+# How long every wait for the lake's lock lasts (a writer, or a read that needs the live file), in
+# seconds; unset means DEFAULT_WRITE_WAIT_S. Read where the lock is taken (`write_wait_s`), so
+# every command honours it, not only those that pass it on.
+WAIT_ENV = "MEMORY_LAKE_WAIT_S"
+
+
+def write_wait_s(default: float = DEFAULT_WRITE_WAIT_S) -> float:
+    """Seconds a wait for the lake's lock lasts: $MEMORY_LAKE_WAIT_S, else `default`. A value that
+    is not a number of seconds >= 0 is an InputError (a typo never means "wait forever")."""
+    raw = os.environ.get(WAIT_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise InputError(f"{WAIT_ENV}={raw!r} is not a number of seconds: set it to e.g. 30 (0 = do not wait), "
+                         f"or unset it to wait up to {default:.0f} s")
+    return seconds
 
 
 def resolve_lake_dir(path: str | os.PathLike | None) -> Path:
@@ -133,7 +153,6 @@ def check_read_query(query: str) -> None:
 # Told once when a write has to wait for another process's lock: ``listener(message)``. The CLI
 # prints it on stderr, so a command waiting for a nightly run does not look hung.
 WAIT_LISTENERS: list = []
-WAIT_ENV = "MEMORY_LAKE_WAIT_S"
 
 # Tables no user query may read: with a tenant's salt, a phone number's placeholder could be
 # guessed back by trying numbers (the salts never leave lake.duckdb; the export leaves them out).
@@ -214,11 +233,13 @@ class Lake:
         path: str | os.PathLike | None = None,
         *,
         policy_overrides: dict[str, dict[str, Any]] | None = None,
-        wait_s: float = DEFAULT_WRITE_WAIT_S,
+        wait_s: float | None = None,
         create: bool = False,
     ) -> "Lake":
         """Open the lake at `path` (default $MEMORY_LAKE_DIR or ./lake). A path without a lake is an
-        error (`LakeNotFound`) unless `create` is true, when the lake is created there."""
+        error (`LakeNotFound`) unless `create` is true, when the lake is created there. `wait_s`
+        (default `write_wait_s()`) bounds the wait for the lock when the lake must be created or
+        migrated."""
         root = resolve_lake_dir(path)
         if root.exists() and not root.is_dir():
             raise InputError(f"{root} is a file, not a lake folder")
@@ -239,7 +260,7 @@ class Lake:
 
     def _needs_migration(self) -> bool:
         try:
-            with self.reader() as con:
+            with self.reader(wait_s=0) as con:
                 (version,) = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
             return (version or 0) < schema.SCHEMA_VERSION
         except LakeBusy:
@@ -249,7 +270,11 @@ class Lake:
 
     # ---------------------------------------------------------------- locking
     @contextlib.contextmanager
-    def _flock(self, exclusive: bool, wait_s: float, purpose: str) -> Iterator[None]:
+    def _flock(self, exclusive: bool, wait_s: float | None, purpose: str) -> Iterator[None]:
+        """The lock on ``.lock``: exclusive for a writer, shared for a live read. It waits up to
+        `wait_s` seconds (None: `write_wait_s()`, so $MEMORY_LAKE_WAIT_S bounds every wait), telling
+        WAIT_LISTENERS once, then raises LakeBusy naming the holder."""
+        wait_s = write_wait_s() if wait_s is None else wait_s
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -265,8 +290,8 @@ class Lake:
                     if not waited:
                         waited = True
                         for listener in list(WAIT_LISTENERS):
-                            listener(f"{self._busy_message(exclusive).split(': ', 1)[-1].split(';')[0]}; "
-                                     f"waiting up to {wait_s:.0f} s for it ({WAIT_ENV} sets how long)")
+                            listener(f"{self._holder()} holds the write lock; "
+                                     f"waiting up to {wait_s:g} s for it ({WAIT_ENV} sets how long)")
                     time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
             if exclusive:
                 holder = {"pid": os.getpid(), "purpose": purpose}
@@ -292,15 +317,26 @@ class Lake:
         except OSError:
             tmp.unlink(missing_ok=True)
 
-    def _busy_message(self, exclusive: bool) -> str:
+    def _holder(self) -> str:
+        """Who holds the write lock, as ``pid N (purpose)`` (the lock file names it)."""
         try:
             holder = json.loads(self.lock_path.read_text() or "{}")
         except (OSError, ValueError):
             holder = {}
-        who = f"pid {holder['pid']} ({holder.get('purpose', '?')})" if holder.get("pid") else "another process"
+        return f"pid {holder['pid']} ({holder.get('purpose', '?')})" if holder.get("pid") else "another process"
+
+    def _busy_message(self, exclusive: bool) -> str:
+        """Why a wait for the lock failed. A writer and a read that needs the live file (`reader`,
+        e.g. ``dedup --dry-run``) get the same words, and when a version is published the read's
+        says that version cannot answer it; `reading` says "nothing is published yet" itself, the
+        one case where that is what stopped it."""
+        who = self._holder()
         if exclusive:
             return f"lake {self.root} is busy: {who} holds the write lock; try again when it finishes"
-        return f"lake {self.root} is busy: {who} is writing and nothing is published yet to read from"
+        current = self.exports / "CURRENT"
+        published = f" (published {current.resolve().name} cannot answer it)" if current.exists() else ""
+        return (f"lake {self.root} is busy: {who} holds the write lock, and this command needs the live lake{published}; "
+                "try again when it finishes")
 
     def is_busy(self) -> bool:
         """True while another process holds the write lock."""
@@ -319,9 +355,10 @@ class Lake:
             return _HELD.get(self.root)
 
     @contextlib.contextmanager
-    def hold(self, purpose: str, wait_s: float = DEFAULT_WRITE_WAIT_S) -> Iterator["Lake"]:
+    def hold(self, purpose: str, wait_s: float | None = None) -> Iterator["Lake"]:
         """Hold the write lock for a whole run: the steps inside share it and one connection, other
-        writers wait, and other processes' reads answer from the latest published version."""
+        writers wait (up to `wait_s`, default `write_wait_s()`), and other processes' reads answer
+        from the latest published version."""
         existing = self._hold()
         if existing is not None:
             with _HELD_GUARD:
@@ -344,8 +381,8 @@ class Lake:
                 if hold.con is not None:
                     hold.con.close()
 
-    def _connect_writer(self, wait_s: float) -> duckdb.DuckDBPyConnection:
-        deadline = time.monotonic() + wait_s
+    def _connect_writer(self, wait_s: float | None) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + (write_wait_s() if wait_s is None else wait_s)
         while True:
             try:
                 con = connect(self.db_path)
@@ -359,8 +396,9 @@ class Lake:
         return con
 
     @contextlib.contextmanager
-    def writer(self, wait_s: float = DEFAULT_WRITE_WAIT_S, purpose: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
-        """Hold the write lock and a read-write connection (schema migrated) for the block."""
+    def writer(self, wait_s: float | None = None, purpose: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
+        """Hold the write lock and a read-write connection (schema migrated) for the block, after
+        waiting for it up to `wait_s` seconds (default `write_wait_s()`: $MEMORY_LAKE_WAIT_S)."""
         hold = self._hold()
         if hold is not None:
             with hold.use:
@@ -376,16 +414,18 @@ class Lake:
                 con.close()
 
     @contextlib.contextmanager
-    def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A short-lived read-only connection to the live file, sealed (see `seal`); LakeBusy while a
-        writer holds it (unless the holder is this process's own run, whose steps read live, through
-        its connection)."""
+    def reader(self, wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived read-only connection to the live file, sealed (see `seal`). While a writer
+        holds it (unless the holder is this process's own run, whose steps read live, through its
+        connection) it waits like a writer, up to `wait_s` (default `write_wait_s()`), then raises
+        LakeBusy: a read that needs the live data (``dedup --dry-run``) cannot answer from a published
+        version. `reading` asks with ``wait_s=0`` and answers from the published version instead."""
         hold = self._hold()
         if hold is not None and hold.con is not None:
             with hold.use:
                 yield hold.con
             return
-        with contextlib.nullcontext() if hold is not None else self._flock(exclusive=False, wait_s=0, purpose="read"):
+        with contextlib.nullcontext() if hold is not None else self._flock(exclusive=False, wait_s=wait_s, purpose="read"):
             if not self.db_path.exists():
                 raise MemoryLakeError(f"{self.root} is not a lake yet: run `memory-lake init`")
             con = seal(connect(self.db_path, read_only=True))
@@ -411,11 +451,12 @@ class Lake:
         else on disk or the network."""
         live = contextlib.ExitStack()
         try:
-            con = live.enter_context(self.reader())
+            con = live.enter_context(self.reader(wait_s=0))
         except LakeBusy:
             current = self.exports / "CURRENT"
             if not current.exists():
-                raise
+                raise LakeBusy(f"lake {self.root} is busy: {self._holder()} is writing and nothing is published "
+                               "yet to read from; try again when it finishes") from None
         else:
             with live:  # only the opening falls back; an error of the caller's queries propagates
                 self._reads.last = ReadSource("live")
