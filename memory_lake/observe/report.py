@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..maintain import REPORT_LAKE_META
 from ..store import HealthPolicy
 from ..store import TIERS
 
@@ -98,6 +99,7 @@ def render_report(
     out_dir: Path,
     conflicts: list[dict] | None = None,
     summaries: list[dict] | None = None,
+    lake_root: Path | None = None,
 ) -> Path:
     """Write the run's health report to ``out_dir/health-<YYYY-MM-DD>.html``; return its path.
 
@@ -105,6 +107,8 @@ def render_report(
     publish step did not run), ``quarantine`` the quarantined-record count per reason and ``run``
     the run record (id, status, duration, steps), ``conflicts`` the oldest open conflicts (ids, kind,
     field, operator and time; never their values; the queue's counts by age come from ``health``).
+    ``lake_root`` is the folder of the lake the page is about: shown in the header and marked in
+    the head (``REPORT_LAKE_META``), so housekeeping prunes only its own lake's reports.
     The date in the file name is the date of ``health["as_of"]``; a second render on the same day
     replaces the file. The write is atomic: readers see the old page or the new one, never half of
     one.
@@ -121,11 +125,12 @@ def render_report(
             "<head>",
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            *([f'<meta name="{REPORT_LAKE_META}" content="{_e(Path(lake_root).resolve())}">'] if lake_root else []),
             f"<title>memory-lake health {_e(as_of[:10])}</title>",
             f"<style>{_CSS}</style>",
             "</head>",
             "<body>",
-            _header_section(as_of, run),
+            _header_section(as_of, run, lake_root),
             _alerts_section(health),
             _capacity_section(health),
             _distribution_section(health),
@@ -147,10 +152,11 @@ def render_report(
 # --- sections ---------------------------------------------------------------------------------
 
 
-def _header_section(as_of: str, run: Mapping[str, Any]) -> str:
+def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None = None) -> str:
     status = str(run.get("status", "unknown"))
     facts = _facts(
         [
+            *([("lake", f"<code>{_e(Path(lake_root).resolve())}</code>")] if lake_root else []),
             ("as of", _e(as_of)),
             ("run id", f"<code>{_e(run.get('run_id', '—'))}</code>"),
             ("run status", _badge(status)),

@@ -48,9 +48,11 @@ def blocked_message(summary: dict[str, Any]) -> str:
             + f"; see the report {summary.get('report')}")
 
 
-def reports_dir(path: str | os.PathLike | None = None) -> Path:
-    """Where HTML reports go: the argument, else $MEMORY_LAKE_REPORTS, else ./reports."""
-    return Path(path or os.environ.get(REPORTS_ENV) or "reports").expanduser().resolve()
+def reports_dir(path: str | os.PathLike | None = None, lake=None) -> Path:
+    """Where HTML reports go: the argument, else $MEMORY_LAKE_REPORTS, else the lake's own
+    ``<lake>/reports`` (never the current folder: two lakes would overwrite each other's reports)."""
+    default = lake.root / "reports" if lake is not None else "reports"
+    return Path(path or os.environ.get(REPORTS_ENV) or default).expanduser().resolve()
 
 
 # Told as each timed step starts and ends: ``listener(event, step_name, result)`` with event
@@ -113,8 +115,8 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
            "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
     with lake.reading() as (con, _source, _note):
         summaries = failed_summaries(con)  # not published: the previous summary stays
-    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir),
-                         conflicts=conflicts, summaries=summaries)
+    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
+                         conflicts=conflicts, summaries=summaries, lake_root=lake.root)
     record_report(lake, path)  # a later forget reaches the reports folder (forget.REPORT_FOLDERS)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
