@@ -100,6 +100,7 @@ def render_report(
     conflicts: list[dict] | None = None,
     summaries: list[dict] | None = None,
     lake_root: Path | None = None,
+    summaries_made: dict | None = None,
 ) -> Path:
     """Write the run's health report to ``out_dir/health-<YYYY-MM-DD>.html``; return its path.
 
@@ -107,6 +108,9 @@ def render_report(
     publish step did not run), ``quarantine`` the quarantined-record count per reason and ``run``
     the run record (id, status, duration, steps), ``conflicts`` the oldest open conflicts (ids, kind,
     field, operator and time; never their values; the queue's counts by age come from ``health``).
+    ``summaries_made`` says how many summaries the run regenerated (``regenerated``; None outside a
+    run) and how many are published (``published``), so the section never claims what did not happen;
+    ``publish["rolled_back"]`` (from, to, as_of, by, reason) is the rollback CURRENT is at, if any.
     ``lake_root`` is the folder of the lake the page is about: shown in the header and marked in
     the head (``REPORT_LAKE_META``), so housekeeping prunes only its own lake's reports.
     The date in the file name is the date of ``health["as_of"]``; a second render on the same day
@@ -138,7 +142,7 @@ def render_report(
             _quarantine_section(quarantine),
             _conflicts_section(health, conflicts or []),
             _publish_section(publish),
-            _summaries_section(summaries or []),
+            _summaries_section(summaries or [], summaries_made),
             _scopes_section(health.get("scopes") or []),
             "</body>",
             "</html>",
@@ -370,10 +374,18 @@ def _publish_section(publish: Mapping[str, Any] | None) -> str:
     status = str(publish.get("status", "unknown"))
     facts = [("status", _badge(status, big=True))]
     facts.append(("new version", _e(publish.get("version") or "—")))
-    facts.append(("CURRENT", _e(publish.get("current") or "—")))
+    rolled = publish.get("rolled_back")
+    current = _e(publish.get("current") or "—")
+    facts.append(("CURRENT", f"{current} (rolled back from {_e(rolled['from'])})" if rolled else current))
     if publish.get("path"):
         facts.append(("path", f"<code>{_e(publish['path'])}</code>"))
     parts = [_facts(facts)]
+    if rolled:
+        parts.append(
+            f"<p>CURRENT was rolled back from {_e(rolled['from'])} to {_e(rolled['to'])} at {_e(rolled['as_of'])} "
+            f"by {_e(rolled['by'])}: {_e(rolled['reason'])}. Agents read {_e(rolled['to'])}; the next publish "
+            "with changes makes a new version.</p>"
+        )
     if status == "blocked" and publish.get("current_invalid"):
         parts.append(
             '<p class="failed">Nothing changed, but CURRENT no longer passes the checks under the current '
@@ -404,12 +416,13 @@ def _publish_section(publish: Mapping[str, Any] | None) -> str:
     return _section("publish", "Publish", "".join(parts))
 
 
-def _summaries_section(failed: list[Mapping[str, Any]]) -> str:
+def _summaries_section(failed: list[Mapping[str, Any]], made: Mapping[str, Any] | None = None) -> str:
     """Summaries whose latest attempt failed the gate: not published, the previous one (if any)
     stays. Missing facts and unsupported statements are pieces of memory text, so each row names
-    its sources (``data-sources``): a forget of one blanks them (``summaries.scrub_summary_report``)."""
+    its sources (``data-sources``): a forget of one blanks them (``summaries.scrub_summary_report``).
+    With none failed, one line of what `made` says happened."""
     if not failed:
-        return _section("summaries", "Summaries", "<p>every summary regenerated passed all four thresholds</p>")
+        return _section("summaries", "Summaries", f"<p>{_summaries_made_text(made or {})}</p>")
     rows = []
     for f in failed:
         scope = " / ".join(_e(f.get(k) or "_") for k in ("tenant", "agent_id", "user_id"))
@@ -428,6 +441,27 @@ def _summaries_section(failed: list[Mapping[str, Any]]) -> str:
             "<code>memory-lake summarize --tenant T --json</code> shows the summary it would make now.</p>")
     return _section("summaries", "Summaries not published",
                     f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{hint}")
+
+
+def _summaries_made_text(made: Mapping[str, Any]) -> str:
+    """What happened to summaries when none failed: in a run, how many it regenerated; outside a
+    run (``regenerated`` None), how many are published."""
+    regenerated, published = made.get("regenerated"), int(made.get("published") or 0)
+    if regenerated is None:
+        if not published:
+            return "no summary published yet and none failed the gate"
+        return f"{_plural(published, 'summary', 'summaries')} published; none failed the gate at its latest attempt"
+    if not regenerated:
+        stays = (f"{_plural(published, 'published summary stays', 'published summaries stay')} as it was"
+                 if published else "no summary is published yet")
+        return f"no summary regenerated this run (no source changed); {stays}"
+    if regenerated == 1:
+        return "1 summary regenerated this run; it passed all four thresholds and was published"
+    return f"{regenerated} summaries regenerated this run; all passed all four thresholds and were published"
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _scopes_section(scopes: list[Mapping[str, Any]]) -> str:

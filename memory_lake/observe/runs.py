@@ -113,13 +113,42 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
            "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
            "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
+    if publish is not None:
+        publish = {**publish, "rolled_back": rollback_of_current(lake, publish.get("current"))}
     with lake.reading() as (con, _source, _note):
         summaries = failed_summaries(con)  # not published: the previous summary stays
+        made = {"regenerated": next((s["counts"].get("regenerated", 0) for s in steps if s["name"] == "summarize"),
+                                    None),
+                "published": _published_summaries(con)}
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
-                         conflicts=conflicts, summaries=summaries, lake_root=lake.root)
+                         conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made)
     record_report(lake, path)  # a later forget reaches the reports folder (forget.REPORT_FOLDERS)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
+
+
+def _published_summaries(con) -> int:
+    """How many summaries are published now (``summary_state``; 0 where the table is missing)."""
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'summary_state'").fetchone()[0]:
+        return 0
+    return con.execute("SELECT count(*) FROM summary_state WHERE status = 'published'").fetchone()[0]
+
+
+def rollback_of_current(lake, current: str | None) -> dict[str, Any] | None:
+    """When CURRENT (``"v<N>"``) is older than the newest published version, the rollback that put
+    it there (the latest ``rollbacks`` row to it): from, to, as_of, by, reason. None otherwise."""
+    if not current or not current[1:].isdigit():
+        return None
+    frame = lake.sql(
+        "SELECT r.as_of, r.from_version, r.to_version, r.rolled_back_by, r.reason FROM rollbacks r "
+        "WHERE r.to_version = ? AND r.to_version < (SELECT max(version) FROM publishes WHERE status = 'published') "
+        "ORDER BY r.as_of DESC, r.run_id DESC LIMIT 1", [int(current[1:])])
+    if frame.height == 0:
+        return None
+    row = frame.row(0, named=True)
+    return {"from": f"v{row['from_version']}" if row["from_version"] is not None else None,
+            "to": f"v{row['to_version']}", "as_of": iso(row["as_of"]), "by": row["rolled_back_by"],
+            "reason": row["reason"]}
 
 
 def last_publish(lake) -> dict[str, Any] | None:
