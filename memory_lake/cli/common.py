@@ -60,7 +60,7 @@ AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Logical time of
 SetOpt = Annotated[Optional[list[str]], typer.Option(
     "--set", help="Override a policy value for this run, e.g. tiers.working_capacity=30 or "
                   "tenants.acme.tiers.short_term_capacity=200 (repeatable).", show_default=False)]
-ReportsOpt = Annotated[Optional[Path], typer.Option("--reports", help="Folder for HTML reports (default $MEMORY_LAKE_REPORTS or ./reports).",
+ReportsOpt = Annotated[Optional[Path], typer.Option("--reports", help="Folder for HTML reports (default $MEMORY_LAKE_REPORTS, else <lake>/reports).",
                                                     show_default=False)]
 
 

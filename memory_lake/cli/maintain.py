@@ -145,6 +145,8 @@ def conflicts_list(
     _note_source(the_lake)
     if opts.json:
         emit_json(frame_records(frame))
+    elif frame.height == 0:
+        out.print(_no_conflicts_line(the_lake, tenant, all_rows), markup=False, highlight=False)
     else:
         import polars as pl
 
@@ -155,6 +157,18 @@ def conflicts_list(
                                  "incoming_operator", "base_version", "lake_version", "created_at", "status",
                                  found_by.alias("found_by")),
                     title=f"{frame.height} conflict(s)")
+
+
+def _no_conflicts_line(the_lake, tenant: str | None, all_rows: bool) -> str:
+    """Why `conflicts list` is empty, in one line: none recorded, or only resolved ones (under --all)."""
+    where = f" for tenant {tenant}" if tenant else ""
+    if all_rows:
+        return f"no conflicts recorded{where}"
+    resolved = the_lake.conflicts(tenant=tenant, status=None).height
+    if resolved:
+        return f"no open conflicts{where} ({resolved} resolved: conflicts list --all)"
+    return (f"no open conflicts{where} (none resolved either: a conflict appears when an incoming write or "
+            "dedup disputes a memory)")
 
 
 def conflicts_resolve(

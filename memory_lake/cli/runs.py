@@ -110,7 +110,8 @@ def run_nightly(
 
 def report(ctx: typer.Context, as_of: AsOfOpt = None, reports: ReportsOpt = None, lake: LakeOpt = None,
            json_out: JsonOpt = False) -> None:
-    """Render the HTML health report (reports/health-<date>.html) from the lake's latest state."""
+    """Render the HTML health report (<lake>/reports/health-<date>.html unless --reports DIR) from the
+    lake's latest state."""
     from ..store import resolve_as_of
     from ..observe import write_report
 

@@ -10,7 +10,7 @@ from .entities import extract_entities, group_facts, list_entities, scope_entity
 from .evaluate import SummaryScore, evaluate_summary
 from .events import apply_events
 from .forget import compact_database, forget, forget_memories, forgotten_ids, record_report, scrub_files
-from .housekeeping import housekeeping
+from .housekeeping import REPORT_LAKE_META, housekeeping
 from .summaries import compress_conversation, failed_summaries, preview_summaries, summarize
 from .tiers import enforce_tiers, restore_memories
 
@@ -22,7 +22,7 @@ __all__ = [
     "SummaryScore", "evaluate_summary",
     "apply_events",
     "compact_database", "forget", "forget_memories", "forgotten_ids", "record_report", "scrub_files",
-    "housekeeping",
+    "housekeeping", "REPORT_LAKE_META",
     "compress_conversation", "failed_summaries", "preview_summaries", "summarize",
     "enforce_tiers", "restore_memories",
 ]

@@ -11,14 +11,18 @@ days:
   of the run that first saw it consumed (kept in ``<lake>/housekeeping.json``). A pruned agent
   event file keeps its offset row, so the same file sent again counts nothing twice; a pruned search
   log forgets its offset, so a new file of that name is read from its start.
-- ``health-<YYYY-MM-DD>.html`` reports, by the date in their name, in every folder reports were
-  written to (the ``report-folders`` registry) and in `reports_dir`.
+- ``health-<YYYY-MM-DD>.html`` reports of this lake, by the date in their name, in ``<lake>/reports``,
+  every folder reports were written to (the ``report-folders`` registry) and `reports_dir`. A report
+  is this lake's when its ``REPORT_LAKE_META`` names this lake's folder; a report without the mark
+  (written before reports carried it) only when it lies in ``<lake>/reports``. Another lake's
+  reports in a shared folder are never touched.
 
 Tables are never pruned: ``memory_history``, ``ingested_files``, ``conflicts`` and the rest stay.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -30,6 +34,10 @@ from .forget import REPORT_FOLDERS
 
 STATE_FILE = "housekeeping.json"
 REPORT_NAME = re.compile(r"^health-(\d{4}-\d{2}-\d{2})\.html$")
+# The <meta name=...> a health report carries, whose content is the resolved folder of the lake that
+# wrote it: housekeeping prunes only its own lake's reports from a folder several lakes write to.
+REPORT_LAKE_META = "memory-lake-lake"
+_LAKE_MARK = re.compile(rf'<meta name="{REPORT_LAKE_META}" content="([^"]*)">')
 AGENT_EVENT_PREFIX = "inbox-"  # events.py names copies of agents' inbox event files so
 
 
@@ -101,6 +109,8 @@ def _prune_events(lake, con, as_of: datetime, cutoff: datetime) -> list[str]:
 def _prune_reports(lake, cutoff: datetime, reports_dir: str | os.PathLike | None) -> list[str]:
     registry = lake.root / REPORT_FOLDERS
     folders = set(registry.read_text(encoding="utf-8").splitlines()) if registry.is_file() else set()
+    own = (lake.root / "reports").resolve()
+    folders.add(str(own))
     if reports_dir is not None:
         folders.add(str(Path(reports_dir).expanduser().resolve()))
     limit = cutoff.date().isoformat()
@@ -108,7 +118,21 @@ def _prune_reports(lake, cutoff: datetime, reports_dir: str | os.PathLike | None
     for folder in sorted(f for f in folders if f):
         for path in sorted(Path(folder).glob("health-*.html")) if Path(folder).is_dir() else []:
             match = REPORT_NAME.match(path.name)
-            if match and match.group(1) < limit:
+            if match and match.group(1) < limit and _written_by(path, lake.root.resolve(), own):
                 path.unlink()
                 pruned.append(str(path))
     return pruned
+
+
+def _written_by(path: Path, root: Path, own: Path) -> bool:
+    """Whether the report at `path` is this lake's: its mark names `root`, or it has no mark and
+    lies in the lake's own reports folder `own`. The mark sits in the page's head."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    mark = _LAKE_MARK.search(head)
+    if mark is None:
+        return path.parent.resolve() == own
+    return html.unescape(mark.group(1)) == str(root)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..maintain import REPORT_LAKE_META
 from ..store import HealthPolicy
 from ..store import TIERS
 
@@ -98,6 +99,8 @@ def render_report(
     out_dir: Path,
     conflicts: list[dict] | None = None,
     summaries: list[dict] | None = None,
+    lake_root: Path | None = None,
+    summaries_made: dict | None = None,
 ) -> Path:
     """Write the run's health report to ``out_dir/health-<YYYY-MM-DD>.html``; return its path.
 
@@ -105,6 +108,11 @@ def render_report(
     publish step did not run), ``quarantine`` the quarantined-record count per reason and ``run``
     the run record (id, status, duration, steps), ``conflicts`` the oldest open conflicts (ids, kind,
     field, operator and time; never their values; the queue's counts by age come from ``health``).
+    ``summaries_made`` says how many summaries the run regenerated (``regenerated``; None outside a
+    run) and how many are published (``published``), so the section never claims what did not happen;
+    ``publish["rolled_back"]`` (from, to, as_of, by, reason) is the rollback CURRENT is at, if any.
+    ``lake_root`` is the folder of the lake the page is about: shown in the header and marked in
+    the head (``REPORT_LAKE_META``), so housekeeping prunes only its own lake's reports.
     The date in the file name is the date of ``health["as_of"]``; a second render on the same day
     replaces the file. The write is atomic: readers see the old page or the new one, never half of
     one.
@@ -121,11 +129,12 @@ def render_report(
             "<head>",
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            *([f'<meta name="{REPORT_LAKE_META}" content="{_e(Path(lake_root).resolve())}">'] if lake_root else []),
             f"<title>memory-lake health {_e(as_of[:10])}</title>",
             f"<style>{_CSS}</style>",
             "</head>",
             "<body>",
-            _header_section(as_of, run),
+            _header_section(as_of, run, lake_root),
             _alerts_section(health),
             _capacity_section(health),
             _distribution_section(health),
@@ -133,7 +142,7 @@ def render_report(
             _quarantine_section(quarantine),
             _conflicts_section(health, conflicts or []),
             _publish_section(publish),
-            _summaries_section(summaries or []),
+            _summaries_section(summaries or [], summaries_made),
             _scopes_section(health.get("scopes") or []),
             "</body>",
             "</html>",
@@ -147,10 +156,11 @@ def render_report(
 # --- sections ---------------------------------------------------------------------------------
 
 
-def _header_section(as_of: str, run: Mapping[str, Any]) -> str:
+def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None = None) -> str:
     status = str(run.get("status", "unknown"))
     facts = _facts(
         [
+            *([("lake", f"<code>{_e(Path(lake_root).resolve())}</code>")] if lake_root else []),
             ("as of", _e(as_of)),
             ("run id", f"<code>{_e(run.get('run_id', '—'))}</code>"),
             ("run status", _badge(status)),
@@ -364,10 +374,18 @@ def _publish_section(publish: Mapping[str, Any] | None) -> str:
     status = str(publish.get("status", "unknown"))
     facts = [("status", _badge(status, big=True))]
     facts.append(("new version", _e(publish.get("version") or "—")))
-    facts.append(("CURRENT", _e(publish.get("current") or "—")))
+    rolled = publish.get("rolled_back")
+    current = _e(publish.get("current") or "—")
+    facts.append(("CURRENT", f"{current} (rolled back from {_e(rolled['from'])})" if rolled else current))
     if publish.get("path"):
         facts.append(("path", f"<code>{_e(publish['path'])}</code>"))
     parts = [_facts(facts)]
+    if rolled:
+        parts.append(
+            f"<p>CURRENT was rolled back from {_e(rolled['from'])} to {_e(rolled['to'])} at {_e(rolled['as_of'])} "
+            f"by {_e(rolled['by'])}: {_e(rolled['reason'])}. Agents read {_e(rolled['to'])}; the next publish "
+            "with changes makes a new version.</p>"
+        )
     if status == "blocked" and publish.get("current_invalid"):
         parts.append(
             '<p class="failed">Nothing changed, but CURRENT no longer passes the checks under the current '
@@ -398,12 +416,13 @@ def _publish_section(publish: Mapping[str, Any] | None) -> str:
     return _section("publish", "Publish", "".join(parts))
 
 
-def _summaries_section(failed: list[Mapping[str, Any]]) -> str:
+def _summaries_section(failed: list[Mapping[str, Any]], made: Mapping[str, Any] | None = None) -> str:
     """Summaries whose latest attempt failed the gate: not published, the previous one (if any)
     stays. Missing facts and unsupported statements are pieces of memory text, so each row names
-    its sources (``data-sources``): a forget of one blanks them (``summaries.scrub_summary_report``)."""
+    its sources (``data-sources``): a forget of one blanks them (``summaries.scrub_summary_report``).
+    With none failed, one line of what `made` says happened."""
     if not failed:
-        return _section("summaries", "Summaries", "<p>every summary regenerated passed all four thresholds</p>")
+        return _section("summaries", "Summaries", f"<p>{_summaries_made_text(made or {})}</p>")
     rows = []
     for f in failed:
         scope = " / ".join(_e(f.get(k) or "_") for k in ("tenant", "agent_id", "user_id"))
@@ -422,6 +441,27 @@ def _summaries_section(failed: list[Mapping[str, Any]]) -> str:
             "<code>memory-lake summarize --tenant T --json</code> shows the summary it would make now.</p>")
     return _section("summaries", "Summaries not published",
                     f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{hint}")
+
+
+def _summaries_made_text(made: Mapping[str, Any]) -> str:
+    """What happened to summaries when none failed: in a run, how many it regenerated; outside a
+    run (``regenerated`` None), how many are published."""
+    regenerated, published = made.get("regenerated"), int(made.get("published") or 0)
+    if regenerated is None:
+        if not published:
+            return "no summary published yet and none failed the gate"
+        return f"{_plural(published, 'summary', 'summaries')} published; none failed the gate at its latest attempt"
+    if not regenerated:
+        stays = (f"{_plural(published, 'published summary stays', 'published summaries stay')} as it was"
+                 if published else "no summary is published yet")
+        return f"no summary regenerated this run (no source changed); {stays}"
+    if regenerated == 1:
+        return "1 summary regenerated this run; it passed all four thresholds and was published"
+    return f"{regenerated} summaries regenerated this run; all passed all four thresholds and were published"
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _scopes_section(scopes: list[Mapping[str, Any]]) -> str:

@@ -48,9 +48,11 @@ def blocked_message(summary: dict[str, Any]) -> str:
             + f"; see the report {summary.get('report')}")
 
 
-def reports_dir(path: str | os.PathLike | None = None) -> Path:
-    """Where HTML reports go: the argument, else $MEMORY_LAKE_REPORTS, else ./reports."""
-    return Path(path or os.environ.get(REPORTS_ENV) or "reports").expanduser().resolve()
+def reports_dir(path: str | os.PathLike | None = None, lake=None) -> Path:
+    """Where HTML reports go: the argument, else $MEMORY_LAKE_REPORTS, else the lake's own
+    ``<lake>/reports`` (never the current folder: two lakes would overwrite each other's reports)."""
+    default = lake.root / "reports" if lake is not None else "reports"
+    return Path(path or os.environ.get(REPORTS_ENV) or default).expanduser().resolve()
 
 
 # Told as each timed step starts and ends: ``listener(event, step_name, result)`` with event
@@ -111,13 +113,42 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
            "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
            "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
+    if publish is not None:
+        publish = {**publish, "rolled_back": rollback_of_current(lake, publish.get("current"))}
     with lake.reading() as (con, _source, _note):
         summaries = failed_summaries(con)  # not published: the previous summary stays
-    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir),
-                         conflicts=conflicts, summaries=summaries)
+        made = {"regenerated": next((s["counts"].get("regenerated", 0) for s in steps if s["name"] == "summarize"),
+                                    None),
+                "published": _published_summaries(con)}
+    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
+                         conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made)
     record_report(lake, path)  # a later forget reaches the reports folder (forget.REPORT_FOLDERS)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
+
+
+def _published_summaries(con) -> int:
+    """How many summaries are published now (``summary_state``; 0 where the table is missing)."""
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'summary_state'").fetchone()[0]:
+        return 0
+    return con.execute("SELECT count(*) FROM summary_state WHERE status = 'published'").fetchone()[0]
+
+
+def rollback_of_current(lake, current: str | None) -> dict[str, Any] | None:
+    """When CURRENT (``"v<N>"``) is older than the newest published version, the rollback that put
+    it there (the latest ``rollbacks`` row to it): from, to, as_of, by, reason. None otherwise."""
+    if not current or not current[1:].isdigit():
+        return None
+    frame = lake.sql(
+        "SELECT r.as_of, r.from_version, r.to_version, r.rolled_back_by, r.reason FROM rollbacks r "
+        "WHERE r.to_version = ? AND r.to_version < (SELECT max(version) FROM publishes WHERE status = 'published') "
+        "ORDER BY r.as_of DESC, r.run_id DESC LIMIT 1", [int(current[1:])])
+    if frame.height == 0:
+        return None
+    row = frame.row(0, named=True)
+    return {"from": f"v{row['from_version']}" if row["from_version"] is not None else None,
+            "to": f"v{row['to_version']}", "as_of": iso(row["as_of"]), "by": row["rolled_back_by"],
+            "reason": row["reason"]}
 
 
 def last_publish(lake) -> dict[str, Any] | None:

@@ -540,3 +540,53 @@ def test_conflicts_list_says_what_found_each_conflict(tmp_path, capsys):
     write, dedup = sorted(found, key=lambda f: f.startswith("dedup"))
     assert write == f"c.jsonl:{line}" and source == str(tmp_path / "c.jsonl")    # the whole path in --json
     assert dedup.startswith("dedup near (unit pounds/kilos, 0.") and dedup.endswith(")")
+
+
+def test_an_empty_conflicts_list_is_one_line_that_says_why(tmp_path, capsys):
+    """An empty `conflicts list` printed a 12-column table with its headers broken into 2-letter
+    pieces: it is one line, which points at the resolved ones under --all; --json stays []."""
+    from memory_lake import Lake
+
+    lake = Lake.init(tmp_path / "lake")
+    root = str(lake.root)
+    assert run(capsys, "--lake", root, "conflicts", "list") == (
+        0, "no open conflicts (none resolved either: a conflict appears when an incoming write or dedup "
+           "disputes a memory)\n", "")
+    assert run(capsys, "--lake", root, "conflicts", "list", "--all") == (0, "no conflicts recorded\n", "")
+    base = {"id": "pref-theme", "tenant": "acme", "agent_id": "support-bot", "user_id": "alice"}
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [{**base, "content": "Alice prefers dark mode"}])])
+    lake.ingest([write_jsonl(tmp_path / "b.jsonl", [{**base, "content": "Alice prefers light mode", "version": 1}])])
+    lake.ingest([write_jsonl(tmp_path / "c.jsonl", [{**base, "content": "Alice prefers sepia mode", "version": 1}])])
+    (conflict_id,) = lake.conflicts()["conflict_id"].to_list()
+    lake.resolve_conflict(conflict_id, "lake")
+    assert run(capsys, "--lake", root, "conflicts", "list") == (
+        0, "no open conflicts (1 resolved: conflicts list --all)\n", "")
+    assert run(capsys, "--lake", root, "conflicts", "list", "--tenant", "acme") == (
+        0, "no open conflicts for tenant acme (1 resolved: conflicts list --all)\n", "")
+    assert run(capsys, "--lake", root, "--json", "conflicts", "list") == (0, "[]\n", "")
+    code, out, _ = run(capsys, "--lake", root, "conflicts", "list", "--all")
+    assert code == 0 and out.startswith("1 conflict(s)") and f"conflict_id        {conflict_id}" in out
+
+
+def test_two_lakes_run_from_one_folder_keep_their_reports_apart(tmp_path, capsys, monkeypatch):
+    """`run nightly` and `report` wrote ./reports/health-<date>.html in the current folder, so a
+    second lake's run replaced the first lake's report. The default is <lake>/reports; --reports
+    DIR still chooses the folder."""
+    from memory_lake import Lake
+
+    monkeypatch.delenv("MEMORY_LAKE_REPORTS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    first, second = (str(Lake.init(tmp_path / name).root.resolve()) for name in ("first", "second"))
+    for root in (first, second):
+        code, out, err = run(capsys, "--lake", root, "--json", "run", "nightly", "--no-prefect",
+                             "--as-of", "2026-11-30T00:00:00Z")
+        assert code == 0, err
+        assert json.loads(out)["report"] == f"{root}/reports/health-2026-11-30.html"
+        assert run(capsys, "--lake", root, "report", "--as-of", "2026-11-30T00:00:00Z") == (
+            0, f"report: {root}/reports/health-2026-11-30.html\n", "")
+    for root in (first, second):
+        page = Path(root, "reports", "health-2026-11-30.html").read_text(encoding="utf-8")
+        assert f"<dt>lake</dt><dd><code>{root}</code></dd>" in page
+    assert not (tmp_path / "reports").exists()
+    code, out, _ = run(capsys, "--lake", first, "report", "--reports", "elsewhere")
+    assert code == 0 and out.startswith(f"report: {tmp_path.resolve()}/elsewhere/health-")

@@ -43,14 +43,14 @@ def test_retention_prunes_old_files_and_merge_unmerge_forget_reingest_still_work
     (agent_file,) = [p.name for p in lake.events.glob("inbox-*.jsonl")]
     assert housekeeping(lake, OLD).counts == {"raw_copies_pruned": 0, "event_files_pruned": 0, "reports_pruned": 0}
     (lake.events / "searches-2026-11-29.jsonl").write_text('{"search_id": "s1"', encoding="utf-8")  # no newline yet
-    reports = tmp_path / "reports"
+    reports = lake.root / "reports"  # the lake's own folder: reports there without a lake mark are its own
     reports.mkdir()
     for day in ("2026-10-30", "2026-10-31", "2026-11-29"):
         (reports / f"health-{day}.html").write_text("<html></html>", encoding="utf-8")
     (reports / "notes.html").write_text("mine", encoding="utf-8")
     before = tables(lake)
 
-    report = housekeeping(lake, AS_OF, reports_dir=reports)
+    report = housekeeping(lake, AS_OF)
 
     assert report.as_dict()["counts"] == {"raw_copies_pruned": 1, "event_files_pruned": 1, "reports_pruned": 1}
     assert report.details == {"retention_days": 30, "cutoff": "2026-10-31T00:00:00Z",
@@ -90,3 +90,32 @@ def test_zero_days_keeps_everything(lake, tmp_path):
     report = housekeeping(lake, AS_OF)
     assert (report.counts, report.details["note"]) == ({}, "retention is off (days = 0): nothing is pruned")
     assert len(list(lake.raw.iterdir())) == 1
+
+
+def test_housekeeping_prunes_only_this_lakes_reports_from_a_shared_folder(lake, tmp_path, monkeypatch):
+    """Two lakes writing reports to one folder (--reports DIR): one lake's retention pruned the
+    other's reports there. Each report names its lake; only this lake's old reports go."""
+    from memory_lake import Lake
+    from memory_lake.observe import write_report
+    from memory_lake.store import resolve_as_of
+
+    monkeypatch.delenv("MEMORY_LAKE_REPORTS", raising=False)
+    other = Lake.init(tmp_path / "other")
+    shared = tmp_path / "shared"
+    for owner, day in ((lake, "2026-10-01"), (other, "2026-10-02"), (lake, "2026-11-29"), (other, "2026-11-28")):
+        write_report(owner, resolve_as_of(day), f"r-{day}", None, shared)
+    own = write_report(lake, resolve_as_of("2026-10-03"), "r-own", None).details["path"]  # the default: <lake>/reports
+    theirs = write_report(other, resolve_as_of("2026-10-03"), "r-theirs", None).details["path"]
+    assert own == str(lake.root.resolve() / "reports" / "health-2026-10-03.html")
+    assert theirs == str(other.root.resolve() / "reports" / "health-2026-10-03.html")
+    legacy = shared / "health-2026-10-04.html"  # a report from before reports named their lake: unknown owner
+    legacy.write_text("<html></html>", encoding="utf-8")
+
+    report = housekeeping(lake, AS_OF)
+
+    assert report.details["reports"] == [own, str(shared.resolve() / "health-2026-10-01.html")]
+    assert sorted(p.name for p in shared.iterdir()) == [
+        "health-2026-10-02.html", "health-2026-10-04.html", "health-2026-11-28.html", "health-2026-11-29.html"]
+    assert [p.name for p in (other.root / "reports").iterdir()] == ["health-2026-10-03.html"]
+    assert housekeeping(other, AS_OF).details["reports"] == [
+        theirs, str(shared.resolve() / "health-2026-10-02.html")]

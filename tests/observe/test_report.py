@@ -334,3 +334,65 @@ def test_an_empty_lake_gets_a_report(lake, tmp_path):
     assert result.details["path"] == str(tmp_path / "reports" / "health-2026-11-30.html")
     assert "No scopes." in page and "nothing quarantined" in page and "no open conflicts" in page
     assert "<dt>new version</dt><dd>v1</dd><dt>CURRENT</dt><dd>v1</dd>" in page
+
+
+def _section_text(page: str, anchor: str) -> str:
+    section = page[page.index(f'<section id="{anchor}">'):]
+    return section[:section.index("</section>") + len("</section>")]
+
+
+def test_the_summaries_section_says_how_many_were_regenerated(lake, tmp_path):
+    """It said "every summary regenerated passed all four thresholds" when none was regenerated."""
+    from memory_lake.maintain import summarize
+    from memory_lake.observe.runs import timed, write_report
+
+    from ..conftest import AS_OF as LAKE_AS_OF, write_jsonl
+    from ..maintain.test_summaries import _turn_memories
+
+    def summaries_of(steps, run_id):
+        path = write_report(lake, LAKE_AS_OF, run_id, steps, out_dir=tmp_path / "reports").details["path"]
+        return _section_text(Path(path).read_text(encoding="utf-8"), "summaries")
+
+    assert summaries_of(None, "r0") == ('<section id="summaries"><h2>Summaries</h2><p>no summary published yet and '
+                                        'none failed the gate</p></section>')
+    write_jsonl(lake.inbox / "a.jsonl", _turn_memories())
+    lake.ingest(as_of=LAKE_AS_OF)
+    first = timed(summarize, lake, LAKE_AS_OF, run_id="r1")
+    assert summaries_of([first], "r1") == (
+        '<section id="summaries"><h2>Summaries</h2><p>1 summary regenerated this run; it passed all four '
+        'thresholds and was published</p></section>')
+    again = timed(summarize, lake, LAKE_AS_OF, run_id="r2")
+    assert again["counts"]["regenerated"] == 0
+    assert summaries_of([again], "r2") == (
+        '<section id="summaries"><h2>Summaries</h2><p>no summary regenerated this run (no source changed); '
+        '1 published summary stays as it was</p></section>')
+    assert summaries_of(None, "r3") == ('<section id="summaries"><h2>Summaries</h2><p>1 summary published; none '
+                                        'failed the gate at its latest attempt</p></section>')
+
+
+def test_after_a_rollback_the_publish_section_says_current_was_rolled_back(lake, tmp_path):
+    """After `rollback v1`, a report said "published new version v2 ... CURRENT v1" without a word
+    of the rollback; the lake's rollbacks table says who rolled it back, when and why."""
+    from memory_lake.observe.runs import timed, write_report
+    from memory_lake.publish.export import publish
+
+    from ..conftest import AS_OF as LAKE_AS_OF, write_jsonl
+
+    def publish_of(steps, run_id):
+        path = write_report(lake, LAKE_AS_OF, run_id, steps, out_dir=tmp_path / "reports").details["path"]
+        return _section_text(Path(path).read_text(encoding="utf-8"), "publish")
+
+    lake.publish(as_of="2026-11-29T00:00:00Z")
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [{"id": "m1", "tenant": "acme", "content": "Lunch is at noon"}])],
+                as_of=LAKE_AS_OF)
+    lake.publish(as_of=LAKE_AS_OF)
+    assert "rolled back" not in publish_of(None, "r0")
+    lake.rollback("v1", reason="v2 lost a tenant", by="ops", as_of="2026-11-30T01:00:00Z")
+    section = publish_of(None, "r1")
+    assert "<dt>new version</dt><dd>v2</dd><dt>CURRENT</dt><dd>v1 (rolled back from v2)</dd>" in section
+    assert ("<p>CURRENT was rolled back from v2 to v1 at 2026-11-30T01:00:00Z by ops: v2 lost a tenant. Agents "
+            "read v1; the next publish with changes makes a new version.</p>") in section
+    # a run after the rollback publishes forward: CURRENT is the newest version again, no rollback to tell
+    step = timed(publish, lake, LAKE_AS_OF, run_id="r2")
+    section = publish_of([step], "r2")
+    assert "<dt>new version</dt><dd>v3</dd><dt>CURRENT</dt><dd>v3</dd>" in section and "rolled back" not in section
