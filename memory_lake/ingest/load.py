@@ -294,7 +294,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
             return report
         # A line that failed again lives on in its quarantine row (and the edited file); it leaves
         # this raw copy blank, so that `forget` finds every copy of it through that row.
-        raw_path = _write_raw_copy(lake, file_hash, texts.filter(~pl.col("line").is_in(kept)) if kept else texts)
+        raw_path = _write_raw_copy(lake, file_hash, texts, blank=kept)
         con.execute(
             "INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [file_hash, label, fmt, str(raw_path.relative_to(lake.root)), report.records, report.ingested,
@@ -361,15 +361,16 @@ def _retire_from_inbox(lake, path: Path, file_hash: str, known: bool = False) ->
         path.unlink(missing_ok=True)
 
 
-def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame) -> Path:
+def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame, blank: Sequence[int] = ()) -> Path:
     """The redacted copy, written atomically, one record per line and line k holding the
-    original's record k (blank where the original was blank), so that `forget` can find the
-    lines of a memory from its history's source line."""
+    original's record k (blank where the original was blank, and on the lines in `blank`), so
+    that `forget` can find the lines of a memory from its history's source line."""
     target = lake.raw / f"{file_hash}.jsonl"
     tmp = target.with_suffix(".jsonl.tmp")
     last = int(texts["line"].max() or 0)
     full = pl.DataFrame({"line": pl.int_range(1, last + 1, eager=True, dtype=pl.Int64)}).join(
-        texts.select("line", "text"), on="line", how="left").with_columns(pl.col("text").fill_null(""))
+        texts.select("line", "text").filter(~pl.col("line").is_in(list(blank))), on="line", how="left",
+    ).with_columns(pl.col("text").fill_null(""))
     # Records hold no raw newlines (lines were split on them; documents are re-serialised).
     full.select("text").write_csv(tmp, include_header=False, quote_style="never")
     os.replace(tmp, target)

@@ -327,7 +327,10 @@ def test_replay_updates_rows_that_fail_again_and_closes_fixed_ones_bad_json_too(
         '{"id":"bad-4","tenant":"t1","content":"y","created_at":"yesterday","_quarantine_id":4}',
     ]
     # First replay: nothing fixed. The rows stay as they were; no new row.
+    export_hash = hashlib.sha256(export.read_bytes()).hexdigest()
     report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    # the lines live on in their rows; the replay's raw copy keeps them blank (forget finds the rows)
+    assert (lake.raw / f"{export_hash}.jsonl").read_text(encoding="utf-8") == "\n" * 4
     assert (report["ingested"], report["quarantined"], report["replayed"], report["still_failing"]) == (0, 4, 0, 4)
     table = "SELECT quarantine_id, file, line, reason, status, memory_id FROM quarantine ORDER BY 1"
     before = [{"quarantine_id": 1, "file": str(path), "line": 2, "reason": "bad JSON", "status": "open", "memory_id": None},
