@@ -285,7 +285,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
             report.replayed, kept = _replay_rows(con, run_id, unwrapped)
             report.still_failing = len(kept)
         quarantined = _quarantine(con, run_id=run_id, as_of=as_of, label=label, file_hash=file_hash,
-                                  skip=bool(kept))
+                                  replay=replay)
         report.ingested, report.updated, report.unchanged, report.forgotten, report.conflicted = counts
         report.quarantined = sum(quarantined.values())
         report.reasons = quarantined
@@ -403,19 +403,20 @@ def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.Dat
 
 # ============================================================================ quarantine
 def _quarantine(con: duckdb.DuckDBPyConnection, *, run_id: str, as_of: datetime, label: str,
-                file_hash: str, skip: bool = False) -> dict[str, int]:
-    """Every rejected record to `quarantine` with file, line, reason and its redacted text; with
-    `skip`, not the lines in ``replay_kept`` (a replay brought their open rows up to date).
-    Returns the rejected records per reason (those too)."""
-    skipped = "AND p.line NOT IN (SELECT line FROM replay_kept)" if skip else ""
+                file_hash: str, replay: bool = False) -> dict[str, int]:
+    """Every rejected record to `quarantine` with file, line, reason and its redacted text; in a
+    `replay`, not the lines in ``replay_kept`` (their open rows were brought up to date) and the
+    text without the ``_quarantine_id`` export added. Returns the rejected records per reason (all)."""
+    skipped = "AND p.line NOT IN (SELECT line FROM replay_kept)" if replay else ""
+    text = _without_link_sql("t.text") if replay else "t.text"
     con.execute(
-        """
+        f"""
         INSERT INTO quarantine (quarantine_id, run_id, as_of, file, file_hash, line, reason, detail, tenant,
                                 memory_id, raw)
         SELECT (SELECT coalesce(max(quarantine_id), 0) FROM quarantine) + row_number() OVER (ORDER BY p.line),
-               $run_id, $as_of, $label, $file_hash, p.line, p.reason, p.detail, nullif(p.tenant, ''), p.id, t.text
+               $run_id, $as_of, $label, $file_hash, p.line, p.reason, p.detail, nullif(p.tenant, ''), p.id, {text}
         FROM snap_parsed p JOIN snap_texts t USING (line) WHERE p.reason IS NOT NULL {skipped}
-        """.replace("{skipped}", skipped),
+        """,
         {"run_id": run_id, "as_of": as_of, "label": label, "file_hash": file_hash},
     )
     rows = con.execute(

@@ -406,3 +406,21 @@ def test_export_refuses_to_replace_a_file_unless_asked(lake, tmp_path):
     assert export.read_text(encoding="utf-8") == "my edits\n"
     assert export_quarantine(lake, export, overwrite=True) == 1
     assert json.loads(export.read_text(encoding="utf-8"))["_quarantine_id"] == 1
+
+
+def test_a_line_linked_to_a_closed_row_that_fails_gets_a_new_row_without_the_link(lake, tmp_path):
+    path = write_jsonl(tmp_path / "s.jsonl", [{"id": "m-1", "tenant": "t1", "content": "x", "tier": "forever"}])
+    lake.ingest([path], as_of=AS_OF)
+    from memory_lake.ingest import export_quarantine
+
+    export = tmp_path / "fix.jsonl"
+    export_quarantine(lake, export)
+    good = json.loads(export.read_text(encoding="utf-8")) | {"tier": "working"}
+    write_jsonl(export, [good, good | {"id": "m-2", "tier": "sometimes"}])  # the line copied and broken again
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"], report["replayed"], report["still_failing"]) == (1, 1, 1, 0)
+    assert rows(lake, "SELECT quarantine_id, line, reason, memory_id, status, raw FROM quarantine ORDER BY 1") == [
+        {"quarantine_id": 1, "line": 1, "reason": "unknown tier", "memory_id": "m-1", "status": "replayed",
+         "raw": '{"id": "m-1", "tenant": "t1", "content": "x", "tier": "forever"}'},
+        {"quarantine_id": 2, "line": 2, "reason": "unknown tier", "memory_id": "m-2", "status": "open",
+         "raw": '{"id":"m-2","tenant":"t1","content":"x","tier":"sometimes"}'}]
