@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
+import polars as pl
 import typer
 
 from ..store import InputError
@@ -58,7 +59,8 @@ def quarantine_list(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Quarantined lines with file, line, reason and the (redacted) raw text."""
+    """Quarantined lines with file, line, reason and the (redacted) raw text; a raw text longer
+    than 200 characters is cut in the table (--json gives it whole)."""
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts)
     frame = the_lake.quarantine(status=None if all_rows else "open", reason=reason)
@@ -66,21 +68,43 @@ def quarantine_list(
     if opts.json:
         emit_json(frame_records(frame))
     else:
-        print_frame(frame.select("quarantine_id", "file", "line", "reason", "detail", "status", "raw"))
+        print_frame(frame.select("quarantine_id", "file", "line", "reason", "detail", "status",
+                                 _cut(pl.col("raw"), RAW_SHOWN)))
+
+
+# How much of a quarantined line the table shows: enough to recognise the record, never a
+# 64 KB content that floods the terminal.
+RAW_SHOWN = 200
+
+
+def _cut(text: pl.Expr, keep: int) -> pl.Expr:
+    """`text` cut to `keep` characters, saying how long it was and where to see it whole."""
+    length = text.str.len_chars()
+    return (pl.when(length > keep)
+            .then(pl.concat_str(text.str.slice(0, keep), pl.lit("… ("),
+                                length.map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
+                                pl.lit(" characters; --json shows all)")))
+            .otherwise(text).alias(text.meta.output_name()))
 
 
 def quarantine_export(
     ctx: typer.Context,
     output: Annotated[Path, typer.Argument(help="File to write: one quarantined line per line, to fix and replay.")],
     reason: Annotated[Optional[str], typer.Option(help="Only this reason.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it already exists (without it, an "
+                                                        "existing file is refused: it may hold edits in progress).")] = False,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Write open quarantined lines to a file; JSON objects carry `_quarantine_id` for `replay`."""
+    """Write open quarantined lines to a file to fix, then `quarantine replay` it. Every line
+    carries its `_quarantine_id` (keep it while editing): that is how replay closes the row of a
+    fixed line and keeps one open row for a line that still fails. A line that was no JSON
+    object comes as {"_quarantine_id": N, "_raw": "..."}: fix the text in `_raw`, or replace the
+    line with the record. An existing FILE is refused unless --force."""
     from ..ingest import export_quarantine
 
     opts = _options(ctx, lake, json_out)
-    count = export_quarantine(_open(opts), output, reason=reason)
+    count = export_quarantine(_open(opts), output, reason=reason, overwrite=force)
     _show(opts, {"file": str(output), "lines": count}, lambda: out.print(f"wrote {count} line(s) to {output}"))
 
 
@@ -91,13 +115,21 @@ def quarantine_replay(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Re-ingest fixed lines; the quarantine rows they fix are marked replayed."""
+    """Re-ingest fixed lines: the quarantine row of a line that now ingests is marked replayed; a
+    line that fails again keeps its row open (reason and text brought up to date), never a second row."""
     from ..store import resolve_as_of
     from ..ingest import replay_quarantine
 
     opts = _options(ctx, lake, json_out)
     report = replay_quarantine(_open(opts), file, as_of=resolve_as_of(as_of), wait_s=_wait_s())
-    _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
+    data = report.as_dict()
+
+    def human() -> None:
+        _print_ingest(data)
+        out.print(f"quarantine: {data['replayed']} row(s) replayed, {data['still_failing']} still failing "
+                  "(kept open, see `memory-lake quarantine list`)")
+
+    _show(opts, data, human)
 
 
 def edit(

@@ -52,7 +52,14 @@ IN_PROGRESS_SUFFIXES = (".tmp", ".part", ".partial")
 EVENTS_SUFFIX = ".events.jsonl"
 UNREADABLE = "unreadable file"
 TEMP_TABLES = ("snap_texts", "snap_parsed", "snap_extra", "snap_valid", "snap_dups",
-               "merge_checked", "merge_changed", "merge_final")
+               "merge_checked", "merge_changed", "merge_final", "replay_links", "replay_kept")
+# Where `quarantine export` puts a line's quarantine id; `replay` finds it there in any line,
+# valid JSON or not (a string value holding the same text has its quotes escaped, so it never matches).
+QUARANTINE_ID_RE = r'"_quarantine_id"\s*:\s*(\d+)'
+# How `quarantine export` writes a line that is no JSON object at all (so that it cannot carry
+# the key itself): {"_quarantine_id": N, "_raw": "<the line>"}. `replay` reads such a line as its
+# `_raw` text, so a user may fix the text inside `_raw` or replace the whole line with the record.
+WRAPPED_KEYS = ["_quarantine_id", "_raw"]
 
 
 @dataclass
@@ -71,6 +78,8 @@ class FileReport:
     conflicted: int = 0
     quarantined: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    replayed: int = 0  # replay: open quarantine rows this file's lines fixed (closed)
+    still_failing: int = 0  # replay: open rows whose line failed again (kept open, brought up to date)
 
 
 @dataclass
@@ -83,6 +92,7 @@ class IngestReport:
     files: list[FileReport] = field(default_factory=list)
     duration_s: float = 0.0
     unrecognised: list[str] = field(default_factory=list)  # files found that ingest does not read
+    replay: bool = False
 
     def total(self, name: str) -> int:
         return sum(getattr(f, name) for f in self.files)
@@ -112,6 +122,8 @@ class IngestReport:
             "duration_s": round(self.duration_s, 3),
             "per_file": [asdict(f) for f in self.files],
             "unrecognised_files": self.unrecognised,
+            **({"replayed": self.total("replayed"), "still_failing": self.total("still_failing")}
+               if self.replay else {}),
         }
 
 
@@ -129,7 +141,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
         # Listed under the lock: a concurrent ingest that held it has taken its files already.
         files, unrecognised = scan_inbox(lake, paths)
         report = IngestReport(run_id=run_id or lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run,
-                              unrecognised=unrecognised)
+                              unrecognised=unrecognised, replay=replay)
         policy = lake.policy.ingest
         for path in _progress(files, progress):
             done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
@@ -158,7 +170,11 @@ def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -
 
 
 def replay_quarantine(lake, path: Path, *, as_of: datetime, wait_s: float) -> IngestReport:
-    """Ingest fixed lines; quarantine rows they fix (by ``_quarantine_id`` or memory id) become replayed."""
+    """Ingest fixed lines (``export_quarantine``'s file, edited). A line is linked to its quarantine
+    row by its ``_quarantine_id`` (else by memory id): a line that now ingests closes its row
+    (status ``replayed``); one that fails again keeps its row open with the new reason, detail and
+    text, so a bad record is one open row however often it is replayed. Only a failing line with
+    no open row to go to gets a row of its own."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     return ingest_paths(lake, [path], as_of=as_of, wait_s=wait_s, replay=True)
@@ -251,6 +267,9 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     except InputError as exc:
         return _reject_unreadable(con, label, file_hash, fmt, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
     report = FileReport(label, file_hash, fmt, "dry run" if dry_run else "ingested", records=lines.height)
+    unwrapped = None
+    if replay:
+        lines, unwrapped = _unwrap_exported(con, lines)
     try:
         # Salts are created inside the file's transaction; parsing works on temp tables only, so it
         # runs outside it (DuckDB tracks transaction-local temp data at a high cost in bulk).
@@ -261,16 +280,21 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         assign_ids(con)
         con.execute("BEGIN TRANSACTION")
         counts = merge_records(con, as_of=as_of, run_id=run_id, label=label, policy=policy)
-        quarantined = _quarantine(con, run_id=run_id, as_of=as_of, label=label, file_hash=file_hash)
+        kept: list[int] = []
+        if replay:
+            report.replayed, kept = _replay_rows(con, run_id, unwrapped)
+            report.still_failing = len(kept)
+        quarantined = _quarantine(con, run_id=run_id, as_of=as_of, label=label, file_hash=file_hash,
+                                  replay=replay)
         report.ingested, report.updated, report.unchanged, report.forgotten, report.conflicted = counts
         report.quarantined = sum(quarantined.values())
         report.reasons = quarantined
         if dry_run:
             con.execute("ROLLBACK")
             return report
-        if replay:
-            _mark_replayed(con, run_id)
-        raw_path = _write_raw_copy(lake, file_hash, texts)
+        # A line that failed again lives on in its quarantine row (and the edited file); it leaves
+        # this raw copy blank, so that `forget` finds every copy of it through that row.
+        raw_path = _write_raw_copy(lake, file_hash, texts, blank=kept)
         con.execute(
             "INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [file_hash, label, fmt, str(raw_path.relative_to(lake.root)), report.records, report.ingested,
@@ -337,15 +361,16 @@ def _retire_from_inbox(lake, path: Path, file_hash: str, known: bool = False) ->
         path.unlink(missing_ok=True)
 
 
-def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame) -> Path:
+def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame, blank: Sequence[int] = ()) -> Path:
     """The redacted copy, written atomically, one record per line and line k holding the
-    original's record k (blank where the original was blank), so that `forget` can find the
-    lines of a memory from its history's source line."""
+    original's record k (blank where the original was blank, and on the lines in `blank`), so
+    that `forget` can find the lines of a memory from its history's source line."""
     target = lake.raw / f"{file_hash}.jsonl"
     tmp = target.with_suffix(".jsonl.tmp")
     last = int(texts["line"].max() or 0)
     full = pl.DataFrame({"line": pl.int_range(1, last + 1, eager=True, dtype=pl.Int64)}).join(
-        texts.select("line", "text"), on="line", how="left").with_columns(pl.col("text").fill_null(""))
+        texts.select("line", "text").filter(~pl.col("line").is_in(list(blank))), on="line", how="left",
+    ).with_columns(pl.col("text").fill_null(""))
     # Records hold no raw newlines (lines were split on them; documents are re-serialised).
     full.select("text").write_csv(tmp, include_header=False, quote_style="never")
     os.replace(tmp, target)
@@ -378,15 +403,19 @@ def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.Dat
 
 # ============================================================================ quarantine
 def _quarantine(con: duckdb.DuckDBPyConnection, *, run_id: str, as_of: datetime, label: str,
-                file_hash: str) -> dict[str, int]:
-    """Every rejected record to `quarantine` with file, line, reason and its redacted text."""
+                file_hash: str, replay: bool = False) -> dict[str, int]:
+    """Every rejected record to `quarantine` with file, line, reason and its redacted text; in a
+    `replay`, not the lines in ``replay_kept`` (their open rows were brought up to date) and the
+    text without the ``_quarantine_id`` export added. Returns the rejected records per reason (all)."""
+    skipped = "AND p.line NOT IN (SELECT line FROM replay_kept)" if replay else ""
+    text = _without_link_sql("t.text") if replay else "t.text"
     con.execute(
-        """
+        f"""
         INSERT INTO quarantine (quarantine_id, run_id, as_of, file, file_hash, line, reason, detail, tenant,
                                 memory_id, raw)
         SELECT (SELECT coalesce(max(quarantine_id), 0) FROM quarantine) + row_number() OVER (ORDER BY p.line),
-               $run_id, $as_of, $label, $file_hash, p.line, p.reason, p.detail, nullif(p.tenant, ''), p.id, t.text
-        FROM snap_parsed p JOIN snap_texts t USING (line) WHERE p.reason IS NOT NULL
+               $run_id, $as_of, $label, $file_hash, p.line, p.reason, p.detail, nullif(p.tenant, ''), p.id, {text}
+        FROM snap_parsed p JOIN snap_texts t USING (line) WHERE p.reason IS NOT NULL {skipped}
         """,
         {"run_id": run_id, "as_of": as_of, "label": label, "file_hash": file_hash},
     )
@@ -396,35 +425,121 @@ def _quarantine(con: duckdb.DuckDBPyConnection, *, run_id: str, as_of: datetime,
     return dict(rows)
 
 
-def _mark_replayed(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    con.execute(
-        """
+def _unwrap_exported(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Replay: a line written by ``export_quarantine`` as {"_quarantine_id": N, "_raw": text} is read
+    as its text. Returns (the lines, (line, quarantine_id) of the unwrapped ones)."""
+    con.register("replay_lines", lines)
+    try:
+        read = con.execute(
+            rf"""
+            SELECT line, CASE WHEN wrapped THEN raw::JSON ->> '$._raw' ELSE raw END AS raw, ok, problem,
+                   CASE WHEN wrapped THEN try_cast(raw::JSON ->> '$._quarantine_id' AS BIGINT) END AS quarantine_id
+            FROM (SELECT *, coalesce(CASE WHEN ok AND json_valid(raw) AND regexp_matches(raw, '^\s*\{{')
+                                          THEN list_sort(json_keys(raw)) = {WRAPPED_KEYS!r}
+                                               AND json_type(raw, '$._raw') = 'VARCHAR' END, false) AS wrapped
+                  FROM replay_lines)
+            ORDER BY line
+            """
+        ).pl()
+    finally:
+        con.unregister("replay_lines")
+    return read.drop("quarantine_id"), read.filter(pl.col("quarantine_id").is_not_null()).select("line", "quarantine_id")
+
+
+def _replay_rows(con: duckdb.DuckDBPyConnection, run_id: str, unwrapped: pl.DataFrame) -> tuple[int, list[int]]:
+    """Replay: link each line to its open quarantine row (``_quarantine_id``; else, for a line with
+    no link, the memory id), close the rows of lines that now ingest and bring the rows of lines
+    that fail again up to date (reason, detail, text), so no bad record gets a second open row.
+    Returns (rows closed, lines whose row was kept: ``_quarantine`` adds no row for them)."""
+    params = {"run_id": run_id}
+    con.register("replay_unwrapped", unwrapped)
+    try:
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE replay_links AS
+            SELECT p.line, p.reason, p.id,
+                   coalesce(u.quarantine_id, p.quarantine_id,
+                            try_cast(regexp_extract(t.text, '{QUARANTINE_ID_RE}', 1) AS BIGINT)) AS quarantine_id
+            FROM snap_parsed p JOIN snap_texts t USING (line) LEFT JOIN replay_unwrapped u USING (line)
+            """
+        )
+    finally:
+        con.unregister("replay_unwrapped")
+    open_rows = "SELECT quarantine_id FROM quarantine WHERE status = 'open' AND run_id <> $run_id"
+    (closed,) = con.execute(
+        f"""
         UPDATE quarantine SET status = 'replayed', replayed_run_id = $run_id
-        WHERE status = 'open' AND run_id <> $run_id AND (
-              quarantine_id IN (SELECT quarantine_id FROM snap_valid WHERE quarantine_id IS NOT NULL)
-           OR memory_id IN (SELECT id FROM snap_valid))
+        WHERE quarantine_id IN ({open_rows}) AND (
+              quarantine_id IN (SELECT quarantine_id FROM replay_links WHERE reason IS NULL)
+           OR memory_id IN (SELECT v.id FROM snap_valid v JOIN replay_links l USING (line)
+                            WHERE l.reason IS NULL AND l.quarantine_id IS NULL))
         """,
-        {"run_id": run_id},
+        params,
+    ).fetchone()
+    # One line per open row (the first, should a row's line be there twice); the others are new rows.
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE replay_kept AS
+        SELECT quarantine_id, min(line) AS line
+        FROM (SELECT l.line, coalesce(l.quarantine_id,
+                                      (SELECT min(q.quarantine_id) FROM quarantine q
+                                       WHERE q.memory_id = l.id AND q.quarantine_id IN ({open_rows}))) AS quarantine_id
+              FROM replay_links l WHERE l.reason IS NOT NULL)
+        WHERE quarantine_id IN ({open_rows})
+        GROUP BY quarantine_id
+        """,
+        params,
     )
+    con.execute(
+        f"""
+        UPDATE quarantine SET reason = p.reason, detail = p.detail, raw = {_without_link_sql("t.text")},
+                              tenant = coalesce(nullif(p.tenant, ''), quarantine.tenant),
+                              memory_id = coalesce(p.id, quarantine.memory_id)
+        FROM replay_kept k JOIN snap_parsed p USING (line) JOIN snap_texts t USING (line)
+        WHERE quarantine.quarantine_id = k.quarantine_id
+        """
+    )
+    kept = [line for (line,) in con.execute("SELECT line FROM replay_kept ORDER BY line").fetchall()]
+    return int(closed), kept
 
 
-def export_quarantine(lake, output: Path, *, reason: str | None = None) -> int:
-    """Write open quarantined lines to `output` for fixing; JSON objects get ``_quarantine_id``.
-    An object that is not strict JSON (a trailing comma ...) gets it in front, its text kept as
-    it was, so that the fault is still there to fix."""
-    where = "status = 'open'" + (" AND reason = ?" if reason else "")
+def _without_link_sql(text: str) -> str:
+    """SQL: `text` without the ``_quarantine_id`` export gave it, so that a row keeps the record
+    as its writer (or fixer) wrote it: a key in front (not valid JSON) is cut off byte for byte; a
+    valid object loses the key (``json_merge_patch`` with null), its text minified."""
+    front = r"""'^(\s*\{)\s*"_quarantine_id"\s*:\s*\d+\s*,?'"""
+    return (f"CASE WHEN regexp_matches({text}, {front}) THEN regexp_replace({text}, {front}, '\\1') "
+            f"WHEN NOT json_valid({text}) THEN {text} "  # each WHEN sees only the rows left: no parse errors
+            f"WHEN {not_strict_sql(text)} OR json_type({text}) <> 'OBJECT' "
+            f"OR NOT json_exists({text}, '$._quarantine_id') THEN {text} "
+            f"ELSE json_merge_patch({text}, '{{\"_quarantine_id\": null}}')::VARCHAR END")
+
+
+def export_quarantine(lake, output: Path, *, reason: str | None = None, overwrite: bool = False) -> int:
+    """Write open quarantined lines to `output` for fixing, each carrying its ``_quarantine_id``
+    so that ``replay_quarantine`` links it back to its row: a JSON object gets the key; one that
+    is not valid JSON (a trailing comma, a missing quote ...) gets it in front, its text kept as it
+    was, so that the fault is still there to fix; a line that is no object at all is written as
+    {"_quarantine_id": N, "_raw": "<the line>"}. An existing `output` is replaced only with
+    `overwrite` (it may hold edits in progress). Unreadable files (no line to fix) are left out."""
+    output = Path(output)
+    if output.exists() and not overwrite:
+        raise InputError(f"{output} already exists (it may hold edits in progress): "
+                         "choose another file, or pass --force to replace it")
+    where = f"status = 'open' AND reason <> '{UNREADABLE}'" + (" AND reason = ?" if reason else "")
+    is_object = "regexp_matches(raw, '^\\s*\\{')"
     frame = lake.sql(
         f"""
-        SELECT CASE WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{') AND {not_strict_sql("raw")}
-                    THEN regexp_replace(raw, '^\\s*\\{{', '{{"_quarantine_id":' || quarantine_id || ',')
-                    WHEN json_valid(raw) AND regexp_matches(raw, '^\\s*\\{{')
+        SELECT CASE WHEN json_valid(raw) AND {is_object} AND NOT {not_strict_sql("raw")}
                     THEN json_merge_patch(raw, json_object('_quarantine_id', quarantine_id))::VARCHAR
-                    ELSE raw END AS line
+                    WHEN regexp_matches(raw, '^\\s*\\{{\\s*"_quarantine_id"\\s*:') THEN raw
+                    WHEN {is_object}
+                    THEN regexp_replace(raw, '^\\s*\\{{', '{{"_quarantine_id":' || quarantine_id || ',')
+                    ELSE json_object('_quarantine_id', quarantine_id, '_raw', raw)::VARCHAR END AS line
         FROM quarantine WHERE {where} ORDER BY quarantine_id
         """,
         [reason] if reason else None,
     )
-    output = Path(output)
     tmp = output.with_name(output.name + ".tmp")
     body = "\n".join(frame["line"].to_list())
     tmp.write_text(body + ("\n" if body else ""), encoding="utf-8")

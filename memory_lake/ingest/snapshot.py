@@ -51,6 +51,9 @@ MAX_EPOCH_S = 253402300800  # 10000-01-01T00:00:00Z in seconds
 MAX_INTEGER = 2**53 - 1
 MAX_DEPTH = 64
 TOO_DEEP_DETAIL = f"nested deeper than {MAX_DEPTH} levels"
+# A save file (an object with `memories`) whose `memories` is no list: the reader passes the whole
+# document on as one record with this problem, so that it is quarantined as what it is.
+MEMORIES_NOT_A_LIST = "memories must be a list of records"
 
 # Accepted keys per field: snake_case first, then camelCase as JavaScript agents write them.
 FIELD_KEYS: dict[str, tuple[str, ...]] = {
@@ -153,6 +156,7 @@ def shape_sql(source: str) -> str:
         )
         SELECT line, ok, raw, CASE
             WHEN NOT ok THEN coalesce(problem, 'line is not valid UTF-8')
+            WHEN problem IS NOT NULL THEN problem  -- the reader's verdict on the document's shape
             WHEN NOT valid THEN 'not valid JSON'
             WHEN suspect AND {_outside_strings('raw', _COMMA_RE)} THEN 'not valid JSON: a trailing comma'
             WHEN suspect AND {_outside_strings('raw', _NAN_RE)} THEN 'not valid JSON: NaN and Infinity are not JSON numbers'
@@ -316,6 +320,7 @@ def _checks(policy: IngestPolicy) -> list[tuple[str, str, str]]:
     checks = [
         ("NOT ok", BAD_ENCODING, "problem"),
         (f"problem = '{TOO_DEEP_DETAIL}'", TOO_DEEP, "problem"),
+        (f"problem = '{MEMORIES_NOT_A_LIST}'", WRONG_TYPE, "problem"),
         ("NOT is_object", BAD_JSON, "coalesce(problem, 'not a JSON object')"),
         ("jt_tenant IS NULL", MISSING_TENANT, "'tenant is required'"),
     ]

@@ -590,3 +590,37 @@ def test_two_lakes_run_from_one_folder_keep_their_reports_apart(tmp_path, capsys
     assert not (tmp_path / "reports").exists()
     code, out, _ = run(capsys, "--lake", first, "report", "--reports", "elsewhere")
     assert code == 0 and out.startswith(f"report: {tmp_path.resolve()}/elsewhere/health-")
+
+
+def test_quarantine_export_refuses_an_existing_file_without_force(capsys, tmp_path):
+    """Finding 13: a second export must not wipe the edits in the first one."""
+    lake = new_lake(tmp_path)
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "acme", "content": "x", "tier": "forever"}])
+    run(capsys, "--lake", lake, "ingest", str(snapshot))
+    fixed = tmp_path / "fix.jsonl"
+    fixed.write_text("edits in progress\n", encoding="utf-8")
+    code, out, err = run(capsys, "--lake", lake, "quarantine", "export", str(fixed))
+    assert (code, out) == (2, "")
+    assert err == (f"error: {fixed} already exists (it may hold edits in progress): "
+                   "choose another file, or pass --force to replace it\n")
+    assert fixed.read_text(encoding="utf-8") == "edits in progress\n"
+    code, out, _ = run(capsys, "--lake", lake, "quarantine", "export", str(fixed), "--force")
+    assert (code, out) == (0, f"wrote 1 line(s) to {fixed}\n")
+    assert json.loads(fixed.read_text(encoding="utf-8"))["tier"] == "forever"
+    code, out, _ = run(capsys, "quarantine", "export", "--help")
+    assert "--force" in out and "already exists" in out
+
+
+def test_quarantine_list_cuts_long_raw_text_for_people_not_for_json(capsys, tmp_path):
+    """Finding 15: a 70 KB line must not flood the terminal; --json keeps it whole."""
+    lake = new_lake(tmp_path)
+    big = json.dumps({"tenant": "acme", "content": "x" * 70_000})
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [big])
+    run(capsys, "--lake", lake, "ingest", str(snapshot))
+    code, out, _ = run(capsys, "--lake", lake, "quarantine", "list")
+    assert code == 0
+    assert len(out) < 2_000 and "x" * 300 not in out
+    assert f"… ({len(big):,} characters; --json shows all)" in out
+    assert "content too large" in out
+    code, out, _ = run(capsys, "--lake", lake, "--json", "quarantine", "list")
+    assert [r["raw"] for r in json.loads(out)] == [big]

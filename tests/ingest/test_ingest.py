@@ -298,3 +298,129 @@ def test_export_keeps_a_trailing_comma_to_fix_and_replay_marks_it(lake, tmp_path
     report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
     assert (report["ingested"], report["quarantined"]) == (1, 0)
     assert rows(lake, "SELECT quarantine_id, status FROM quarantine") == [{"quarantine_id": 1, "status": "replayed"}]
+
+
+# ---------------------------------------------------------------- replay keeps one row per bad record
+def _lines(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_replay_updates_rows_that_fail_again_and_closes_fixed_ones_bad_json_too(lake, tmp_path):
+    """Finding 3: 4 bad records stay 4 rows through any number of replays; every exported line
+    carries its `_quarantine_id` (bad JSON and non-objects too), a fixed line closes its row."""
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        {"tenant": "t1", "content": "fine"},
+        '{"id": "bad-1", "tenant": "t1", "content": "unterminated',
+        {"id": "bad-2", "tenant": "t1", "content": "x", "tier": "forever"},
+        "[1, 2, 3]",
+        {"id": "bad-4", "tenant": "t1", "content": "y", "created_at": "yesterday"},
+    ])
+    lake.ingest([path], as_of=AS_OF)
+    export = tmp_path / "fix.jsonl"
+    from memory_lake.ingest import export_quarantine
+
+    assert export_quarantine(lake, export) == 4
+    assert _lines(export) == [
+        '{"_quarantine_id":1,"id": "bad-1", "tenant": "t1", "content": "unterminated',
+        '{"id":"bad-2","tenant":"t1","content":"x","tier":"forever","_quarantine_id":2}',
+        '{"_quarantine_id":3,"_raw":"[1, 2, 3]"}',
+        '{"id":"bad-4","tenant":"t1","content":"y","created_at":"yesterday","_quarantine_id":4}',
+    ]
+    # First replay: nothing fixed. The rows stay as they were; no new row.
+    export_hash = hashlib.sha256(export.read_bytes()).hexdigest()
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    # the lines live on in their rows; the replay's raw copy keeps them blank (forget finds the rows)
+    assert (lake.raw / f"{export_hash}.jsonl").read_text(encoding="utf-8") == "\n" * 4
+    assert (report["ingested"], report["quarantined"], report["replayed"], report["still_failing"]) == (0, 4, 0, 4)
+    table = "SELECT quarantine_id, file, line, reason, status, memory_id FROM quarantine ORDER BY 1"
+    before = [{"quarantine_id": 1, "file": str(path), "line": 2, "reason": "bad JSON", "status": "open", "memory_id": None},
+              {"quarantine_id": 2, "file": str(path), "line": 3, "reason": "unknown tier", "status": "open",
+               "memory_id": "bad-2"},
+              {"quarantine_id": 3, "file": str(path), "line": 4, "reason": "bad JSON", "status": "open", "memory_id": None},
+              {"quarantine_id": 4, "file": str(path), "line": 5, "reason": "bad timestamp", "status": "open",
+               "memory_id": "bad-4"}]
+    assert rows(lake, table) == before
+
+    # Second round: bad-1's JSON fixed, bad-2 fixed into another fault, the array wrapped line
+    # replaced by a record, bad-4 left as it was.
+    fixed = _lines(export)
+    fixed[0] += '"}'
+    fixed[1] = fixed[1].replace('"forever"', '"forever", "importance": 7')
+    fixed[2] = '{"_quarantine_id": 3, "tenant": "t1", "content": "was an array"}'
+    export.write_text("\n".join(fixed) + "\n", encoding="utf-8")
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"], report["replayed"], report["still_failing"]) == (2, 2, 2, 2)
+    assert rows(lake, "SELECT quarantine_id, reason, detail, status, raw FROM quarantine ORDER BY 1") == [
+        {"quarantine_id": 1, "reason": "bad JSON", "detail": "not valid JSON", "status": "replayed",
+         "raw": '{"id": "bad-1", "tenant": "t1", "content": "unterminated'},
+        {"quarantine_id": 2, "reason": "out of range", "detail": "importance 7 is outside 0..1", "status": "open",
+         "raw": '{"id":"bad-2","tenant":"t1","content":"x","tier":"forever","importance":7}'},
+        {"quarantine_id": 3, "reason": "bad JSON", "detail": "not a JSON object", "status": "replayed",
+         "raw": "[1, 2, 3]"},
+        {"quarantine_id": 4, "reason": "bad timestamp", "detail": "created_at: \"yesterday\"", "status": "open",
+         "raw": '{"id":"bad-4","tenant":"t1","content":"y","created_at":"yesterday"}'},
+    ]
+    assert rows(lake, "SELECT id, content, status FROM memories WHERE id = 'bad-1'") == [
+        {"id": "bad-1", "content": "unterminated", "status": "active"}]
+    assert lake.quarantine()["quarantine_id"].to_list() == [2, 4]
+
+    # Export again: the still-open rows carry the latest attempt, and fixing them closes them.
+    assert export_quarantine(lake, export, overwrite=True) == 2
+    fixed = [json.loads(line) for line in _lines(export)]
+    assert [f["_quarantine_id"] for f in fixed] == [2, 4]
+    fixed[0].update(tier="working", importance=0.7)
+    fixed[1]["created_at"] = "2026-11-01T00:00:00Z"
+    write_jsonl(export, fixed)
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"], report["replayed"], report["still_failing"]) == (2, 0, 2, 0)
+    assert rows(lake, "SELECT count(*) AS n FROM quarantine WHERE status = 'open'") == [{"n": 0}]
+    assert rows(lake, "SELECT count(*) AS n FROM quarantine") == [{"n": 4}]
+
+
+def test_a_wrapped_line_fixed_inside_its_raw_text_closes_its_row(lake, tmp_path):
+    path = write_jsonl(tmp_path / "s.jsonl", ["not json at all"])
+    lake.ingest([path], as_of=AS_OF)
+    from memory_lake.ingest import export_quarantine
+
+    export = tmp_path / "fix.jsonl"
+    assert export_quarantine(lake, export) == 1
+    assert _lines(export) == ['{"_quarantine_id":1,"_raw":"not json at all"}']
+    write_jsonl(export, [{"_quarantine_id": 1, "_raw": json.dumps({"tenant": "t1", "content": "now json"})}])
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"], report["replayed"]) == (1, 0, 1)
+    assert rows(lake, "SELECT quarantine_id, status FROM quarantine") == [{"quarantine_id": 1, "status": "replayed"}]
+    assert rows(lake, "SELECT tenant, content, extra FROM memories") == [
+        {"tenant": "t1", "content": "now json", "extra": None}]
+
+
+def test_export_refuses_to_replace_a_file_unless_asked(lake, tmp_path):
+    """Finding 13: an existing export file may hold edits in progress."""
+    path = write_jsonl(tmp_path / "s.jsonl", [{"tenant": "t1", "content": "x", "tier": "forever"}])
+    lake.ingest([path], as_of=AS_OF)
+    from memory_lake.ingest import export_quarantine
+
+    export = tmp_path / "fix.jsonl"
+    export.write_text("my edits\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"fix.jsonl already exists .* --force"):
+        export_quarantine(lake, export)
+    assert export.read_text(encoding="utf-8") == "my edits\n"
+    assert export_quarantine(lake, export, overwrite=True) == 1
+    assert json.loads(export.read_text(encoding="utf-8"))["_quarantine_id"] == 1
+
+
+def test_a_line_linked_to_a_closed_row_that_fails_gets_a_new_row_without_the_link(lake, tmp_path):
+    path = write_jsonl(tmp_path / "s.jsonl", [{"id": "m-1", "tenant": "t1", "content": "x", "tier": "forever"}])
+    lake.ingest([path], as_of=AS_OF)
+    from memory_lake.ingest import export_quarantine
+
+    export = tmp_path / "fix.jsonl"
+    export_quarantine(lake, export)
+    good = json.loads(export.read_text(encoding="utf-8")) | {"tier": "working"}
+    write_jsonl(export, [good, good | {"id": "m-2", "tier": "sometimes"}])  # the line copied and broken again
+    report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"], report["replayed"], report["still_failing"]) == (1, 1, 1, 0)
+    assert rows(lake, "SELECT quarantine_id, line, reason, memory_id, status, raw FROM quarantine ORDER BY 1") == [
+        {"quarantine_id": 1, "line": 1, "reason": "unknown tier", "memory_id": "m-1", "status": "replayed",
+         "raw": '{"id": "m-1", "tenant": "t1", "content": "x", "tier": "forever"}'},
+        {"quarantine_id": 2, "line": 2, "reason": "unknown tier", "memory_id": "m-2", "status": "open",
+         "raw": '{"id":"m-2","tenant":"t1","content":"x","tier":"sometimes"}'}]

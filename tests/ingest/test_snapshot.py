@@ -392,3 +392,16 @@ def test_random_values_never_abort_ingest_and_land_or_quarantine_exactly(lines):
         rows(lake, "SELECT * FROM memory_history")
         for (tenant,) in lake.sql("SELECT DISTINCT tenant FROM memories").iter_rows():
             lake.search("memory", tenant=tenant, mode="keyword")
+
+
+@pytest.mark.parametrize("memories", ['{"id": "x2", "content": "a fact"}', '"a fact"', "null", "7"])
+def test_save_file_whose_memories_is_not_a_list_says_so(lake, memories):
+    """Finding 12: a save file's `memories` that is no list is one record of the wrong type,
+    not a record missing its content."""
+    text = '{"tenant": "t1", "memories": ' + memories + '}'
+    (lake.inbox / "save.json").write_text(text + "\n", encoding="utf-8")
+    report = lake.ingest(as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (0, 1)
+    assert rows(lake, "SELECT file, line, reason, detail, tenant, raw FROM quarantine") == [
+        {"file": "save.json", "line": 1, "reason": "wrong type", "detail": "memories must be a list of records",
+         "tenant": None, "raw": text}]

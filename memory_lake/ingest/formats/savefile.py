@@ -4,7 +4,9 @@
 Its ``memories`` array holds the records, one record per element (its 1-based position is the
 record's line); the top-level ``tenant`` / ``agent_id`` / ``user_id`` fill the records' gaps (a
 record's own values win). A record's ``type`` may carry the tier, as in seed 000's ``type:
-"long-term"`` (the contract maps it). A plain JSON array of records is read the same way.
+"long-term"`` (the contract maps it). A plain JSON array of records is read the same way. A save
+file whose ``memories`` is no list (an object, a string, null) is one record of the ``wrong type``
+(``memories must be a list of records``), never read as a memory itself.
 
 A save file that is not strict JSON (a trailing comma, NaN ...) is one bad record, its line
 breaks read as JSON whitespace; a ``.json`` file that is no document but several lines is read
@@ -16,7 +18,7 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from ..snapshot import not_strict_sql
+from ..snapshot import MEMORIES_NOT_A_LIST, not_strict_sql
 from .jsonl import decode, frame, line_records
 
 
@@ -40,11 +42,15 @@ def _document_records(con: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame
     shape = con.execute(
         f"SELECT CASE WHEN NOT json_valid($t) OR {not_strict_sql('$t')} THEN NULL "
         "WHEN json_type($t::JSON) = 'ARRAY' THEN 'array' "
-        "WHEN json_type($t::JSON, '$.memories') = 'ARRAY' THEN 'save' END",
+        "WHEN json_type($t::JSON, '$.memories') = 'ARRAY' THEN 'save' "
+        "WHEN json_type($t::JSON) = 'OBJECT' AND json_exists($t::JSON, '$.memories') THEN 'bad save' END",
         {"t": text},
     ).fetchone()[0]
     if shape is None:
         return None
+    if shape == "bad save":  # one record: the document, to be quarantined as the wrong type
+        return frame([1], [text.strip().replace("\n", " ")], [True]).with_columns(
+            problem=pl.lit(MEMORIES_NOT_A_LIST))
     return con.execute(
         """
         WITH doc AS (SELECT $t::JSON AS j),
