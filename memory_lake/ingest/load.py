@@ -195,6 +195,7 @@ def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[
     unrecognised: list[str] = []
     for raw in paths:
         path = Path(raw).expanduser().resolve()
+        _refuse_the_lakes_own(lake, path)
         if path.is_dir():
             candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents)
             kinds = [(p, _kind(lake, p)) for p in candidates]
@@ -208,6 +209,22 @@ def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[
             raise InputError(f"{path}: no such file or folder")
     unique = list(dict.fromkeys(found))
     return sorted(unique, key=lambda p: (str(p.parent), p.name)), sorted(set(unrecognised))
+
+
+def _refuse_the_lakes_own(lake, path: Path) -> None:
+    """The lake's folder itself and its own copies (raw/, events/, exports/, reports/) are not
+    snapshots to ingest: raw/ holds the redacted copies of what was ingested, which would be read
+    as new files and quarantine the same bad rows again. Its inbox is, and so is any file elsewhere."""
+    root, inbox = lake.root.resolve(), lake.inbox.resolve()
+    if path == inbox or inbox in path.parents:
+        return
+    if path == root:
+        raise InputError(f"{path} is the lake itself: `memory-lake ingest` with no path reads its inbox/, or give "
+                         "the folder or files of new snapshots")
+    if root in path.parents:
+        inside = path.relative_to(root).parts[0]
+        raise InputError(f"{path} is inside the lake's own {inside}/ folder (what the lake keeps, not new "
+                         "snapshots): drop new snapshots in its inbox/, or give a folder outside the lake")
 
 
 def _kind(lake, path: Path) -> str:

@@ -101,6 +101,7 @@ _LOWER_WORD = re.compile(r"(?<![A-Za-z])[a-z][a-z]+(?![A-Za-z])")
 _OPENER = re.compile(r"(?:^|[.!?:;\"“(\[\-–—•*>]\s*|\n\s*)$")
 # PII placeholders (ingest's redaction): a changed one is a changed value of the same slot.
 _PLACEHOLDER = re.compile(r"\[(PHONE|EMAIL|ID_CN|CARD|IP):[0-9A-Fa-f]+\]")
+_ANY_PLACEHOLDER = re.compile(r"\[(?:PHONE|EMAIL|ID_CN|CARD|IP):[0-9A-Fa-f]+\]|\[SECRET\]")
 _SENTENCE = re.compile(r"[^.!?。！？；;\n]+(?:[.!?。！？；;]+|$)")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 
@@ -271,13 +272,16 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
     capitalised = frozenset(m.group().lower() for s in distinct for m in re.finditer(r"(?<=[a-z,] )[A-Z][a-z]+", s))
     rows = []
     for sentence in distinct:
-        mentions = (_chinese_mentions(sentence, user_dict) if _HAN.search(sentence)
-                    else _english_mentions(sentence, lowercase, capitalised))
+        # a PII placeholder ([PHONE:3f2a9c1d], [SECRET]) names no entity: its capitals are blanked
+        # (to the same length) before mentions are read; it stays a value of the sentence below
+        read = _ANY_PLACEHOLDER.sub(lambda m: " " * len(m.group()), sentence)
+        mentions = (_chinese_mentions(read, user_dict) if _HAN.search(read)
+                    else _english_mentions(read, lowercase, capitalised))
         if not mentions:
             continue
         # a latin name inside a Chinese sentence ("和Alice开会") is read the English way too
-        if _HAN.search(sentence) and re.search(r"[A-Z]", sentence):
-            mentions += _english_mentions(sentence, lowercase, capitalised)
+        if _HAN.search(read) and re.search(r"[A-Z]", read):
+            mentions += _english_mentions(read, lowercase, capitalised)
         places = sorted({_key(s) for s, kind, _ in mentions if kind == "place"})
         values = places + sorted(m.group() for m in _PLACEHOLDER.finditer(sentence))
         best: dict[str, tuple[str, str, float]] = {}

@@ -263,7 +263,16 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lin
         """
         INSERT INTO quarantine (quarantine_id, run_id, as_of, file, file_hash, line, reason, detail, tenant, memory_id, raw)
         SELECT (SELECT coalesce(max(quarantine_id), 0) FROM quarantine) + row_number() OVER (ORDER BY file, line),
-               $run_id, $as_of, file, '', line, reason, NULL, tenant, memory_id, raw
+               $run_id, $as_of, file, '', line, reason,
+               CASE reason
+                   WHEN 'unknown event' THEN coalesce('event ' || to_json(event)::VARCHAR, 'no "event" field')
+                        || ' is not one of access, reference, hit (or a search record with search_id and result_ids)'
+                   WHEN 'bad timestamp' THEN '"ts" must be an ISO 8601 time, e.g. 2026-11-29T10:00:00Z'
+                   WHEN 'bad JSON' THEN 'each line must be one JSON object'
+                   WHEN 'missing tenant' THEN 'every event names its "tenant"'
+                   WHEN 'missing memory_id' THEN 'an access or reference names its "memory_id"'
+                   WHEN 'missing search_id' THEN 'a hit names its "search_id"'
+               END, tenant, memory_id, raw
         FROM event_parsed WHERE reason IS NOT NULL
         """,
         params,

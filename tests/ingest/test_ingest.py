@@ -105,6 +105,23 @@ def test_files_outside_the_inbox_are_not_removed(lake, tmp_path):
     assert path.exists()
 
 
+def test_the_lakes_own_folders_are_refused_and_its_inbox_is_not(lake, tmp_path):
+    """Observed: `ingest <lake>/raw` read the redacted copies as new files (new hashes), quarantined
+    the same bad rows a second time and added two more copies to raw/."""
+    write_jsonl(lake.inbox / "0001.jsonl", [{"tenant": "acme", "content": "one"}, "{broken"])
+    assert lake.ingest(as_of=AS_OF).as_dict()["quarantined"] == 1
+    state = (rows(lake, "SELECT count(*) AS n FROM quarantine"), sorted(p.name for p in lake.raw.iterdir()))
+    for target, message in ((lake.raw, "inside the lake's own raw/ folder"),
+                            (next(lake.raw.iterdir()), "inside the lake's own raw/ folder"),
+                            (lake.root, "is the lake itself")):
+        with pytest.raises(InputError, match=message):
+            lake.ingest([target], as_of=AS_OF)
+    assert (rows(lake, "SELECT count(*) AS n FROM quarantine"), sorted(p.name for p in lake.raw.iterdir())) == state
+    # the inbox, given by its path, is read as usual
+    write_jsonl(lake.inbox / "0002.jsonl", [{"tenant": "acme", "content": "two"}])
+    assert lake.ingest([lake.inbox], as_of=AS_OF).as_dict()["ingested"] == 1
+
+
 def test_in_progress_and_event_files_are_skipped(lake):
     write_jsonl(lake.inbox / "0001.jsonl.tmp", [{"tenant": "acme", "content": "still writing"}])
     write_jsonl(lake.inbox / "0002.events.jsonl", [{"ts": "2026-11-01T00:00:00Z", "tenant": "acme",

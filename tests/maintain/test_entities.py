@@ -361,3 +361,19 @@ def test_a_fact_supersedes_only_when_nothing_but_its_value_changed():
     assert compare_facts(fact("Remind Alice to renew the TLS certificate before the Friday sync."),
                          fact("Remind Alice to renew the TLS certificate before the Monday sync.")) == "date"
     assert compare_facts(fact("提醒王芳在周一例会前发送修订后的报价单。"), fact("提醒王芳在周五例会前发送修订后的报价单。")) == "number"
+
+
+def test_a_pii_placeholder_is_a_value_never_an_entity():
+    """Observed: a stranger's context pack listed "PHONE (thing, 1 mention)" under known entities."""
+    import polars as pl
+
+    from memory_lake.maintain.entities import extract_mentions
+    from memory_lake.store.policy import Policy
+
+    frame = pl.DataFrame({"id": ["p"], "tenant": ["acme"], "agent_id": ["bot"], "user_id": ["u"], "created_at": [AS_OF],
+                          "content": ["Call Dana at [PHONE:3f2a9c1d] or [EMAIL:12345678], not [SECRET]. "
+                                      "[PHONE:3f2a9c1d] is her number."]})
+    found = extract_mentions(frame, Policy())
+    assert sorted(set(found["surface"])) == ["Dana"]
+    assert found.filter(pl.col("surface") == "Dana")["slot_values"].to_list() == [
+        ["[EMAIL:12345678]", "[PHONE:3f2a9c1d]"]]

@@ -36,6 +36,10 @@ def test_events_move_counters_and_last_access_without_a_version_bump(lake, tmp_p
         {"id": "m2", "access_count": 0, "reference_count": 1, "last_accessed_at": datetime(2026, 11, 22), "version": 1}]
     assert rows(lake, "SELECT line, reason FROM quarantine ORDER BY line") == [
         {"line": 4, "reason": "id belongs to another tenant"}, {"line": 5, "reason": "unknown event"}, {"line": 6, "reason": "bad JSON"}]
+    # the detail names what was wrong and what is expected (it was empty)
+    assert rows(lake, "SELECT detail FROM quarantine WHERE line IN (5, 6) ORDER BY line") == [
+        {"detail": 'event "poke" is not one of access, reference, hit (or a search record with search_id and result_ids)'},
+        {"detail": "each line must be one JSON object"}]
     assert rows(lake, "SELECT memory_id, change, operator, reason FROM memory_history WHERE change = 'usage' ORDER BY 1") == [
         {"memory_id": "m1", "change": "usage", "operator": "system", "reason": "usage events"},
         {"memory_id": "m2", "change": "usage", "operator": "system", "reason": "usage events"}]
