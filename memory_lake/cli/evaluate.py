@@ -23,7 +23,7 @@ def read_source(path: Path) -> tuple[list[str], list[dict[str, Any]]]:
     is skipped and reported, never fatal. Any other file is text: one source text per paragraph
     (blank-line separated); the evaluator splits lines and sentences itself."""
     if not path.is_file():
-        raise InputError(f"--source {path}: no such file")
+        raise InputError(f"--source {path}: " + ("a folder; give one file" if path.is_dir() else "no such file"))
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -78,7 +78,7 @@ def summary_score(
     policy = Policy().with_overrides(overrides) if overrides else Policy()
     texts, skipped = read_source(source)
     if not summary.is_file():
-        raise InputError(f"--summary {summary}: no such file")
+        raise InputError(f"--summary {summary}: " + ("a folder; give one file" if summary.is_dir() else "no such file"))
     try:
         markdown = summary.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -18,7 +18,15 @@ def publish(ctx: typer.Context, as_of: AsOfOpt = None, set_: SetOpt = None, lake
     data = {k: v for k, v in result.items() if k != "scope_list"}
 
     def human() -> None:
-        out.print(f"publish {result['status']}: version {result.get('version') or '-'}, CURRENT {result.get('current')}")
+        status, current = result["status"], result.get("current")
+        if status == "published":
+            out.print(f"published {result['version']}: exports/CURRENT now points at it")
+        elif status == "unchanged":
+            out.print(f"nothing new to publish: the lake's content equals CURRENT ({current})")
+        elif status == "blocked":
+            out.print(f"publish blocked by a failed check: nothing published, CURRENT stays {current or '(none)'}")
+        else:
+            out.print(f"publish {status}: version {result.get('version') or '-'}, CURRENT {current or '(none)'}")
         for check in result.get("checks", []):
             if not check["success"]:
                 out.print(f"  failed: {check['expectation']} ({check['observed']})")

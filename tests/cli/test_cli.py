@@ -160,6 +160,14 @@ def test_publish_blocked_exits_4_and_health_json_layout(capsys, tmp_path):
     code, out, err = run(capsys, "--lake", str(lake), "--json", "publish", "--as-of", "2026-11-30T00:00:00Z")
     result = json.loads(out)
     assert code == 4 and (result["status"], result["failed"]) == ("blocked", ["working within capacity per scope"])
+    code, out, _ = run(capsys, "--lake", str(lake), "publish", "--as-of", "2026-11-30T00:00:00Z")
+    assert (code, out.splitlines()[0]) == (4, "publish blocked by a failed check: nothing published, CURRENT stays (none)")
+    (lake / "memory-lake.toml").write_text('[tiers]\ndisabled_rules = ["working_overflow"]\nworking_capacity = 30\n')
+    for expected in ("published v1: exports/CURRENT now points at it",
+                     "nothing new to publish: the lake's content equals CURRENT (v1)"):
+        code, out, _ = run(capsys, "--lake", str(lake), "publish", "--as-of", "2026-11-30T00:00:00Z")
+        assert (code, out.splitlines()[0]) == (0, expected)
+    (lake / "memory-lake.toml").write_text('[tiers]\ndisabled_rules = ["working_overflow"]\n')
     code, out, _ = run(capsys, "--lake", str(lake), "--json", "health", "--as-of", "2026-11-30T00:00:00Z")
     health = json.loads(out)
     assert code == 0 and list(health) == ["as_of", "overall", "tenants", "scopes"]

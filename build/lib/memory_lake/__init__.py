@@ -1,0 +1,19 @@
+"""memory-lake: a batch maintenance and analytics pipeline for AI-agent memory.
+
+    from memory_lake import Lake
+    lake = Lake.init("lake")            # creates the lake (Lake.open("lake") opens an existing one)
+    write_snapshot(records, "lake")     # an agent drops a snapshot (atomic: temp name, then rename)
+    report = lake.ingest()              # everything in lake/inbox
+    lake.sql("SELECT tier, count(*) FROM memories GROUP BY tier")
+    load_export("lake", tenant="acme", user="alice")   # an agent loads its scope from exports/CURRENT
+"""
+
+from .api import Lake
+from .ingest import write_snapshot
+from .maintain import SummaryScore, evaluate_summary
+from .publish import load_export
+from .store import InputError, LakeBusy, LakeNotFound, MemoryLakeError, Policy
+
+__all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot",
+           "load_export", "evaluate_summary", "SummaryScore"]
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""`python -m memory_lake.cli`."""
+
+from . import run
+
+run()

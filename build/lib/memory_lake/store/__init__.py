@@ -1,0 +1,34 @@
+"""The storage layer: the lake folder, its write lock and connections, schema and migrations,
+policy, the clock rule, errors, backups, history helpers and the transaction helper.
+
+It knows no rules of the data flow and imports nothing above it: every stage package builds on
+what this ``__init__`` exports (``schema`` is exported as a namespace of table definitions).
+"""
+
+from . import schema
+from .backup import FORGET_WARNING, BackupError, backup, file_sha256, restore_backup
+from .clock import iso, resolve_as_of
+from .crash import CRASH_AT_ENV, crash_point
+from .db import transaction
+from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
+from .history import HISTORY_COLUMNS, next_history_seq, row_image
+from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_no_secrets, connect
+from .names import check_ids, check_scope
+from .lake import is_lake, lake_not_found
+from .names import unknown_message
+from .policy import HealthPolicy, IngestPolicy, Policy, load_policy
+from .schema import PUBLISHED_STATUSES, TIERS, TYPES
+from .steps import StepReport, tenant_limits
+
+__all__ = [
+    "schema", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
+    "CRASH_AT_ENV", "crash_point", "transaction",
+    "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
+    "HISTORY_COLUMNS", "next_history_seq", "row_image",
+    "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_no_secrets", "connect",
+    "check_ids", "check_scope",
+    "is_lake", "lake_not_found", "unknown_message",
+    "HealthPolicy", "IngestPolicy", "Policy", "load_policy",
+    "PUBLISHED_STATUSES", "TIERS", "TYPES",
+    "StepReport", "tenant_limits",
+]

