@@ -73,6 +73,10 @@ def is_lake(path: str | os.PathLike) -> bool:
 def lake_not_found(root: Path, instead: str = f"point --lake (or ${LAKE_ENV}) at an existing lake") -> LakeNotFound:
     """The one "no lake at PATH" error: what is missing, how to create one, and `instead` (what the
     caller may pass in its place)."""
+    inside = next((parent for parent in Path(root).resolve().parents if is_lake(parent)), None)
+    if inside is not None:
+        # `--lake mine/inbox`: a folder inside a lake is no place for another one
+        return LakeNotFound(f"no lake at {root}: it is inside the lake {inside}; did you mean `--lake {inside}`?")
     return LakeNotFound(f"no lake at {root}: create one with `memory-lake init --lake {root}`, or {instead}")
 
 

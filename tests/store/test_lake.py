@@ -110,6 +110,11 @@ def test_open_refuses_a_path_without_a_lake_and_creates_nothing(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(LakeNotFound):
         Lake.open(tmp_path / "empty")
+    # a folder inside a lake (its inbox, say) points at the lake instead of suggesting a lake in it
+    lake = Lake.init(tmp_path / "mine")
+    with pytest.raises(LakeNotFound) as raised:
+        Lake.open(lake.inbox)
+    assert str(raised.value) == f"no lake at {lake.inbox}: it is inside the lake {lake.root}; did you mean `--lake {lake.root}`?"
     assert list((tmp_path / "empty").iterdir()) == []
     assert Lake.init(tmp_path / "empty").db_path.exists()
     assert Lake.open(tmp_path / "empty").root == (tmp_path / "empty").resolve()
