@@ -149,7 +149,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
             if done is not None:
                 report.files.append(done)
             if on_progress:
-                on_progress("ingested", len(report.files), len(files))
+                on_progress("read (dry run)" if dry_run else "ingested", len(report.files), len(files))
         report.duration_s = time.monotonic() - started
         if record and not dry_run:
             con.execute("INSERT INTO runs VALUES (?, ?, ?, 'ok', ?, ?)",
