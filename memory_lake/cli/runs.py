@@ -119,6 +119,7 @@ def report(ctx: typer.Context, as_of: AsOfOpt = None, reports: ReportsOpt = None
     the_lake = _open(opts)
     when = resolve_as_of(as_of)
     result = write_report(the_lake, when, the_lake.new_run_id("report", when), None, reports)
+    _note_source(the_lake)
     _show(opts, result.details, lambda: out.print(f"report: {result.details['path']}"))
 
 

@@ -632,3 +632,24 @@ def test_quarantine_list_cuts_long_raw_text_for_people_not_for_json(capsys, tmp_
     assert "content too large" in out
     code, out, _ = run(capsys, "--lake", lake, "--json", "quarantine", "list")
     assert [r["raw"] for r in json.loads(out)] == [big]
+
+
+def test_entities_context_and_report_say_when_they_answer_from_the_published_version(tmp_path):
+    """Every read that answers from the published version while a run holds the lake says so,
+    once (a stranger saw `report` answer from it without a word)."""
+    from memory_lake import Lake
+
+    lake = Lake.init(tmp_path / "lake")
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [{"tenant": "acme", "agent_id": "bot", "user_id": "alice",
+                                                      "content": "Alice moved to Lisbon in May."}])],
+                as_of="2026-11-30T00:00:00Z")
+    assert lake.publish(as_of="2026-11-30T00:00:00Z").details["version"] == "v1"
+    cli = str(Path(sys.executable).parent / "memory-lake")
+    scope = ["--tenant", "acme", "--agent", "bot", "--user", "alice"]
+    with held_by_another_process(lake, seconds=60):
+        for command in (["entities", *scope], ["context", "Lisbon", *scope],
+                        ["report", "--reports", str(tmp_path / "r")]):
+            proc = subprocess.run([cli, "--lake", str(lake.root), *command], capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 0, (command, proc.stderr)
+            note = "note: the lake is busy (a run holds it); answered from published v1"
+            assert proc.stderr.splitlines().count(note) == 1, (command, proc.stderr)
