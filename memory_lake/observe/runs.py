@@ -153,7 +153,9 @@ def rollback_of_current(lake, current: str | None) -> dict[str, Any] | None:
 
 def last_publish(lake) -> dict[str, Any] | None:
     """The most recent publish outcome, in the shape the report shows."""
-    frame = lake.sql("SELECT version, status, failed, manifest FROM publishes ORDER BY as_of DESC, run_id DESC LIMIT 1")
+    # the same as_of twice (a rerun of one night): the higher version is the later one
+    frame = lake.sql("SELECT version, status, failed, manifest FROM publishes "
+                     "ORDER BY as_of DESC, coalesce(version, 0) DESC, run_id DESC LIMIT 1")
     if frame.height == 0:
         return None
     row = frame.row(0, named=True)

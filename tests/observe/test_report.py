@@ -12,6 +12,8 @@ import pytest
 
 from memory_lake.observe.report import MAX_SCOPE_ROWS, render_report
 
+from ..conftest import write_jsonl
+
 AS_OF = "2026-11-30T00:00:00Z"
 
 
@@ -396,3 +398,15 @@ def test_after_a_rollback_the_publish_section_says_current_was_rolled_back(lake,
     step = timed(publish, lake, LAKE_AS_OF, run_id="r2")
     section = publish_of([step], "r2")
     assert "<dt>new version</dt><dd>v3</dd><dt>CURRENT</dt><dd>v3</dd>" in section and "rolled back" not in section
+
+
+def test_the_last_publish_of_two_at_one_as_of_is_the_higher_version(lake, tmp_path):
+    """Two publishes with the same as_of (a night run twice) were ordered by their run ids, whose
+    suffix is random: the report could name the older version as the last publish."""
+    from memory_lake.observe.runs import last_publish
+
+    for n in range(1, 4):
+        lake.ingest([write_jsonl(tmp_path / f"{n}.jsonl", [{"tenant": "acme", "content": f"fact number {n}"}])],
+                    as_of=AS_OF)
+        assert lake.publish(as_of=AS_OF).details["version"] == f"v{n}"
+        assert last_publish(lake)["version"] == f"v{n}"
