@@ -1,1 +1,0 @@
-"""Prefect flows: thin wiring of `memory_lake` library steps (the library never imports Prefect)."""

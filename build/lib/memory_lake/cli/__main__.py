@@ -1,5 +1,0 @@
-"""`python -m memory_lake.cli`."""
-
-from . import run
-
-run()
