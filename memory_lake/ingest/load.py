@@ -212,19 +212,20 @@ def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[
 
 
 def _refuse_the_lakes_own(lake, path: Path) -> None:
-    """The lake's folder itself and its own copies (raw/, events/, exports/, reports/) are not
-    snapshots to ingest: raw/ holds the redacted copies of what was ingested, which would be read
-    as new files and quarantine the same bad rows again. Its inbox is, and so is any file elsewhere."""
-    root, inbox = lake.root.resolve(), lake.inbox.resolve()
-    if path == inbox or inbox in path.parents:
-        return
+    """The lake's folder itself and its copies of what it read (raw/, events/) are not snapshots to
+    ingest: raw/ holds the redacted copies of ingested files, which would be read as new files and
+    quarantine the same bad rows again. Its inbox is, and so is an export's memory.json (written
+    back, it changes nothing) or any file elsewhere."""
+    root = lake.root.resolve()
     if path == root:
         raise InputError(f"{path} is the lake itself: `memory-lake ingest` with no path reads its inbox/, or give "
                          "the folder or files of new snapshots")
-    if root in path.parents:
-        inside = path.relative_to(root).parts[0]
-        raise InputError(f"{path} is inside the lake's own {inside}/ folder (what the lake keeps, not new "
-                         "snapshots): drop new snapshots in its inbox/, or give a folder outside the lake")
+    for own in (lake.raw, lake.events):
+        own = own.resolve()
+        if path == own or own in path.parents:
+            raise InputError(f"{path} is inside the lake's own {own.name}/ folder (copies of what it already "
+                             "read, not new snapshots): drop new snapshots in its inbox/, or give a folder "
+                             "outside the lake")
 
 
 def _kind(lake, path: Path) -> str:
