@@ -163,7 +163,11 @@ def edit(
             out.print(f"not applied: {', '.join(result['quarantine_reasons'])}")
         elif result["conflicted"]:
             out.print(f"{memory_id}: a conflict was filed (see `memory-lake conflicts list`); version {result['version']}")
+        elif result.get("updated"):
+            asked = ", ".join(f"{k}={v}" for k, v in changes.items())
+            out.print(f"{memory_id} is at version {result['version']} ({result['status']}): set {asked}")
         else:
-            out.print(f"{memory_id} is at version {result['version']} ({result['status']})")
+            out.print(f"{memory_id} unchanged: it already had those values (version {result['version']}, "
+                      f"{result['status']})")
 
     _show(opts, result, human)

@@ -345,33 +345,37 @@ def _sense(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def _cedict_entries():
+    """(simplified word, its senses in the dictionary's order) of each CC-CEDICT entry, without the
+    senses that are no meaning (a classifier, a surname, a cross-reference); nothing without the file."""
+    path = cedict_file()
+    if path is None:
+        return
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            match = None if line.startswith("#") else _CEDICT_LINE.match(line)
+            if match:
+                yield match.group(2), [raw for raw in match.group(3).split("/")
+                                       if raw and not _NOT_A_SENSE.match(raw.lower().strip())]
+
+
 @functools.lru_cache(maxsize=1)
 def _cedict() -> dict[str, frozenset[str]] | None:
     """Simplified Chinese word -> its normalised English senses."""
-    path = cedict_file()
-    if path is None:
+    if cedict_file() is None:
         return None
     senses: dict[str, set[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.startswith("#"):
-                continue
-            match = _CEDICT_LINE.match(line)
-            if not match:
-                continue
-            simplified = match.group(2)
-            for raw in match.group(3).split("/"):
-                if not raw or _NOT_A_SENSE.match(raw.lower().strip()):
-                    continue
-                for part in raw.split(";"):
-                    # "wife's mother, mother-in-law": two glosses of one sense, each a sense; not
-                    # when a capital shows a name ("Kyōto, Japan" does not make 京都 "Japan")
-                    pieces = [part] + (part.split(",") if not any(c.isupper() for c in _BRACKETS.sub("", part))
-                                       else [])
-                    for piece in pieces:
-                        sense = _sense(piece)
-                        if sense and len(sense) > 1:
-                            senses.setdefault(simplified, set()).add(sense)
+    for simplified, raws in _cedict_entries():
+        for raw in raws:
+            for part in raw.split(";"):
+                # "wife's mother, mother-in-law": two glosses of one sense, each a sense; not
+                # when a capital shows a name ("Kyōto, Japan" does not make 京都 "Japan")
+                pieces = [part] + (part.split(",") if not any(c.isupper() for c in _BRACKETS.sub("", part))
+                                   else [])
+                for piece in pieces:
+                    sense = _sense(piece)
+                    if sense and len(sense) > 1:
+                        senses.setdefault(simplified, set()).add(sense)
     return {word: frozenset(s) for word, s in senses.items()}
 
 
@@ -388,21 +392,10 @@ def _first_senses() -> dict[str, tuple[str, ...]]:
     """Chinese words holding a negation character -> the first sense of each of their CC-CEDICT
     entries (a dictionary lists the main sense first: 非常 "very", 特别 "especially"; 不是 has two
     entries, bú shi "fault" and bù shì "no, is not")."""
-    path = cedict_file()
-    if path is None:
-        return {}
     first: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            match = _CEDICT_LINE.match(line)
-            if not match or line.startswith("#"):
-                continue
-            word = match.group(2)
-            if len(word) < 2 or not any(c in word for c in NEGATION_CHARACTERS):
-                continue
-            senses = [raw for raw in match.group(3).split("/") if raw and not _NOT_A_SENSE.match(raw.lower().strip())]
-            if senses:
-                first.setdefault(word, []).append(_BRACKETS.sub("", senses[0].lower()))
+    for word, senses in _cedict_entries():
+        if senses and len(word) >= 2 and any(c in word for c in NEGATION_CHARACTERS):
+            first.setdefault(word, []).append(_BRACKETS.sub("", senses[0].lower()))
     return {word: tuple(senses) for word, senses in first.items()}
 
 

@@ -653,3 +653,15 @@ def test_entities_context_and_report_say_when_they_answer_from_the_published_ver
             assert proc.returncode == 0, (command, proc.stderr)
             note = "note: the lake is busy (a run holds it); answered from published v1"
             assert proc.stderr.splitlines().count(note) == 1, (command, proc.stderr)
+
+
+def test_edit_says_what_it_set_or_that_nothing_changed(capsys, tmp_path):
+    """A stranger's edit printed only "m-en-5 is at version 2 (active)"."""
+    lake = new_lake(tmp_path)
+    snapshot = write_jsonl(tmp_path / "s.jsonl", [{"id": "pref-1", "tenant": "acme", "content": "likes tea"}])
+    run(capsys, "--lake", lake, "ingest", str(snapshot), "--as-of", "2026-11-30T00:00:00Z")
+    for expected in ("pref-1 is at version 2 (active): set tier=long_term",
+                     "pref-1 unchanged: it already had those values (version 2, active)"):
+        code, out, _ = run(capsys, "--lake", lake, "edit", "pref-1", "--set", "tier=long_term",
+                           "--as-of", "2026-11-30T01:00:00Z")
+        assert (code, out.strip()) == (0, expected)
