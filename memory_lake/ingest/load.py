@@ -132,8 +132,8 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
                  wait_s: float, progress: bool = False, replay: bool = False, run_id: str | None = None,
                  record: bool = True, on_progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
     """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
-    `record` writes a `runs` row (a nightly run records its own instead); `on_progress("ingested",
-    done, total)` hears each file ingested."""
+    `record` writes a `runs` row (a nightly run records its own instead); `on_progress("read",
+    done, total)` hears each file read (ingested, or skipped as already ingested)."""
     from ..maintain import compact_database  # lazy: maintain builds on ingest
     started = time.monotonic()
     discover_snapshots(lake, paths)  # a wrong path fails before waiting for the lake
@@ -149,7 +149,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
             if done is not None:
                 report.files.append(done)
             if on_progress:
-                on_progress("read (dry run)" if dry_run else "ingested", len(report.files), len(files))
+                on_progress("read (dry run)" if dry_run else "read", len(report.files), len(files))
         report.duration_s = time.monotonic() - started
         if record and not dry_run:
             con.execute("INSERT INTO runs VALUES (?, ?, ?, 'ok', ?, ?)",

@@ -437,7 +437,7 @@ def test_ingest_and_index_report_progress_on_stderr_never_stdout(capsys, tmp_pat
         write_jsonl(Path(lake) / "inbox" / f"{n:04}.jsonl", [{"tenant": "acme", "content": f"memory number {n}"}])
     code, out, err = run(capsys, "--lake", lake, "--json", "ingest", "--as-of", "2026-11-30T00:00:00Z")
     assert code == 0 and json.loads(out)["ingested"] == 3
-    assert err == "ingest: ingested 1/3 files\ningest: ingested 3/3 files\n"
+    assert err == "ingest: read 1/3 files\ningest: read 3/3 files\n"
     code, out, err = run(capsys, "--lake", lake, "index", "--json", "--as-of", "2026-11-30T00:00:00Z")
     report = json.loads(out)
     assert code == 0 and report["counts"]["tokenized"] == 3
