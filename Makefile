@@ -20,10 +20,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # torch first, with pip, so that the CPU build on this machine is taken (an unpinned torch pulls CUDA).
+# PYTHONWARNINGS=ignore: the build backend's notes on editable installs are not for the person running make.
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	# the build backend's notes on editable installs are not for the person running make
 	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
