@@ -249,9 +249,3 @@ def _note_source(the_lake) -> None:
 
 
 
-def _wait_s() -> float:
-    """$MEMORY_LAKE_WAIT_S (else 600 s): the store reads it where every lock is taken; commands
-    that pass a wait on explicitly (ingest, index, run nightly) ask the same function."""
-    from ..store import write_wait_s
-
-    return write_wait_s()

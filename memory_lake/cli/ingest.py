@@ -9,7 +9,8 @@ import polars as pl
 import typer
 
 from ..store import InputError
-from .common import AsOfOpt, JsonOpt, LakeOpt, _note_source, _open, _options, _show, _wait_s, emit_json, frame_records, out, print_frame, progress_on_stderr
+from ..store import write_wait_s
+from .common import AsOfOpt, JsonOpt, LakeOpt, _note_source, _open, _options, _show, emit_json, frame_records, out, print_frame, progress_on_stderr
 
 
 def ingest(
@@ -31,7 +32,7 @@ def ingest(
     overrides = {"ingest": {"max_content_bytes": max_content_bytes}} if max_content_bytes else None
     the_lake = _open(opts, policy_overrides=overrides)
     with progress_on_stderr("ingest", "files") as on_progress:
-        report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=_wait_s(),
+        report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=write_wait_s(),
                               on_progress=on_progress)
     _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
 
@@ -121,7 +122,7 @@ def quarantine_replay(
     from ..ingest import replay_quarantine
 
     opts = _options(ctx, lake, json_out)
-    report = replay_quarantine(_open(opts), file, as_of=resolve_as_of(as_of), wait_s=_wait_s())
+    report = replay_quarantine(_open(opts), file, as_of=resolve_as_of(as_of), wait_s=write_wait_s())
     data = report.as_dict()
 
     def human() -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..store import write_wait_s
 from .common import AsOfOpt, EXIT_BLOCKED, JsonOpt, LakeOpt, Options, ReportsOpt, SetOpt, _note_source, _open, _options, _show, err, out, parse_overrides, step_lines
 
 
@@ -27,7 +28,6 @@ def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Opt
     clean for --json; a line per step on stderr. A blocked publish returns its summary."""
     from ..observe import PublishBlocked, run_nightly_steps
     from ..store import resolve_as_of
-    from .common import _wait_s
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_HOME", str(the_lake.root / ".prefect"))
@@ -47,11 +47,11 @@ def _run_nightly(the_lake, as_of: str | None, reports: Optional[Path], opts: Opt
                           markup=False, highlight=False)
                 use_prefect = False
         if not use_prefect:
-            return run_nightly_steps(the_lake, resolve_as_of(as_of), reports_dir, wait_s=_wait_s())
+            return run_nightly_steps(the_lake, resolve_as_of(as_of), reports_dir, wait_s=write_wait_s())
         from flows.nightly import nightly
 
         try:
-            return nightly(str(the_lake.root), as_of=as_of, reports_dir=reports_dir, policy=policy, wait_s=_wait_s())
+            return nightly(str(the_lake.root), as_of=as_of, reports_dir=reports_dir, policy=policy, wait_s=write_wait_s())
         except PublishBlocked as exc:  # the flow run ends Failed; the command reports it and exits 4
             return exc.summary
 

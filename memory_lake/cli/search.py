@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from .common import AsOfOpt, JsonOpt, LakeOpt, _open, _options, _show, _wait_s, err, out, progress_on_stderr
+from ..store import write_wait_s
+from .common import AsOfOpt, JsonOpt, LakeOpt, _open, _options, _show, err, out, progress_on_stderr
 
 
 def index(ctx: typer.Context, as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
@@ -15,7 +16,7 @@ def index(ctx: typer.Context, as_of: AsOfOpt = None, lake: LakeOpt = None, json_
     model); a model change re-embeds, a new tokenizer version re-tokenises."""
     opts = _options(ctx, lake, json_out)
     with progress_on_stderr("index", "texts") as on_progress:
-        report = _open(opts).index(as_of=as_of, on_progress=on_progress, wait_s=_wait_s())
+        report = _open(opts).index(as_of=as_of, on_progress=on_progress, wait_s=write_wait_s())
     _show(opts, report.as_dict(), lambda: out.print(f"index: {report.summary}" + (
         f" ({report.details['note']})" if report.details.get("note") else "")))
 
