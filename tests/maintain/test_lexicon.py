@@ -19,7 +19,7 @@ def words(text: str) -> tuple[str, ...]:
 
 
 def test_both_dictionaries_are_installed():
-    assert lexicon.available() == {"en": True, "zh": True, "zh-cilin": True}
+    assert lexicon.available() == {"en": True, "en-variety": True, "zh": True, "zh-cilin": True}
     assert lexicon.wordnet_dir().name == "wordnet-3.0" and lexicon.cedict_file().name == "cedict_ts.u8"
 
 
@@ -157,3 +157,61 @@ def test_two_items_of_one_kind(x, y, why):
 ])
 def test_words_for_one_thing_are_not_two_items_of_one_kind(x, y):
     assert lexicon.same_kind(words(x), words(y)) is None
+
+
+@pytest.mark.parametrize(("x", "y", "why"), [
+    ("dummy", "pacifier", "breame dummy/pacifier"),          # "rubber teat for babies (US: pacifier)"
+    ("lorry", "truck", "breame lorry/truck"),                # "(US and UK also: truck)"
+    ("trainers", "sneakers", "breame trainers/sneakers"),
+    ("rubber", "eraser", "breame rubber/eraser"),            # British "pencil eraser": a leading list
+    ("revising", "reviewing", "breame revise/review"),       # looked up by its base form
+    ("accessorised", "accessorized", "breame accessorised/accessorized"),
+])
+def test_british_and_american_words_for_one_thing_are_synonyms(x, y, why):
+    assert lexicon.relation(words(x), words(y)) == ("synonym", why)
+    assert lexicon.synonyms(words(y), words(x)) is not None
+
+
+def test_a_gloss_gives_its_listed_words_and_leading_meanings_only():
+    table, only = lexicon._breame()
+    # "(slang) exhausted, broken, originally 'sexually exhausted', derived from ...": the list
+    # stops at the first item longer than two words
+    assert table["knackered"] == {"exhausted", "broken"}
+    # a word with a meaning in each variety gives its listed words, never a one-hop through WordNet
+    assert "underpants" in table["pants"] and "pants" not in only
+    assert lexicon.relation(words("trousers"), words("underpants")) is None
+    assert lexicon.relation(words("tea"), words("coffee")) is None
+    assert lexicon.relation(words("lorry"), words("van")) is None
+
+
+@pytest.mark.parametrize(("x", "y"), [
+    ("社会保险", "社保"), ("清华大学", "清华"), ("两个", "俩"), ("利是", "红包"),   # 利是 "see 利事" = 红包
+    ("物业", "物管"),                          # both "abbr. for 物业管理"
+])
+def test_chinese_words_cc_cedict_makes_one_are_synonyms(x, y):
+    assert lexicon.cross_referenced(x, y) and lexicon.cross_referenced(y, x)
+    assert lexicon.relation((x,), (y,)) == ("synonym", f"cedict {x}/{y} cross-reference")
+
+
+def test_see_also_is_a_related_word_not_the_same_one():
+    # 信贷危机 "credit crisis / see also 次贷危机" (subprime crisis); 屺 / 岵: a mother's and a father's home
+    assert not lexicon.cross_referenced("信贷危机", "次贷危机")
+    assert not lexicon.cross_referenced("屺", "岵")
+    assert lexicon.relation(("信贷危机",), ("次贷危机",)) is None
+
+
+def test_a_cross_reference_before_a_meaning_keeps_the_meaning():
+    # 犟 /variant of 強|强[jiang4], stubborn/obstinate/...: "stubborn" is a sense of 犟
+    assert "stubborn" in lexicon._cedict()["犟"]
+    # a sense that is only a cross-reference is none ("abbr. to 春晚" is not a meaning of 春节联欢晚会)
+    assert not any(s.startswith("abbr") for s in lexicon._cedict()["春节联欢晚会"])
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("User's toddler won't sleep without her dummy", "User's toddler won't sleep without her pacifier"),
+    ("User wore trainers to the gym", "User wore sneakers to the gym"),
+    ("用户的公司按时缴纳社会保险", "用户的公司按时缴纳社保"),
+    ("用户有两个孩子", "用户有俩孩子"),
+])
+def test_dedup_merges_a_variety_word_and_a_cross_referenced_word(a, b):
+    assert (contradiction(a, b), contradiction(b, a)) == (None, None)
