@@ -469,6 +469,18 @@ _DETAIL_FLAGS = ("n", "v", "a", "eng", "j", "l", "i")
 
 
 @functools.lru_cache(maxsize=100_000)
+def _chinese_noun(word: str) -> bool:
+    """Whether jieba tags a Chinese word as one common noun (n, not a name: 茶, 绿茶, 鲫鱼)."""
+    import jieba.posseg as posseg
+
+    from ..search import jieba_segmenter
+
+    jieba_segmenter()
+    pieces = posseg.lcut(word)
+    return len(pieces) == 1 and pieces[0].flag in ("n", "ng")
+
+
+@functools.lru_cache(maxsize=100_000)
 def _detail_word(word: str) -> bool:
     """Whether a new word adds a fact: a Chinese word jieba tags as a noun, verb, adjective or name
     (``（已确认）`` adds 确认 but not 已); an English word unless WordNet knows it only as an adverb
@@ -689,6 +701,34 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
     return None
 
 
+def _narrowed(norm_a: str, norm_b: str) -> bool:
+    """Whether one text names a narrower kind of a thing the other names, by one noun put before
+    it: "reads fiction" / "reads crime fiction", "buys milk" / "buys oat milk", 喝茶 / 喝绿茶 (a
+    jieba word that ends with the other's word: 绿茶 / 茶). A new adjective ("a new car") is left
+    to the thresholds; so is a noun after the shared one ("jazz" / "jazz music" may be one thing)."""
+    from . import lexicon
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+
+    sa, sb = _phrase_words(norm_a), _phrase_words(norm_b)
+    changes = [op for op in _word_opcodes(norm_a, norm_b) if op[0] != "equal"]
+    if len(changes) != 1:
+        return False
+    tag, i1, i2, j1, j2 = changes[0]
+    for (x, y, after) in ((sa[i1:i2], sb[j1:j2], sb[j2:j2 + 1]), (sb[j1:j2], sa[i1:i2], sa[i2:i2 + 1])):
+        if tag in ("insert", "delete") and not x and len(y) == 1 and after:
+            word, head = y[0], after[0]
+            if (word.isalpha() and word.isascii() and word not in ENGLISH_STOP_WORDS
+                    and lexicon.is_lemma(word) and lexicon.is_lemma(head) and not lexicon.is_adjective(word)):
+                return True
+        if tag == "replace" and len(x) == 1 and len(y) == 1 and _HAN.match(x[0]) and _HAN.match(y[0]):
+            shorter, longer = x[0], y[0]
+            if (len(longer) > len(shorter) and longer.endswith(shorter) and shorter not in CHINESE_STOP_WORDS
+                    and _chinese_noun(shorter) and _chinese_noun(longer)
+                    and not lexicon.synonyms((shorter,), (longer,))):
+                return True                               # 茶 / 绿茶; not 修 / 维修, 订 / 预订 (verbs)
+    return False
+
+
 def _rewording(a: str, b: str, close, window: int) -> str | None:
     """None when `b` rewords `a`, else the reason they are two memories. Each stretch of words
     that `b` puts in place of one in `a` is looked up in the dictionary of its language
@@ -705,7 +745,7 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     fa, fb = _facts(a), _facts(b)
     spans, added, stretches, following = _replaced_spans(fa, fb, window, set(left) | set(right),
                                                          _entities(a) | _entities(b))
-    if added >= ADDED_DETAIL_WORDS:
+    if added >= ADDED_DETAIL_WORDS or _narrowed(fa.text, fb.text):
         return CHANGED_VALUE
     if not left or not right:
         return None
@@ -729,7 +769,8 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     if opposed:
         return opposed
     for (x, y), found in zip(stretches, relations):
-        if not found and _single_character_change("".join(x), "".join(y)):
+        if (not found and _single_character_change("".join(x), "".join(y))
+                and not lexicon.head_sense("".join(x), "".join(y))):
             return CHANGED_VALUE
         if not found and lexicon.same_kind(x, y):
             return CHANGED_VALUE                          # violin / cello: the models put them close
@@ -937,7 +978,7 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     for va, vb, reason in zip(fa.values, fb.values, _VALUE_REASONS):
         if va and vb and va != vb:
             return reason
-    if fa.negations != fb.negations:
+    if fa.negations != fb.negations and not _negation_reworded(a, b, fa, fb):
         # counted, not by parity: "has a licence, so he can drive" / "doesn't have a licence, so
         # he can't drive" negates twice and says the opposite
         return "negation"
@@ -948,10 +989,83 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
         a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
         if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):
             return f"antonym {left}/{right}"
-    swapped = _swap(fa, fb)
+    swapped = _swap(fa, fb) or _compared(fa, fb)
     if swapped:
         return f"swap {swapped[0]}/{swapped[1]}"
     return _rewording(a, b, close or _never_close, window)
+
+
+# The word that puts two things side by side in a comparison: 比 ("她丈夫比她大五岁"), than.
+_COMPARISON_WORDS = frozenset({"比", "than"})
+
+
+def _compared(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
+    """Two sides of a comparison that changed places: a content word before 比 / "than" in one
+    text and after it in the other ("用户的丈夫比她大五岁" / "用户比她丈夫大五岁": who is older
+    flips). `_swap` needs a word between two items that stays between; here the pronoun on the
+    other side (她, her) is not a content word."""
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+
+    def sides(sequence: tuple[str, ...]) -> tuple[set[str], set[str]] | None:
+        at = [i for i, w in enumerate(sequence) if w in _COMPARISON_WORDS]
+        if len(at) != 1:
+            return None
+        content = lambda words: {w for w in words if w not in ENGLISH_STOP_WORDS and w not in CHINESE_STOP_WORDS
+                                 and w not in _COMPARISON_WORDS}
+        return content(sequence[:at[0]]), content(sequence[at[0] + 1:])
+
+    found_a, found_b = sides(fa.sequence), sides(fb.sequence)
+    if not found_a or not found_b:
+        return None
+    (before_a, after_a), (before_b, after_b) = found_a, found_b
+    moved = sorted((before_a & after_b) - before_b) or sorted((after_a & before_b) - after_b)
+    if moved:
+        return moved[0], next(iter(sorted(_COMPARISON_WORDS & (set(fa.sequence)))))
+    return None
+
+
+def _negation_reworded(a: str, b: str, fa: _Facts, fb: _Facts) -> bool:
+    """True when the negations the two texts do not share all sit in replaced stretches the
+    dictionaries call synonyms: a negation word inside a word or idiom is its meaning, not a
+    negation of the fact (不及格 "fail" / 挂科 "fail", 甭 / 不用 "need not"). The negation
+    counts must differ only there: every other stretch keeps its count."""
+    from . import lexicon
+
+    sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
+    explained = 0
+    for tag, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
+        if tag == "equal":
+            continue
+        x, y = sa[i1:i2], sb[j1:j2]
+        nx, ny = _negation_count(x), _negation_count(y)
+        if nx == ny:
+            continue
+        why = lexicon.synonyms(x, y) if x and y and _lexicalised(x) and _lexicalised(y) else None
+        if not why or " ~ " in why or "-> wordnet" in why:
+            # a near link or a reading of the English glosses is too loose to cancel a negation:
+            # 可以 "not bad" and 不行 "be no good" meet only through WordNet's similar adjectives
+            return False
+        explained += nx - ny
+    return explained != 0 and explained == fa.negations - fb.negations
+
+
+def _lexicalised(words: tuple[str, ...]) -> bool:
+    """Whether every negation in a stretch is part of one dictionary word: an English stretch that
+    WordNet lists whole ("in no time"), a Chinese word of two or more characters that CC-CEDICT
+    lists (不及格, 不用). "did not learn" / "learned" share a verb, not a meaning: not lexicalised."""
+    from . import lexicon
+
+    if not _negation_count(words):
+        return True
+    if any(_HAN.match(w) for w in words):
+        return all(len(w) >= 2 and lexicon.is_chinese_word(w) for w in words if _negation_count((w,)))
+    return lexicon.is_phrase(words)
+
+
+def _negation_count(words: tuple[str, ...]) -> int:
+    """Negations in a stretch of words, counted as `_facts` counts them."""
+    english = sum(1 for w in words if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
+    return english + _chinese_negations(tuple(w for w in words if _HAN.match(w)))
 
 
 def _never_close(x: str, y: str) -> bool:
@@ -1085,9 +1199,10 @@ def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) 
 # A memory longer than this many words is not looked at by the one-word pass (its other passes
 # still see it): one word of 60 changes too little for the n-grams to miss the pair anyway.
 SUBSTITUTION_MAX_WORDS = 60
-# A stretch of one or two words is blanked: a phrasal verb or a compound replaced by one word
-# ("turned down" / "declined", "vacuum cleaner" / "hoover") pairs too.
-SUBSTITUTION_WIDTHS = (1, 2)
+# A stretch of one to three words is blanked: a phrasal verb, a compound or an idiom replaced by
+# one word ("turned down" / "declined", "vacuum cleaner" / "hoover", "out of work" / "unemployed",
+# "cut down on" / "reduce") pairs too.
+SUBSTITUTION_WIDTHS = (1, 2, 3)
 
 
 def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:

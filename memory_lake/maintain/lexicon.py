@@ -219,6 +219,13 @@ def is_lemma(form: str) -> bool:
     return bool(_bases(form, "noun"))
 
 
+def is_phrase(words: tuple[str, ...]) -> bool:
+    """Whether WordNet lists the whole stretch (joined by ``_``, any inflection, any part of
+    speech) as one word: "in no time", "no doubt", "take off"; not "did not learn"."""
+    form = "_".join(w.replace("’", "'") for w in words if w)
+    return bool(form) and any(_bases(form, pos) for pos in _POS)
+
+
 def is_chinese_word(word: str) -> bool:
     """Whether CC-CEDICT lists `word` (a lexicalised word: 十分 "very", 万一 "in case"; not a
     phrase a numeral makes with a measure word, 三年级, 两千块). False without the dictionary."""
@@ -543,7 +550,7 @@ def _is_chinese(words: tuple[str, ...]) -> bool:
 def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
     a, b = _english_synsets(left), _english_synsets(right)
     if not a or not b:
-        variety = _variety_synonyms(left, right)
+        variety = _variety_synonyms(left, right) or _shortened(left, right)
         return ("synonym", variety) if variety else None
     for synset in a:
         if _antonym_links(*synset) & b.keys():
@@ -568,7 +575,7 @@ def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
         linked = sorted(t for t in _near_links(*synset) & b.keys() if a[synset] < NEAR_SENSES and b[t] < NEAR_SENSES)
         if linked:
             return "synonym", f"wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
-    variety = _variety_synonyms(left, right)
+    variety = _variety_synonyms(left, right) or _shortened(left, right)
     return ("synonym", variety) if variety else None
 
 
@@ -651,6 +658,20 @@ def _breame() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
                     if own:
                         only.setdefault(term, set()).add(other)
 
+    def co_listed(gloss: str) -> None:
+        # "rubbish: (US: garbage, trash)": the words one parenthetical lists are one thing
+        for listed in _OTHER_VARIETY.findall(" ".join(gloss.split())):
+            items = [item for item in _items(listed) if _word_item(item, 3)]
+            link(items, items, own=False)
+
+    for glossary in (data["british_terms_constants"].BRITISH_ENGLISH_ONLY_TERMS,
+                     data["american_terms_constants"].AMERICAN_ENGLISH_ONLY_TERMS):
+        for gloss in glossary.values():
+            co_listed(gloss)
+    for senses in data["meaning_constants"].DIFFERENT_MEANINGS_US_UK_COMMON.values():
+        for variety, gloss in senses.items():
+            if variety != "Common" and isinstance(gloss, str):
+                co_listed(gloss)
     for glossary in (data["british_terms_constants"].BRITISH_ENGLISH_ONLY_TERMS,
                      data["american_terms_constants"].AMERICAN_ENGLISH_ONLY_TERMS):
         for key, gloss in glossary.items():
@@ -693,6 +714,37 @@ def _variety_synonyms(left: tuple[str, ...], right: tuple[str, ...]) -> str | No
                     synset = sorted(shared)[0]
                     return f"breame {form} '{other}' -> wordnet {synset[0]} {synset[1]:08d}"
     return None
+
+
+_ACRONYM_SKIPPED = frozenset({"and", "of", "the", "&", "for"})
+
+
+def _shortened(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    """Why one stretch is a short form of the other, or None:
+    - an acronym: one word of two to five letters spelling the initials of the other's words (HR /
+      human resources, DM / direct message; "and", "of", "the" may be skipped: R&D);
+    - a clipping: word by word, each either equal or a beginning of the other that WordNet does not
+      know as a word of its own (app / application, sci fi / science fiction). A clipping WordNet
+      knows is a word of its own: car / carpet, pen / penguin."""
+    for short, long in ((left, right), (right, left)):
+        if len(short) == 1 and 2 <= len(long) <= 5 and short[0].isalpha() and 2 <= len(short[0]) <= 5:
+            initials = "".join(w[0] for w in long if w)
+            kept = "".join(w[0] for w in long if w and w not in _ACRONYM_SKIPPED)
+            if short[0] in (initials, kept) and all(w.isalpha() for w in long):
+                return f"acronym {short[0]}/{' '.join(long)}"
+    if len(left) != len(right) or left == right:
+        return None
+    clipped = []
+    for x, y in zip(left, right):
+        if x == y:
+            continue
+        short, long = (x, y) if len(x) < len(y) else (y, x)
+        if not (short.isalpha() and long.isalpha() and long.startswith(short) and len(short) >= (2 if len(left) > 1 else 3)):
+            return None
+        if any(_bases(short, pos) for pos in _POS) or not any(_bases(long, pos) for pos in _POS):
+            return None
+        clipped.append(f"{short}/{long}")
+    return f"clipping {' '.join(clipped)}" if clipped else None
 
 
 def _stripped(x: str, y: str) -> list[tuple[str, str]]:
@@ -771,6 +823,63 @@ def _chinese_antonym(table: dict, x: str, y: str) -> tuple[str, str] | None:
     return None
 
 
+# Aspect particles a verb takes inside itself (当过兵 is 当兵 "serve in the army" with 过).
+_ASPECT = "过了着"
+
+
+def _without_aspect(word: str, table: dict, cilin: dict) -> str:
+    """`word` without an aspect particle inside it, when that leaves a word the dictionaries list
+    (当过兵 -> 当兵, 参过军 -> 参军, 见了面 -> 见面); else `word` unchanged."""
+    if len(word) < 3:
+        return word
+    for i in range(1, len(word) - 1):
+        if word[i] in _ASPECT:
+            plain = word[:i] + word[i + 1:]
+            if plain in table or plain in cilin or plain in _cilin_any():
+                return plain
+    return word
+
+
+def _abbreviation(long_words: tuple[str, ...], short_words: tuple[str, ...]) -> str | None:
+    """Why the short stretch is the usual abbreviation of the long one, or None: a Chinese name of
+    words of two or more characters shortened to one character of each, in order, starting with
+    the first (社会保险 -> 社保, 网上购物 -> 网购, 南京大学 -> 南大, 世界博览会 -> 世博会). The
+    parts are jieba's words of the long stretch, or (one word of four or six characters) its
+    two-character halves when CC-CEDICT lists each (南京 + 大学); a last part of one character
+    stays whole (会). Never a word inside the long form (手机壳 -> 手机 is another thing)."""
+    long, short = "".join(long_words), "".join(short_words)
+    if not (4 <= len(long) <= 6 and 2 <= len(short) <= 3) or short in long or short[0] != long[0]:
+        return None
+    if not all("\u3400" <= c <= "\u9fff" for c in long + short):
+        return None
+    parts = [w for w in long_words if w]
+    if len(parts) == 1:
+        table = _cedict() or {}
+        parts = [long[i:i + 2] for i in range(0, len(long), 2)]
+        if not all(part in table for part in parts if len(part) == 2):
+            return None
+    if len(parts) != len(short) or any(len(part) < 2 for part in parts[:-1]):
+        return None
+    if all(c in part for c, part in zip(short, parts)):
+        return f"abbreviation {short}/{long}"
+    return None
+
+
+def head_sense(x: str, y: str) -> bool:
+    """Whether CC-CEDICT gives one Chinese word a sense that is the last word of a longer sense of
+    the other: 室友 "roommate" / 舍友 "dormitory roommate" name one person by a wider and a narrower
+    word, as "truck" and "lorry" do. Not a synonym by itself: it lifts the one-character veto
+    (`dedup._single_character_change`) so that the models judge the pair."""
+    table = _cedict() or {}
+    sx, sy = table.get(x, frozenset()), table.get(y, frozenset())
+    for first, second in ((sx, sy), (sy, sx)):
+        for sense in second:
+            words = sense.split()
+            if len(words) >= 2 and words[-1] in first:
+                return True
+    return False
+
+
 def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
     """By CC-CEDICT: antonyms when their English senses are antonyms in WordNet; synonyms when
     they share a sense, or (words of two or more characters) when their English senses share one
@@ -781,7 +890,10 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
     if table is None:
         return None
     cilin = _cilin()
-    for x, y in _stripped("".join(left), "".join(right)):
+    joined = ("".join(left), "".join(right))
+    plain = (_without_aspect(joined[0], table, cilin), _without_aspect(joined[1], table, cilin))
+    pairs = _stripped(*joined) + (_stripped(*plain) if plain != joined else [])
+    for x, y in pairs:
         if x == y:
             continue
         if cross_referenced(x, y):
@@ -820,7 +932,8 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
             linked = sorted(_near_links(*synset) & ey)
             if linked:
                 return "synonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
-    return None
+    abbreviated = _abbreviation(left, right) or _abbreviation(right, left)
+    return ("synonym", abbreviated) if abbreviated else None
 
 
 @functools.lru_cache(maxsize=50_000)

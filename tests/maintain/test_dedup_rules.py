@@ -399,3 +399,87 @@ def test_a_quantity_in_chinese_words_added_or_dropped_is_new_detail():
     assert contradiction("用户去成都出差，要待三天。", "用户去成都出差。", close=close) == CHANGED_VALUE
     # a dictionary word that only holds a numeral states no quantity (十分 "very", 万一 "in case")
     assert [w for w in ("三年级", "两千块", "六岁", "十分", "万一", "千万", "一起") if _counted(w)] == ["三年级", "两千块", "六岁"]
+
+
+def test_a_stretch_of_up_to_three_words_replaced_by_one_is_a_candidate():
+    """"out of work" / "unemployed": three words against one. The near pass misses such short
+    pairs, so the substitution pass blanks stretches of one to three words; four replaced words
+    are left to the other passes."""
+    three = pl.DataFrame({"row": [0, 1], "scope": [1, 1],
+                          "text": ["user has been unemployed since june", "user has been out of work since june"]})
+    assert substitution_pairs(three).to_dicts() == [{"a": 0, "b": 1, "score": 0.875}]
+    four = pl.DataFrame({"row": [0, 1], "scope": [1, 1],
+                         "text": ["user has been unemployed since june", "user has been without a steady job since june"]})
+    assert substitution_pairs(four).height == 0
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("用户的丈夫比她大五岁", "用户比她丈夫大五岁"),
+    ("用户的哥哥比她高", "用户比她哥哥高"),
+])
+def test_two_sides_of_a_comparison_changing_places_is_a_contradiction(a, b):
+    """Who is older flips; the pronoun on the other side (她) is no content word, so `_swap`'s
+    "a word stays between them" never held (blind set J merged the first)."""
+    assert contradiction(a, b, close=lambda x, y: True).startswith("swap ")
+    assert contradiction("用户的丈夫比她大五岁", "用户的丈夫比她大五岁。") is None
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    # a negation inside one dictionary word equal to the other side's word: a rewording
+    ("用户大一时高数不及格，后来重修才过", "用户大一时高数挂科，后来重修才过", None),   # 不及格 / 挂科 "fail"
+    ("用户说不用客气", "用户说甭客气", None),                                           # 甭 "contraction of 不用"
+    ("用户说周末可以", "用户说周末不行", "negation"),     # 可以 "not bad" ~ 不行 "be no good": WordNet only
+    # a negation beside a word is still a negation, whatever the verb
+    ("User learned the software", "User did not learn the software", "negation"),
+    ("用户喜欢香菜", "用户不喜欢香菜", "negation"),
+    ("用户有车", "用户没有车", "negation"),
+])
+def test_a_negation_inside_a_word_the_dictionary_equates_is_no_negation(a, b, expected):
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+    assert contradiction(b, a, close=lambda x, y: True) == expected
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("User reads a lot of fiction", "User reads a lot of crime fiction"),
+    ("User buys milk every week", "User buys oat milk every week"),
+    ("用户中午吃了鱼", "用户中午吃了鲫鱼"),
+])
+def test_a_noun_put_before_a_noun_names_a_narrower_thing(a, b):
+    """More specific, not a rewording (blind set J merged the first); the models put it close."""
+    assert contradiction(a, b, close=lambda x, y: True) == CHANGED_VALUE
+    assert contradiction(b, a, close=lambda x, y: True) == CHANGED_VALUE
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("User bought a car", "User bought a new car"),                  # an adjective: the thresholds decide
+    ("用户已经预订了下周六的餐厅", "用户已经订了下周六的餐厅"),           # 预订 / 订: verbs, not a narrower thing
+    ("用户打算下周去修手机", "用户打算下周去维修手机"),
+])
+def test_an_adjective_or_a_verb_ending_in_the_other_is_no_narrower_thing(a, b):
+    assert contradiction(a, b, close=lambda x, y: True) is None
+
+
+def test_chinese_abbreviations_acronyms_and_clippings_are_short_forms():
+    assert lexicon.relation(("网上", "购物"), ("网购",)) == ("synonym", "abbreviation 网购/网上购物")
+    assert lexicon.relation(("高速铁路",), ("高铁",)) == ("synonym", "abbreviation 高铁/高速铁路")   # 高速 + 铁路
+    assert lexicon.relation(("南京大学",), ("南大",))[0] == "synonym"          # CC-CEDICT lists it too
+    assert lexicon.relation(("human", "resources"), ("hr",)) == ("synonym", "acronym hr/human resources")
+    assert lexicon.relation(("app",), ("application",)) == ("synonym", "clipping app/application")
+    assert lexicon.relation(("sci", "fi"), ("science", "fiction"))[0] == "synonym"
+    # not short forms: a word inside the long form, parts that are no words, clippings WordNet knows
+    assert lexicon.relation(("手机壳",), ("手机",)) is None
+    assert lexicon.relation(("打", "羽毛球"), ("打球",)) is None            # 打羽 / 毛球 are no words
+    assert lexicon.relation(("car",), ("carpet",)) is None
+    assert lexicon.relation(("pen",), ("penguin",)) is None
+
+
+def test_an_aspect_particle_inside_a_verb_is_set_aside_in_a_lookup():
+    assert lexicon.relation(("当过兵",), ("参过", "军")) == ("synonym", "cilin 当兵/参军 Hj22C01")
+
+
+def test_a_wider_word_for_one_thing_lifts_the_one_character_veto():
+    """室友 "roommate" / 舍友 "dormitory roommate": one character apart, but CC-CEDICT names one by
+    the other's head word, so the models judge the pair; 表哥 / 堂哥 (two cousins) stay apart."""
+    assert lexicon.head_sense("室友", "舍友") and not lexicon.head_sense("表哥", "堂哥")
+    assert contradiction("用户和大学室友还保持着联系", "用户和大学舍友还保持着联系", close=lambda x, y: True) is None
+    assert contradiction("用户的表哥在深圳工作", "用户的堂哥在深圳工作", close=lambda x, y: True) == CHANGED_VALUE
