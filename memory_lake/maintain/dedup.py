@@ -718,6 +718,7 @@ def _narrowed(norm_a: str, norm_b: str) -> bool:
         if tag in ("insert", "delete") and not x and len(y) == 1 and after:
             word, head = y[0], after[0]
             if (word.isalpha() and word.isascii() and word not in ENGLISH_STOP_WORDS
+                    and re.search(rf"\b{word} {head}\b", norm_a if tag == "delete" else norm_b)
                     and lexicon.is_lemma(word) and lexicon.is_lemma(head) and not lexicon.is_adjective(word)):
                 return True
         if tag == "replace" and len(x) == 1 and len(y) == 1 and _HAN.match(x[0]) and _HAN.match(y[0]):
@@ -1203,6 +1204,9 @@ SUBSTITUTION_MAX_WORDS = 60
 # one word ("turned down" / "declined", "vacuum cleaner" / "hoover", "out of work" / "unemployed",
 # "cut down on" / "reduce") pairs too.
 SUBSTITUTION_WIDTHS = (1, 2, 3)
+# The words a text must keep around a blanked stretch of that width: three blanked words of "User
+# loves going hiking" leave one, and would pair it with anything that ends in "hiking".
+SUBSTITUTION_KEPT = {3: 4}
 
 
 def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
@@ -1239,7 +1243,8 @@ def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
     positions = words.filter(pl.col("n").is_between(2, SUBSTITUTION_MAX_WORDS)).with_columns(
         i=pl.int_ranges(0, "n")).explode("i")
     keyed = pl.concat([
-        positions.filter(pl.col("i") + width <= pl.col("n")).select("row", key=pl.struct(
+        positions.filter((pl.col("i") + width <= pl.col("n"))
+                         & (pl.col("n") - width >= SUBSTITUTION_KEPT.get(width, 0))).select("row", key=pl.struct(
             "scope",
             prefix=pl.col("h").list.slice(0, pl.col("i")),
             suffix=pl.col("h").list.slice(pl.col("i") + width, pl.col("n"))).hash(seed=12))

@@ -146,23 +146,26 @@ def test_the_nightly_dedup_merges_paraphrases_in_both_languages_and_files_contra
     assert len(filed) >= 8
 
 
-def test_the_one_word_pass_pairs_texts_that_differ_in_one_stretch_of_at_most_two_words():
+def test_the_one_word_pass_pairs_texts_that_differ_in_one_stretch_of_at_most_three_words():
     import polars as pl
 
     from memory_lake.maintain.dedup import substitution_pairs
 
-    frame = pl.DataFrame({"row": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "scope": [1, 1, 1, 1, 2, 1, 1, 1, 1, 1], "text": [
+    frame = pl.DataFrame({"row": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "scope": [1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1], "text": [
         "User wants to replace the old couch", "User wants to replace the old sofa",   # one word: a pair
         "胡军从来不吃香菜。", "胡军从来不吃芫荽。",                                          # Chinese, cut by jieba
         "User wants to replace the old sofa",                                          # another scope: never
         "User wants to replace the old couch today",   # to row 0 a word added: not here; to row 1 a
                                                        # stretch of two ("sofa" / "couch today"): a pair
-        "User wants to buy a new sofa",                                                # three words: not here
+        "User wants to buy a new sofa",                # to row 1 three words ("replace the old"): a pair
         "Hi",                                                                          # one word: no key
         "User wants to replace an old couch",          # a stop word replaced ("the" / "an"): a pair of row 0
-        "User wants to replace an antique couch",      # to row 0 "the old" / "an antique": a pair
+        "User wants to replace an antique couch",      # to row 0 "the old" / "an antique": a pair; to
+                                                       # row 1 "the old sofa" / "an antique couch"
+        "User wants to get rid of a sofa",             # to row 1 four words: not here
     ]})
     assert substitution_pairs(frame).sort("a", "b").rows() == [
         (0, 1, pytest.approx(6 / 7)), (0, 8, pytest.approx(6 / 7)), (0, 9, pytest.approx(6 / 7)),
-        (1, 5, 0.875), (2, 3, 0.75), (8, 9, pytest.approx(6 / 7))]
+        (1, 5, 0.875), (1, 6, pytest.approx(6 / 7)), (1, 8, pytest.approx(6 / 7)), (1, 9, pytest.approx(6 / 7)),
+        (2, 3, 0.75), (8, 9, pytest.approx(6 / 7))]
     assert substitution_pairs(frame.clear()).height == 0
