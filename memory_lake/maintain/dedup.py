@@ -701,6 +701,35 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
     return None
 
 
+# Where one clause ends and another begins: a memory that adds a clause of its own adds a fact.
+# Not a colon ("Reminder: meeting at 3pm" is one clause), nor a full stop inside 3.5 or a.m.
+_CLAUSE_BREAK = re.compile(r"(?:[,，;；。!！?？、]|\.(?=\s|$))+")
+
+
+def _new_clause(norm_a: str, norm_b: str) -> bool:
+    """Whether one text has a clause none of whose fact-bearing words (``_detail_word``) the other
+    text has: "用户的丈夫在银行工作，经常出差" / "用户的丈夫在银行工作" (blind set K merged it: one
+    new verb, 出差, was left to the thresholds)."""
+    whole = {norm_a: set(_phrase_words(norm_a)), norm_b: set(_phrase_words(norm_b))}
+    count = {text: len([c for c in _CLAUSE_BREAK.split(text) if c.strip()]) for text in (norm_a, norm_b)}
+    for text, other in ((norm_a, norm_b), (norm_b, norm_a)):
+        clauses = [c for c in _CLAUSE_BREAK.split(text) if c.strip()]
+        if len(clauses) <= count[other]:
+            continue                                      # a clause reworded in place is no new one
+        for clause in clauses:
+            words = [w for w in _phrase_words(clause) if not w[:1].isdigit() and _content_word(w)]
+            if words and not any(w in whole[other] or any(w in o or o in w for o in whole[other] if len(o) > 1)
+                                 for w in words):
+                return True
+    return False
+
+
+def _content_word(word: str) -> bool:
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+
+    return word not in ENGLISH_STOP_WORDS and word not in CHINESE_STOP_WORDS and _detail_word(word)
+
+
 def _narrowed(norm_a: str, norm_b: str) -> bool:
     """Whether one text names a narrower kind of a thing the other names, by one noun put before
     it: "reads fiction" / "reads crime fiction", "buys milk" / "buys oat milk", 喝茶 / 喝绿茶 (a
@@ -746,7 +775,7 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     fa, fb = _facts(a), _facts(b)
     spans, added, stretches, following = _replaced_spans(fa, fb, window, set(left) | set(right),
                                                          _entities(a) | _entities(b))
-    if added >= ADDED_DETAIL_WORDS or _narrowed(fa.text, fb.text):
+    if added >= ADDED_DETAIL_WORDS or _narrowed(fa.text, fb.text) or _new_clause(fa.text, fb.text):
         return CHANGED_VALUE
     if not left or not right:
         return None

@@ -823,6 +823,8 @@ def _chinese_antonym(table: dict, x: str, y: str) -> tuple[str, str] | None:
     return None
 
 
+# Words that only strengthen the word after them (非常吝啬 "very stingy" against 一毛不拔 "stingy").
+INTENSIFIERS = frozenset("很 非常 十分 特别 挺 太 真 比较 相当 极其 格外 特 超 好".split())
 # Aspect particles a verb takes inside itself (当过兵 is 当兵 "serve in the army" with 过).
 _ASPECT = "过了着"
 
@@ -893,6 +895,9 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
     joined = ("".join(left), "".join(right))
     plain = (_without_aspect(joined[0], table, cilin), _without_aspect(joined[1], table, cilin))
     pairs = _stripped(*joined) + (_stripped(*plain) if plain != joined else [])
+    bare = ("".join(w for w in left if w not in INTENSIFIERS), "".join(w for w in right if w not in INTENSIFIERS))
+    if bare != joined and all(bare):
+        pairs += _stripped(*bare)                          # 非常吝啬 is looked up as 吝啬 too
     for x, y in pairs:
         if x == y:
             continue

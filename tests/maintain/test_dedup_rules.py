@@ -483,3 +483,16 @@ def test_a_wider_word_for_one_thing_lifts_the_one_character_veto():
     assert lexicon.head_sense("室友", "舍友") and not lexicon.head_sense("表哥", "堂哥")
     assert contradiction("用户和大学室友还保持着联系", "用户和大学舍友还保持着联系", close=lambda x, y: True) is None
     assert contradiction("用户的表哥在深圳工作", "用户的堂哥在深圳工作", close=lambda x, y: True) == CHANGED_VALUE
+
+
+def test_a_clause_of_its_own_is_a_new_fact_a_clause_reworded_in_place_is_not():
+    """"在银行工作，经常出差" adds a clause whose one fact-bearing word (出差) the other text lacks:
+    blind set K merged it. A clause whose word is replaced in place (特别累 / 特别乏) is judged
+    like any replaced word."""
+    assert contradiction("用户的丈夫在银行工作，经常出差。", "用户的丈夫在银行工作。", close=lambda x, y: True) == CHANGED_VALUE
+    assert contradiction("用户在杭州工作，住在滨江。", "用户在杭州工作。", close=lambda x, y: True) == CHANGED_VALUE
+    assert contradiction("用户对花粉过敏，春天出门必须戴口罩", "用户对花粉过敏，春天出门必须戴口罩。") is None
+
+
+def test_an_intensifier_is_set_aside_when_a_chinese_stretch_is_looked_up():
+    assert lexicon.relation(("一毛不拔",), ("非常", "吝啬")) == ("synonym", "cilin 一毛不拔/吝啬 Ee35D01")
