@@ -811,6 +811,45 @@ def _cedict_disagrees(table: dict, x: str, y: str) -> bool:
     return not (sx & sy) and not (_pivot(frozenset(sx)) & _pivot(frozenset(sy)))
 
 
+_GLOSS_FILLER = frozenset({"sb", "sth", "be", "get", "one's", "sb's", "sth's", "oneself"})
+
+
+@functools.lru_cache(maxsize=1)
+def _verb_glosses() -> dict[str, frozenset[frozenset[str]]]:
+    """Chinese word -> its CC-CEDICT senses that are verbs ("to pass an entrance exam"), each as
+    the base forms of its content words ({pass, entrance, exam})."""
+    from ..search import ENGLISH_STOP_WORDS
+
+    found: dict[str, set[frozenset[str]]] = {}
+    for word, raws in _cedict_entries():
+        for raw in raws:
+            for part in raw.split(";"):
+                text = _BRACKETS.sub("", part.lower()).strip(" .,;")
+                if not text.startswith("to "):
+                    continue
+                words = [w for w in re.findall(r"[a-z][a-z'-]*", text[3:])
+                         if w not in ENGLISH_STOP_WORDS and w not in _GLOSS_FILLER]
+                bases = frozenset(min(_bases(w, "verb") or _bases(w, "noun") or {w}) for w in words)
+                if bases:
+                    found.setdefault(word, set()).add(bases)
+    return {word: frozenset(glosses) for word, glosses in found.items()}
+
+
+def _verb_within(x: str, y: str) -> str | None:
+    """Two Chinese verbs whose CC-CEDICT senses say the same thing, one perhaps with more words:
+    考取 "to pass an entrance exam" / 考上 "to pass a university entrance exam", 报账 "to submit
+    accounts" / 报销 "to submit an expense account". Base forms compared; a sense of one content
+    word must be the other's whole sense (one word inside a longer sense, "play" in "play the
+    piano", is not enough). Verbs only: among nouns a shorter gloss names a wider thing (馒头
+    "steamed bun" / 包子 "steamed stuffed bun")."""
+    table = _verb_glosses()
+    for a in sorted(table.get(x, ()), key=sorted):
+        for b in sorted(table.get(y, ()), key=sorted):
+            if a == b or (len(a) >= 2 and a <= b) or (len(b) >= 2 and b <= a):
+                return f"'{' '.join(sorted(a))}' ~ '{' '.join(sorted(b))}'"
+    return None
+
+
 def _chinese_antonym(table: dict, x: str, y: str) -> tuple[str, str] | None:
     sx, sy = table.get(x), table.get(y)
     if not sx or not sy:
@@ -930,6 +969,9 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
             return "synonym", f"cedict {x}/{y} '{shared[0]}'"
         if len(x) < 2 or len(y) < 2:
             continue
+        verbs = _verb_within(x, y)
+        if verbs:
+            return "synonym", f"cedict {x}/{y} {verbs}"
         both = sorted(ex & ey)
         if both:
             return "synonym", f"cedict {x}/{y} -> wordnet {both[0][0]} {both[0][1]:08d}"

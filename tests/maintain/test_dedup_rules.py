@@ -496,3 +496,16 @@ def test_a_clause_of_its_own_is_a_new_fact_a_clause_reworded_in_place_is_not():
 
 def test_an_intensifier_is_set_aside_when_a_chinese_stretch_is_looked_up():
     assert lexicon.relation(("一毛不拔",), ("非常", "吝啬")) == ("synonym", "cilin 一毛不拔/吝啬 Ee35D01")
+
+
+@pytest.mark.parametrize(("x", "y"), [("考上", "考取"), ("报销", "报账")])
+def test_two_chinese_verbs_whose_senses_say_the_same_are_synonyms(x, y):
+    """考取 "to pass an entrance exam" inside 考上 "to pass a university entrance exam"."""
+    assert lexicon.relation((x,), (y,))[0] == "synonym"
+
+
+@pytest.mark.parametrize(("x", "y"), [("包子", "馒头"), ("弹钢琴", "玩"), ("买", "卖")])
+def test_a_shorter_noun_gloss_or_one_shared_verb_is_not_a_synonym(x, y):
+    """馒头 "steamed bun" is inside 包子 "steamed stuffed bun", but nouns are not read this way;
+    "play" alone inside "play the piano" is not enough; 买 / 卖 stay antonyms."""
+    assert (lexicon.relation((x,), (y,)) or ("none",))[0] != "synonym"
