@@ -703,6 +703,7 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
 
 # Where one clause ends and another begins: a memory that adds a clause of its own adds a fact.
 # Not a colon ("Reminder: meeting at 3pm" is one clause), nor a full stop inside 3.5 or a.m.
+_BRACKETED = re.compile(r"\([^()]*\)|（[^（）]*）")
 _CLAUSE_BREAK = re.compile(r"(?:[,，;；。!！?？、]|\.(?=\s|$))+")
 
 
@@ -710,6 +711,8 @@ def _new_clause(norm_a: str, norm_b: str) -> bool:
     """Whether one text has a clause none of whose fact-bearing words (``_detail_word``) the other
     text has: "用户的丈夫在银行工作，经常出差" / "用户的丈夫在银行工作" (blind set K merged it: one
     new verb, 出差, was left to the thresholds)."""
+    # a note in brackets ("... last week. (confirmed)", "（已确认）") annotates; it is no clause
+    norm_a, norm_b = _BRACKETED.sub(" ", norm_a), _BRACKETED.sub(" ", norm_b)
     whole = {norm_a: set(_phrase_words(norm_a)), norm_b: set(_phrase_words(norm_b))}
     count = {text: len([c for c in _CLAUSE_BREAK.split(text) if c.strip()]) for text in (norm_a, norm_b)}
     for text, other in ((norm_a, norm_b), (norm_b, norm_a)):
