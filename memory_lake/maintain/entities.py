@@ -684,11 +684,13 @@ def list_entities(lake, *, tenant: str | None = None, agent: str | None = None, 
         if memories == 0:
             notes.append(f"no entities in {scope}: it has no active memories")
         elif read == 0:
-            notes.append(f"no entities in {scope}: its {memories} memories were not read for entities yet "
+            its = "its one memory was" if memories == 1 else f"its {memories} memories were"
+            notes.append(f"no entities in {scope}: {its} not read for entities yet "
                          f"(the nightly run's extract_entities step does it: memory-lake run nightly)")
         else:
-            notes.append(f"no entities in {scope}: none of its {memories} memories names a person, place, "
-                         f"organisation or thing")
+            its = "its one memory names" if memories == 1 else f"none of its {memories} memories names"
+            what = "no person, place, organisation or thing" if memories == 1 else "a person, place, organisation or thing"
+            notes.append(f"no entities in {scope}: {its} {what}")
     return {"entities": entities, "notes": notes}
 
 

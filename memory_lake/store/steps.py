@@ -31,11 +31,28 @@ class StepReport:
 
     @property
     def summary(self) -> str:
-        return ", ".join(f"{v} {self.labels.get(k, k.replace('_', ' '))}" for k, v in self.counts.items()) or "nothing to do"
+        return ", ".join(f"{v} {_counted(v, self.labels.get(k, k.replace('_', ' ')))}"
+                         for k, v in self.counts.items()) or "nothing to do"
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "as_of": iso(self.as_of), "run_id": self.run_id, "counts": self.counts,
                 "details": self.details, "summary": self.summary}
+
+
+_SINGULAR = {"memories": "memory", "summaries": "summary", "entities": "entity", "copies": "copy"}
+
+
+def _counted(n: int, label: str) -> str:
+    """`label` read after the count `n`: a leading plural noun is singular after 1 ("1 tenant",
+    "1 file", "1 memory"), other labels ("1 merged exact", "1 missing before") as they are."""
+    if n != 1:
+        return label
+    first, space, rest = label.partition(" ")
+    if first in _SINGULAR:
+        first = _SINGULAR[first]
+    elif len(first) > 3 and first.endswith("s") and not first.endswith(("ss", "us", "is")):
+        first = first[:-1]
+    return first + space + rest
 
 
 def tenant_limits(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:

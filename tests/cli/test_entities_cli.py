@@ -63,8 +63,8 @@ def test_entities_for_people(capsys, tmp_path):
 def test_entities_empty_scopes_say_why(capsys, tmp_path):
     lake = lake_with_alice(tmp_path)
     code, out, _ = run(capsys, "--lake", lake, "entities", "--tenant", "acme", "--user", "u2")
-    assert (code, out.strip()) == (0, "0 entities: no entities in scope tenant acme, user u2: none of its 1 memories "
-                                      "names a person, place, organisation or thing")
+    assert (code, out.strip()) == (0, "0 entities: no entities in scope tenant acme, user u2: its one memory names "
+                                      "no person, place, organisation or thing")
     code, out, _ = run(capsys, "--lake", lake_with_alice(tmp_path / "fresh", extract=False), "entities", "--json")
     assert code == 0
     assert json.loads(out) == {"entities": [], "notes": [
