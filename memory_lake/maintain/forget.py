@@ -842,7 +842,7 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
            user: str | None = None, operator: str = "user", reason: str | None = None,
            as_of: datetime | str | None = None, run_id: str | None = None, source: str | None = None,
            scrub: bool = True, compact: bool = True, record: bool = True,
-           wait_s: float = FORGET_WAIT_S) -> dict[str, Any]:
+           wait_s: float | None = None) -> dict[str, Any]:
     """Forget memories by id, or every memory of a scope, everywhere the lake holds their text.
 
     Targets: the given `ids` (narrowed to `tenant` / `agent` / `user` when given: an id outside
@@ -861,10 +861,13 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
     another process holds the lake, the request is queued instead and the result is
     ``{"queued": path}`` (applied first by the next run, see ``decisions.apply_decisions``).
     `source` names the request in history (a decision file); `scrub`, `compact` and `record` (a
-    ``runs`` row) let a batch of forgets do those once.
+    ``runs`` row) let a batch of forgets do those once. `wait_s`: how long to wait for a finishing
+    reader before queueing; $MEMORY_LAKE_WAIT_S, else FORGET_WAIT_S (10 s).
     """
     from ..ingest import IMPORTANT_NEEDS_USER
+    from ..store.lake import write_wait_s
 
+    wait_s = write_wait_s(FORGET_WAIT_S) if wait_s is None else wait_s
     as_of = resolve_as_of(as_of)
     ids = _check_request(ids, tenant, operator, reason)
     if not lake.held_here() and lake.is_busy():

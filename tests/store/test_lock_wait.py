@@ -153,3 +153,17 @@ def test_a_bad_memory_lake_wait_s_is_one_line_and_exit_2(tmp_path, capsys, monke
     code = main(["--lake", str(lake.root), "publish"])
     assert (code, capsys.readouterr().err) == (2, f"error: MEMORY_LAKE_WAIT_S={value!r} is not a number of seconds: "
                                                   "set it to e.g. 30 (0 = do not wait), or unset it to wait up to 600 s\n")
+
+
+def test_forget_reads_memory_lake_wait_s_too(tmp_path, capsys, monkeypatch):
+    """Stranger's leftover: forget waited its own 10 s whatever MEMORY_LAKE_WAIT_S said; a bad
+    value is now the same one line, and a good one is the wait."""
+    from memory_lake.maintain import forget
+
+    lake = published_lake(tmp_path, versions=1)
+    monkeypatch.setenv("MEMORY_LAKE_WAIT_S", "abc")
+    code = main(["--lake", str(lake.root), "forget", "m-0", "--reason", "test"])
+    assert (code, capsys.readouterr().err) == (2, "error: MEMORY_LAKE_WAIT_S='abc' is not a number of seconds: "
+                                                  "set it to e.g. 30 (0 = do not wait), or unset it to wait up to 10 s\n")
+    monkeypatch.setenv("MEMORY_LAKE_WAIT_S", "0")
+    assert forget(lake, ids=["m-0"], reason="test", as_of=AS_OF + timedelta(days=2))["forgotten"] == ["m-0"]
