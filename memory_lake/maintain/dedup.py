@@ -555,6 +555,12 @@ def _counted(word: str) -> bool:
         and not lexicon.is_chinese_word(word)
 
 
+def _quantified(words: tuple[str, ...]) -> bool:
+    """Whether a stretch states a number: digits, an English number word, a Chinese quantity
+    (``_counted``: 三次, not 十分 or the 一 of 一心一意)."""
+    return any(w[:1].isdigit() or w in _EN_NUMBERS or _counted(w) for w in words)
+
+
 # Opposing prefixes (increase / decrease, upgrade / downgrade, overpaid / underpaid) and negating
 # ones (able / unable, like / dislike): a word and its opposite share the rest.
 _OPPOSING_PREFIXES = (("in", "de"), ("in", "ex"), ("im", "ex"), ("up", "down"), ("over", "under"), ("pre", "post"),
@@ -789,6 +795,8 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     for (x, y), found in zip(stretches, relations):
         if found and found[0] == "antonym":
             return f"antonym {' '.join(x)}/{' '.join(y)}"
+        if not found and _quantified(x) != _quantified(y):
+            return CHANGED_VALUE                          # "several times" / "three times": a value given
     unexplained = [(x, y) for (x, y), found in zip(stretches, relations) if not found]
     explained = {w for (x, y), found in zip(stretches, relations) if found for w in x + y}
     # a word is explained when a stretch with a synonym holds it (also inside a token: "st" of "1st")
@@ -997,7 +1005,7 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     codes_a, codes_b = _codes(fa.text), _codes(fb.text)
     if codes_a and codes_b and codes_a != codes_b:
         return IDENTIFIER                                 # seat 14A / seat 14C: two seats
-    changed = _number_change(fa, fb)
+    changed = _number_change(fa, fb) if not _numeral_reworded(fa, fb) else None
     if changed:
         return changed
     units_a, units_b = _amounts_zh(fa.text), _amounts_zh(fb.text)
@@ -1055,6 +1063,31 @@ def _compared(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     if moved:
         return moved[0], next(iter(sorted(_COMPARISON_WORDS & (set(fa.sequence)))))
     return None
+
+
+def _numeral_reworded(fa: _Facts, fb: _Facts) -> bool:
+    """True when the numbers the two texts do not share all come from replaced stretches the
+    dictionaries call synonyms: a numeral inside a word is then its meaning, not a value (总共 /
+    一共 "altogether", 一起 / 一块儿 "together", 两个 / 俩). Only a shared sense, Cilin or a
+    cross-reference counts, as for negations (`_negation_reworded`)."""
+    from . import lexicon
+
+    if Counter(n.value for n in fa.numbers) == Counter(n.value for n in fb.numbers):
+        return False
+    sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
+    left, right = Counter(n.value for n in fa.numbers), Counter(n.value for n in fb.numbers)
+    for tag, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
+        if tag != "replace":
+            continue
+        x, y = sa[i1:i2], sb[j1:j2]
+        nx, ny = Counter(n.value for n in _numbers(" ".join(x))), Counter(n.value for n in _numbers(" ".join(y)))
+        if nx == ny:
+            continue
+        why = lexicon.synonyms(x, y)
+        if not why or " ~ " in why or "-> wordnet" in why:
+            return False
+        left, right = left - nx, right - ny
+    return left == right
 
 
 def _negation_reworded(a: str, b: str, fa: _Facts, fb: _Facts) -> bool:

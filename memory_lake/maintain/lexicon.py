@@ -183,6 +183,8 @@ def _english_forms(words: tuple[str, ...]) -> list[str]:
     forms = ["_".join(words)]
     if len(words) == 2:
         forms += ["-".join(words), "".join(words)]       # tight-fisted, tightfisted: read as two words
+    elif 3 <= len(words) <= 4:
+        forms.append("-".join(words))                    # out-of-date, up-to-date
     if len(words) > 1 and words[0] in _DETERMINERS:
         forms += _english_forms(words[1:])               # "a cash machine" is looked up as cash_machine
     trimmed = list(words)
@@ -739,6 +741,8 @@ def _shortened(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
         if x == y:
             continue
         short, long = (x, y) if len(x) < len(y) else (y, x)
+        if short.endswith("s") and long.endswith("s") and len(short) > 3:
+            short, long = short[:-1], long[:-1]           # carbs / carbohydrates: both plural
         if not (short.isalpha() and long.isalpha() and long.startswith(short) and len(short) >= (2 if len(left) > 1 else 3)):
             return None
         if any(_bases(short, pos) for pos in _POS) or not any(_bases(long, pos) for pos in _POS):

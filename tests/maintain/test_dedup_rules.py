@@ -509,3 +509,28 @@ def test_a_shorter_noun_gloss_or_one_shared_verb_is_not_a_synonym(x, y):
     """馒头 "steamed bun" is inside 包子 "steamed stuffed bun", but nouns are not read this way;
     "play" alone inside "play the piano" is not enough; 买 / 卖 stay antonyms."""
     assert (lexicon.relation((x,), (y,)) or ("none",))[0] != "synonym"
+
+
+def test_a_numeral_inside_a_word_the_dictionary_equates_is_no_value():
+    """总共 / 一共 "altogether" was read as a changed identifier (一 = 1; blind set L); 一起 /
+    一块儿 "together" and 两个 / 俩 likewise. A numeral beside its measure word still counts."""
+    assert contradiction("用户这次云南之行总共花了八千元", "用户这次云南之行一共花了八千元", close=lambda x, y: True) is None
+    assert contradiction("用户每周六和丈夫一起去买菜", "用户每周六和丈夫一块儿去买菜", close=lambda x, y: True) is None
+    assert contradiction("用户和朋友一起去了三次杭州", "用户和朋友一起去了四次杭州") == "number"
+    assert contradiction("用户买了一本书", "用户买了两本书", close=lambda x, y: True) == "number"
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("User does strength training several times a week", "User does strength training three times a week",
+     CHANGED_VALUE),                                    # a number where there was none: more specific (L)
+    ("用户每周去几次健身房", "用户每周去三次健身房", CHANGED_VALUE),
+    ("User swims twice a week", "User swims two times a week", None),   # a number on both sides
+])
+def test_a_number_given_where_there_was_none_is_new_detail(a, b, expected):
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+
+
+def test_hyphenated_phrases_and_plural_clippings_are_looked_up():
+    assert lexicon.relation(("outdated",), ("out", "of", "date"))[0] == "synonym"      # WordNet's out-of-date
+    assert lexicon.relation(("carbs",), ("carbohydrates",)) == ("synonym", "clipping carb/carbohydrate")
+    assert lexicon.relation(("cars",), ("carpets",)) is None
