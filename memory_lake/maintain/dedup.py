@@ -1030,9 +1030,12 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
         a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
         if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):
             return f"antonym {left}/{right}"
-    swapped = _swap(fa, fb) or _compared(fa, fb)
+    swapped = _swap(fa, fb)
     if swapped:
         return f"swap {swapped[0]}/{swapped[1]}"
+    compared = _compared(fa, fb)
+    if compared:
+        return f"comparison: {compared[0]} moved across {compared[1]}"
     return _rewording(a, b, close or _never_close, window)
 
 
