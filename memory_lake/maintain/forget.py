@@ -865,7 +865,7 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
     reader before queueing; $MEMORY_LAKE_WAIT_S, else FORGET_WAIT_S (10 s).
     """
     from ..ingest import IMPORTANT_NEEDS_USER
-    from ..store.lake import write_wait_s
+    from ..store import write_wait_s
 
     wait_s = write_wait_s(FORGET_WAIT_S) if wait_s is None else wait_s
     as_of = resolve_as_of(as_of)
