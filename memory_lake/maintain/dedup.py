@@ -1068,54 +1068,49 @@ def _compared(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     return None
 
 
-def _numeral_reworded(fa: _Facts, fb: _Facts) -> bool:
-    """True when the numbers the two texts do not share all come from replaced stretches the
-    dictionaries call synonyms: a numeral inside a word is then its meaning, not a value (总共 /
-    一共 "altogether", 一起 / 一块儿 "together", 两个 / 俩). Only a shared sense, Cilin or a
-    cross-reference counts, as for negations (`_negation_reworded`)."""
-    from . import lexicon
-
-    if Counter(n.value for n in fa.numbers) == Counter(n.value for n in fb.numbers):
-        return False
-    sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
-    left, right = Counter(n.value for n in fa.numbers), Counter(n.value for n in fb.numbers)
-    for tag, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
-        if tag != "replace":
-            continue
-        x, y = sa[i1:i2], sb[j1:j2]
-        nx, ny = Counter(n.value for n in _numbers(" ".join(x))), Counter(n.value for n in _numbers(" ".join(y)))
-        if nx == ny:
-            continue
-        why = lexicon.synonyms(x, y)
-        if not why or " ~ " in why or "-> wordnet" in why:
-            return False
-        left, right = left - nx, right - ny
-    return left == right
-
-
-def _negation_reworded(a: str, b: str, fa: _Facts, fb: _Facts) -> bool:
-    """True when the negations the two texts do not share all sit in replaced stretches the
-    dictionaries call synonyms: a negation word inside a word or idiom is its meaning, not a
-    negation of the fact (不及格 "fail" / 挂科 "fail", 甭 / 不用 "need not"). The negation
-    counts must differ only there: every other stretch keeps its count."""
+def _inside_equated_words(fa: _Facts, fb: _Facts, measure, whole: dict) -> bool:
+    """True when what `measure` counts in a stretch of words (negations, numbers) differs between
+    the texts by `whole` (a's count minus b's) and only inside stretches the dictionaries equate:
+    a negation or a numeral inside one dictionary word is its meaning, not a value (不及格 / 挂科
+    "fail", 甭 / 不用 "need not", 总共 / 一共 "altogether", 一起 / 一块儿 "together"). Only a
+    shared sense, Cilin or a cross-reference equates here: a near link or a reading of the English
+    glosses through WordNet is too loose (可以 "not bad" and 不行 "be no good" meet only through
+    WordNet's similar adjectives), and a stretch whose negation stands beside a word ("did not
+    learn" / "learned") is no word (`_lexicalised`)."""
     from . import lexicon
 
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
-    explained = 0
+    explained: Counter = Counter()
     for tag, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
-        if tag == "equal":
-            continue
         x, y = sa[i1:i2], sb[j1:j2]
-        nx, ny = _negation_count(x), _negation_count(y)
-        if nx == ny:
+        mx, my = measure(x), measure(y)
+        if tag == "equal" or mx == my:
             continue
         why = lexicon.synonyms(x, y) if x and y and _lexicalised(x) and _lexicalised(y) else None
         if not why or " ~ " in why or "-> wordnet" in why:
-            # a near link or a reading of the English glosses is too loose to cancel a negation:
-            # 可以 "not bad" and 不行 "be no good" meet only through WordNet's similar adjectives
             return False
-        explained += nx - ny
-    return explained != 0 and explained == fa.negations - fb.negations
+        explained.update(mx)
+        explained.subtract(my)
+    return bool(whole) and _nonzero(explained) == whole
+
+
+def _numeral_reworded(fa: _Facts, fb: _Facts) -> bool:
+    """The numbers the texts do not share all sit inside equated words (`_inside_equated_words`)."""
+    whole = Counter(n.value for n in fa.numbers)
+    whole.subtract(Counter(n.value for n in fb.numbers))
+    return _inside_equated_words(fa, fb, lambda words: Counter(n.value for n in _numbers(" ".join(words))),
+                                 _nonzero(whole))
+
+
+def _negation_reworded(a: str, b: str, fa: _Facts, fb: _Facts) -> bool:
+    """The negations the texts do not share all sit inside equated words (`_inside_equated_words`)."""
+    return _inside_equated_words(fa, fb, lambda words: Counter(negation=_negation_count(words)),
+                                 _nonzero(Counter(negation=fa.negations - fb.negations)))
+
+
+def _nonzero(counts: Counter) -> dict:
+    """The counts that are not 0, signs kept (a's count minus b's)."""
+    return {key: value for key, value in counts.items() if value}
 
 
 def _lexicalised(words: tuple[str, ...]) -> bool:
