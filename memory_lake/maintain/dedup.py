@@ -469,15 +469,20 @@ _DETAIL_FLAGS = ("n", "v", "a", "eng", "j", "l", "i")
 
 
 @functools.lru_cache(maxsize=100_000)
-def _chinese_noun(word: str) -> bool:
-    """Whether jieba tags a Chinese word as one common noun (n, not a name: 茶, 绿茶, 鲫鱼)."""
+@functools.lru_cache(maxsize=100_000)
+def _jieba_flags(word: str) -> tuple[str, ...]:
+    """jieba's part-of-speech tag of each piece it cuts a Chinese word into."""
     import jieba.posseg as posseg
 
     from ..search import jieba_segmenter
 
     jieba_segmenter()
-    pieces = posseg.lcut(word)
-    return len(pieces) == 1 and pieces[0].flag in ("n", "ng")
+    return tuple(piece.flag for piece in posseg.lcut(word))
+
+
+def _chinese_noun(word: str) -> bool:
+    """Whether jieba tags a Chinese word as one common noun (n, not a name: 茶, 绿茶, 鲫鱼)."""
+    return _jieba_flags(word) in (("n",), ("ng",))
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -486,12 +491,7 @@ def _detail_word(word: str) -> bool:
     (``（已确认）`` adds 确认 but not 已); an English word unless WordNet knows it only as an adverb
     ("really", "probably")."""
     if _HAN.match(word):
-        import jieba.posseg as posseg
-
-        from ..search import jieba_segmenter
-
-        jieba_segmenter()
-        return any(piece.flag.startswith(_DETAIL_FLAGS) for piece in posseg.lcut(word))
+        return any(flag.startswith(_DETAIL_FLAGS) for flag in _jieba_flags(word))
     from . import lexicon
 
     return not lexicon.adverb_only(word)

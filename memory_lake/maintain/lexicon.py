@@ -668,22 +668,16 @@ def _breame() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
 
     for glossary in (data["british_terms_constants"].BRITISH_ENGLISH_ONLY_TERMS,
                      data["american_terms_constants"].AMERICAN_ENGLISH_ONLY_TERMS):
-        for gloss in glossary.values():
-            co_listed(gloss)
-    for senses in data["meaning_constants"].DIFFERENT_MEANINGS_US_UK_COMMON.values():
-        for variety, gloss in senses.items():
-            if variety != "Common" and isinstance(gloss, str):
-                co_listed(gloss)
-    for glossary in (data["british_terms_constants"].BRITISH_ENGLISH_ONLY_TERMS,
-                     data["american_terms_constants"].AMERICAN_ENGLISH_ONLY_TERMS):
         for key, gloss in glossary.items():
             terms = [t for t in (k.strip().lower() for k in key.split(",")) if t]
             link(terms, _gloss_equivalents(gloss), own=True)
+            co_listed(gloss)
     for key, senses in data["meaning_constants"].DIFFERENT_MEANINGS_US_UK_COMMON.items():
         # a word with a meaning in each variety (pants, chips, rubber): its listed words only
         for variety, gloss in senses.items():
             if variety != "Common" and isinstance(gloss, str):
                 link([key.strip().lower()], _gloss_equivalents(gloss), own=False)
+                co_listed(gloss)
     for british, american in data["spelling_constants"].BRITISH_ENGLISH_SPELLINGS.items():
         link([british], [american], own=False)
     return ({term: frozenset(others) for term, others in table.items()},
