@@ -508,6 +508,7 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
     £6,000") or a new code (1Password, A320) is new detail by itself: "works at a bank" / "works at
     Lloyds Bank", "去成都出差" / "去成都出差，要待三天"."""
     from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from . import lexicon
 
     def phrase(words: tuple[str, ...]) -> str:
         text = ""
@@ -519,9 +520,11 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
     stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
     for op, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
-        if op == "replace" and not all(w in stop for w in sa[i1:i2] + sb[j1:j2]):
+        if (op == "replace" and not all(w in stop for w in sa[i1:i2] + sb[j1:j2])
+                and not lexicon.synonyms(sa[i1:i2], sb[j1:j2])):
             # a stretch of stop words replaced by content words is an insertion ("at a bank" /
-            # "at Lloyds Bank"), and the reverse a deletion
+            # "at Lloyds Bank"), and the reverse a deletion; unless the dictionary reads the two
+            # stretches as one ("prior to" / "before", "do it yourself" / DIY)
             if all(w in stop for w in sa[i1:i2]):
                 op = "insert"
             elif all(w in stop for w in sb[j1:j2]):
@@ -804,14 +807,16 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     rest_right = [w for w in right if not any(w in token for token in explained)]
     if stretches and not unexplained and not rest_left and not rest_right:
         return None                                       # every replaced word has a synonym in its place
-    if (set(rest_left) & _entities(a)) or (set(rest_right) & _entities(b)):
+    named_a, named_b = _entities(a), _entities(b)
+    if (set(rest_left) & (named_a - named_b)) or (set(rest_right) & (named_b - named_a)):
+        # a name only one text has; one both name is only cut differently (每个月攒 / 每个月存: 月存)
         return CHANGED_VALUE
     opposed = _opposed(rest_left, rest_right)
     if opposed:
         return opposed
     for (x, y), found in zip(stretches, relations):
         if (not found and _single_character_change("".join(x), "".join(y))
-                and not lexicon.head_sense("".join(x), "".join(y))):
+                and not lexicon.head_sense("".join(x), "".join(y)) and not lexicon.one_group("".join(x), "".join(y))):
             return CHANGED_VALUE
         if not found and lexicon.same_kind(x, y):
             return CHANGED_VALUE                          # violin / cello: the models put them close

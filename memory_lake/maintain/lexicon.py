@@ -919,6 +919,17 @@ def head_sense(x: str, y: str) -> bool:
     return False
 
 
+def one_group(x: str, y: str) -> bool:
+    """Whether two Chinese words that differ in one character (after the characters both share
+    at the edges are set aside) are that character's synonyms in one Cilin group marked ``=``
+    (赚点 / 挣点: 赚 and 挣 "earn", 腰疼 / 腰痛). Not a synonym by itself: a single character has
+    many senses, and its group may be another sense's; it lifts the one-character veto
+    (`dedup._single_character_change`) so that the models judge the pair in its sentence."""
+    cilin = _cilin()
+    cx, cy = _stripped(x, y)[-1]
+    return len(cx) == 1 and len(cy) == 1 and bool(cilin.get(cx, frozenset()) & cilin.get(cy, frozenset()))
+
+
 def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] | None:
     """By CC-CEDICT: antonyms when their English senses are antonyms in WordNet; synonyms when
     they share a sense, or (words of two or more characters) when their English senses share one
