@@ -259,10 +259,58 @@ def _number_role(before: str, after: str) -> bool:
     return bool(previous) and _label(previous[1])        # ticket 88, item number 7; else a value
 
 
+@functools.lru_cache(maxsize=100_000)
+def _han_words(run: str) -> tuple[tuple[int, int, str], ...]:
+    """jieba's words of a run of Chinese characters, with their offsets in it."""
+    from ..search import jieba_segmenter as _jieba
+
+    return tuple((start, end, word) for word, start, end in _jieba().tokenize(run))
+
+
+def _chinese_numerals(norm: str, start: int, end: int) -> list[tuple[int, str]]:
+    """The numbers in a run of Chinese numeral characters ``norm[start:end]``, read word by word:
+    a numeral belongs to the word jieba cuts around it, so 周六一定 holds no 61 (周六 is a weekday,
+    read as a date; 一定 "certainly" is an adverb) and 五十八千克 holds 58, not 58,000 (千克 is a
+    unit). A numeral inside a unit (千克), or inside a word jieba reads as neither a number nor a
+    time unless a measure follows it in the word (三年级 counts), is part of that word's meaning
+    (一定, 一直, 唯一). Numerals running on across a word boundary make one number (坐二零 / 二六)."""
+    left = start
+    while left and _HAN.match(norm[left - 1]):
+        left -= 1
+    right = end
+    while right < len(norm) and _HAN.match(norm[right]):
+        right += 1
+    pieces: list[tuple[int, str]] = []
+    joined = False
+    for w_start, w_end, word in _han_words(norm[left:right]):
+        w_start, w_end = w_start + left, w_end + left
+        if w_end <= start or w_start >= end:
+            joined = False
+            continue
+        a, b = max(start, w_start), min(end, w_end)
+        numeral_word = all(c in _CN_DIGITS or c in _CN_UNITS for c in word)
+        counted = b < w_end and norm[b] in _MEASURES_ZH         # 三年级, 两口子: a numeral with its measure
+        if word in _UNITS_ZH or not (numeral_word or counted
+                                     or any(flag.startswith(("m", "t")) for flag in _jieba_flags(word))):
+            joined = False
+            continue
+        if joined and pieces and a == w_start:
+            pieces[-1] = (pieces[-1][0], pieces[-1][1] + norm[a:b])
+        else:
+            pieces.append((a, norm[a:b]))
+        joined = b == w_end
+    return pieces
+
+
 def _numbers(norm: str) -> tuple[_Number, ...]:
     found = []
+    matches = []
     for match in _NUMBER_RE.finditer(norm):
-        text, start = match.group(), match.start()
+        if match.group()[0].isdigit() or match.group() == "半":
+            matches.append((match.group(), match.start(), match.end()))
+        else:
+            matches.extend((text, at, at + len(text)) for at, text in _chinese_numerals(norm, match.start(), match.end()))
+    for text, start, end in matches:
         if text[0].isdigit():
             value = float(text.replace(",", ""))
             if start and norm[start - 1] == "-" and (start == 1 or not norm[start - 2].isalnum()):
@@ -271,8 +319,8 @@ def _numbers(norm: str) -> tuple[_Number, ...]:
             value = _cn_number(text)
         # half (半) is an amount, never a label
         identifier = text != "半" and _number_role(norm[max(0, start - _CONTEXT):start],
-                                                  norm[match.end():match.end() + _CONTEXT])
-        found.append((match.start(), _Number(value, identifier)))
+                                                  norm[end:end + _CONTEXT])
+        found.append((start, _Number(value, identifier)))
     for match in _WORD_RE.finditer(norm):
         if match.group() in _EN_NUMBERS:
             found.append((match.start(), _Number(_EN_NUMBERS[match.group()], _number_role(
@@ -601,7 +649,7 @@ def _opposed(left: list[str], right: list[str]) -> str | None:
     for x in left:
         for y in right:
             if x.isascii() and y.isascii():
-                if all(w in _UNITS_EN or _singular(w) in _UNITS_EN for w in (x, y)):
+                if all(w in _UNITS_EN or _singular(w) in _UNITS_EN or lexicon.is_unit(w) for w in (x, y)):
                     return f"unit {x}/{y}"                # both units: "a day" / "daily" is not
                 if all(_comparative(w) for w in (x, y)) and x[-2:] == y[-2:]:
                     return f"degree {x}/{y}"

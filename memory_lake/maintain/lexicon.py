@@ -577,8 +577,29 @@ def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
         linked = sorted(t for t in _near_links(*synset) & b.keys() if a[synset] < NEAR_SENSES and b[t] < NEAR_SENSES)
         if linked:
             return "synonym", f"wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
+    mates = _cluster_mates(a, b)
+    if mates and not same_kind(left, right):
+        return "synonym", mates
     variety = _variety_synonyms(left, right) or _shortened(left, right)
     return ("synonym", variety) if variety else None
+
+
+def _cluster_mates(a: dict[tuple[str, int], int], b: dict[tuple[str, int], int]) -> str | None:
+    """Two adjectives "similar to" one cluster head in one of the first NEAR_SENSES senses of
+    each (sleepy / drowsy, both similar to "sleepy"; cluttered / messy, both similar to "untidy"):
+    WordNet's satellites of one head, which it reads as near synonyms, when the cluster is a
+    narrow one, of at most NARROW_HYPERNYM satellites. A wide cluster holds kinds of a thing, not
+    one thing said twice: "chromatic" has 146 colours (red, blue, maroon), "cooked" 30 ways of
+    cooking (boiled, steamed, fried)."""
+    heads_a = {h: s for s, rank in a.items() if s[0] == "adj" and rank < NEAR_SENSES
+               for h in _near_links(*s) if h[0] == "adj" and len(_near_links(*h)) <= NARROW_HYPERNYM}
+    for s, rank in sorted(b.items()):
+        if s[0] != "adj" or rank >= NEAR_SENSES:
+            continue
+        common = sorted(set(_near_links(*s)) & heads_a.keys())
+        if common:
+            return f"wordnet adj {heads_a[common[0]][1]:08d} and {s[1]:08d} similar to {common[0][1]:08d}"
+    return None
 
 
 # ---------------------------------------------------------------------------- British / American
@@ -1060,6 +1081,19 @@ def _ancestors(offset: int, levels: int) -> dict[int, int]:
         frontier = {h for s in frontier for h in table.get(s, ())} - found.keys()
         found.update({h: step for h in frontier})
     return found
+
+
+# WordNet's "unit of measurement" (13583724): every unit of length, weight, time, money ... is under it.
+UNIT_OF_MEASUREMENT = 13583724
+
+
+@functools.lru_cache(maxsize=20_000)
+def is_unit(word: str) -> bool:
+    """Whether an English word's most frequent noun sense is a unit of measurement in WordNet
+    (inches, centimetres, hectares, fathoms; not cup or foot, whose first senses are a container
+    and a body part): a unit swapped for a unit after the same number states another amount."""
+    synsets = _english_synsets((word,), 1)
+    return any(pos == "noun" and UNIT_OF_MEASUREMENT in _ancestors(offset, 12) for pos, offset in synsets)
 
 
 def _noun_kind(a: set[int], b: set[int]) -> str | None:

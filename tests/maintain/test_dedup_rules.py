@@ -534,3 +534,54 @@ def test_hyphenated_phrases_and_plural_clippings_are_looked_up():
     assert lexicon.relation(("outdated",), ("out", "of", "date"))[0] == "synonym"      # WordNet's out-of-date
     assert lexicon.relation(("carbs",), ("carbohydrates",)) == ("synonym", "clipping carb/carbohydrate")
     assert lexicon.relation(("cars",), ("carpets",)) is None
+
+
+def test_a_numeral_belongs_to_the_word_jieba_cuts_around_it():
+    """Blind set N: 周六一定 was read as 61 (周六's 六 run on into 一定 "certainly") and 五十八千克
+    as 58,000 (千 of the unit 千克), so 肯定 / 一定 and 公斤 / 千克 were queued as changed numbers."""
+    assert _values("用户周六一定会去参加同学聚会") == [(6.0, False)]
+    assert _values("用户现在的体重是五十八千克") == [(58.0, False)]
+    assert _values("用户一直很忙") == []
+    assert _values("用户的孩子在上小学三年级") == [(3.0, False)]          # a numeral with its measure
+    assert _values("会议室能坐二零二六人") == [(2026.0, False)]         # jieba cuts 坐二零 / 二六
+    assert contradiction("用户周六肯定会去参加同学聚会", "用户周六一定会去参加同学聚会", close=lambda x, y: True) is None
+    assert contradiction("用户现在的体重是五十八公斤", "用户现在的体重是五十八千克", close=lambda x, y: True) is None
+    assert contradiction("用户现在的体重是五十八公斤", "用户现在的体重是五十八斤") == "unit 公斤/斤"
+    assert contradiction("用户周六一定会去", "用户周日一定会去") == "date"
+
+
+def test_an_english_unit_is_any_wordnet_unit_of_measurement():
+    """Blind set N merged "60 inches wide" / "60 centimetres wide": centimetre was missing from
+    the unit list. WordNet files every unit under "unit of measurement"; a cup (a container first)
+    or a foot (a body part first) is read by its most frequent sense."""
+    assert contradiction("User's new fridge is 60 inches wide", "User's new fridge is 60 centimetres wide",
+                         close=lambda x, y: True) == "unit inches/centimetres"
+    assert contradiction("The field is 3 hectares", "The field is 3 acres", close=lambda x, y: True) == "unit hectares/acres"
+    assert [lexicon.is_unit(w) for w in ("inches", "centimetres", "kilos", "cup", "foot", "bag")] == [
+        True, True, True, False, False, False]
+
+
+def test_a_single_character_in_one_cilin_group_lets_the_models_judge():
+    """赚点 / 挣点 and 腰疼 / 腰痛 differ in one character, which alone no model can judge (筷子 /
+    勺子 reach cosine 1.0); a Cilin synonym group holding both characters lifts that veto, and
+    the models then decide in the sentence. Two characters of one kind stay apart."""
+    assert lexicon.one_group("赚点", "挣点") and lexicon.one_group("腰疼", "腰痛")
+    assert not lexicon.one_group("筷子", "勺子") and not lexicon.one_group("很好", "很差")
+    assert contradiction("用户想多赚点钱给儿子交学费", "用户想多挣点钱给儿子交学费", close=lambda x, y: True) is None
+    assert contradiction("用户想多赚点钱给儿子交学费", "用户想多挣点钱给儿子交学费", close=lambda x, y: False) == CHANGED_VALUE
+    assert contradiction("用户向服务员要了一双筷子", "用户向服务员要了一双勺子", close=lambda x, y: True) == CHANGED_VALUE
+
+
+def test_a_name_both_texts_have_is_not_a_changed_entity():
+    """每个月攒 / 每个月存: jieba cut 月存 as one word in b, so 月 (a time word, an entity) stood
+    among the replaced words of a although b names it too."""
+    assert contradiction("用户每个月攒两千块钱给孩子当教育基金", "用户每个月存两千块钱给孩子当教育基金",
+                         close=lambda x, y: True) is None
+    assert contradiction("用户每个月给张伟两千块钱", "用户每个月给李娜两千块钱", close=lambda x, y: True) == CHANGED_VALUE
+
+
+def test_a_stop_word_stretch_the_dictionary_equates_is_a_replacement():
+    """"do it yourself" (all stop words) against DIY was read as a new word DIY: new detail."""
+    assert contradiction("User spends most weekends on do-it-yourself projects", "User spends most weekends on DIY projects",
+                         close=lambda x, y: False) is None
+    assert contradiction("User works at a bank", "User works at Lloyds Bank", close=lambda x, y: True) == CHANGED_VALUE

@@ -215,3 +215,15 @@ def test_a_cross_reference_before_a_meaning_keeps_the_meaning():
 ])
 def test_dedup_merges_a_variety_word_and_a_cross_referenced_word(a, b):
     assert (contradiction(a, b), contradiction(b, a)) == (None, None)
+
+
+@pytest.mark.parametrize(("x", "y"), [("sleepy", "drowsy"), ("famous", "well-known"), ("cluttered", "messy"),
+                                      ("broke", "penniless")])
+def test_satellites_of_one_narrow_adjective_cluster_are_synonyms(x, y):
+    assert lexicon.relation((x,), (y,))[0] == "synonym"
+
+
+@pytest.mark.parametrize(("x", "y"), [("red", "blue"), ("maroon", "brown"), ("boiled", "steamed"), ("fried", "grilled")])
+def test_satellites_of_a_wide_cluster_are_not(x, y):
+    """"chromatic" has 146 satellites, "cooked" 30: kinds of a thing, not one thing said twice."""
+    assert (lexicon.relation((x,), (y,)) or ("none",))[0] != "synonym"
