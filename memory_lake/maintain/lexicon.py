@@ -905,23 +905,24 @@ def _abbreviation(long_words: tuple[str, ...], short_words: tuple[str, ...]) -> 
     words of two or more characters shortened to one character of each, in order, starting with
     the first (社会保险 -> 社保, 网上购物 -> 网购, 南京大学 -> 南大, 世界博览会 -> 世博会). The
     parts are jieba's words of the long stretch, or (one word of four or six characters) its
-    two-character halves when CC-CEDICT lists each (南京 + 大学); a last part of one character
-    stays whole (会). Never a word inside the long form (手机壳 -> 手机 is another thing)."""
+    two-character halves when CC-CEDICT lists each (南京 + 大学, 亚洲 + 运动 + 会); a last part of
+    one character stays whole (会). Never a word inside the long form (手机壳 -> 手机 is another
+    thing)."""
     long, short = "".join(long_words), "".join(short_words)
     if not (4 <= len(long) <= 6 and 2 <= len(short) <= 3) or short in long or short[0] != long[0]:
         return None
     if not all("\u3400" <= c <= "\u9fff" for c in long + short):
         return None
-    parts = [w for w in long_words if w]
-    if len(parts) == 1:
-        table = _cedict() or {}
-        parts = [long[i:i + 2] for i in range(0, len(long), 2)]
-        if not all(part in table for part in parts if len(part) == 2):
-            return None
-    if len(parts) != len(short) or any(len(part) < 2 for part in parts[:-1]):
-        return None
-    if all(c in part for c, part in zip(short, parts)):
-        return f"abbreviation {short}/{long}"
+    table = _cedict() or {}
+    halves = [long[i:i + 2] for i in range(0, len(long), 2)]
+    readings = [[w for w in long_words if w]]
+    if all(part in table for part in halves if len(part) == 2):
+        readings.append(halves)
+    for parts in readings:
+        if len(parts) != len(short) or any(len(part) < 2 for part in parts[:-1]):
+            continue
+        if all(c in part for c, part in zip(short, parts)):
+            return f"abbreviation {short}/{long}"
     return None
 
 
@@ -1010,6 +1011,13 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
             if linked:
                 return "synonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
     abbreviated = _abbreviation(left, right) or _abbreviation(right, left)
+    x, y, shorter = *joined, []
+    while len(x) > 1 and len(y) > 1 and x[-1] == y[-1]:
+        x, y = x[:-1], y[:-1]
+        shorter.insert(0, (x, y))
+    for x, y in shorter:
+        # with the end both share set aside: 科学研究工作 / 科研工作 -> 科学研究 / 科研
+        abbreviated = abbreviated or _abbreviation((x,), (y,)) or _abbreviation((y,), (x,))
     return ("synonym", abbreviated) if abbreviated else None
 
 

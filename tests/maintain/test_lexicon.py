@@ -227,3 +227,16 @@ def test_satellites_of_one_narrow_adjective_cluster_are_synonyms(x, y):
 def test_satellites_of_a_wide_cluster_are_not(x, y):
     """"chromatic" has 146 satellites, "cooked" 30: kinds of a thing, not one thing said twice."""
     assert (lexicon.relation((x,), (y,)) or ("none",))[0] != "synonym"
+
+
+@pytest.mark.parametrize(("long", "short"), [(("亚洲", "运动会"), ("亚运会",)), (("科学研究", "工作"), ("科研工作",)),
+                                              (("高速", "铁路"), ("高铁",))])
+def test_chinese_abbreviations_read_by_halves_and_without_a_shared_end(long, short):
+    """Blind set N: 亚洲运动会 / 亚运会 (jieba's two words for three characters: the two-character
+    halves 亚洲 + 运动 + 会 are the parts) and 科学研究工作 / 科研工作 (工作 both share, set aside)."""
+    assert lexicon.relation(long, short)[0] == "synonym"
+
+
+@pytest.mark.parametrize(("long", "short"), [(("手机壳",), ("手机",)), (("打羽毛球",), ("打球",))])
+def test_a_word_inside_the_long_form_is_no_abbreviation(long, short):
+    assert lexicon.relation(long, short) is None
