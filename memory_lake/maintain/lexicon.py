@@ -206,13 +206,18 @@ def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[
         return {}
     index, _ = loaded
     found: dict[tuple[str, int], int] = {}
-    for form in _english_forms(words):
+    forms = _english_forms(words)
+    whole = {form for form in forms if form.replace("_", "").replace("-", "") == "".join(words).replace("'", "")
+             .replace("’", "")} if len(words) > 1 else set()
+    for form in forms:
+        if found and form not in whole:
+            return found                                  # the longest form that WordNet knows
+        # the whole stretch written three ways is one form: second_hand (a clock's hand),
+        # second-hand and secondhand ("used") are read together
         for pos in _POS:
             for base in _bases(form, pos):
                 for rank, offset in enumerate(index[pos][base][:senses]):
                     found[(pos, offset)] = min(rank, found.get((pos, offset), rank))
-        if found:
-            return found                                  # the longest form that WordNet knows
     return found
 
 
