@@ -579,7 +579,7 @@ def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
     if shared:
         return "synonym", f"wordnet {shared[0][0]} {shared[0][1]:08d}"
     for synset in sorted(a):
-        linked = sorted(t for t in _near_links(*synset) & b.keys() if a[synset] < NEAR_SENSES and b[t] < NEAR_SENSES)
+        linked = sorted(t for t in _near_links(*synset) & b.keys() if _near_enough(synset[0], a[synset], b[t]))
         if linked:
             return "synonym", f"wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
     mates = _cluster_mates(a, b)
@@ -587,6 +587,16 @@ def _english(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
         return "synonym", mates
     variety = _variety_synonyms(left, right) or _shortened(left, right)
     return ("synonym", variety) if variety else None
+
+
+def _near_enough(pos: str, rank_a: int, rank_b: int) -> bool:
+    """Whether two senses linked by a near pointer are frequent enough to make their words
+    synonyms: both among the first NEAR_SENSES, or, for adjectives, the most frequent sense of one
+    and one of the first INDIRECT_SENSES of the other (competent / capable: "capable" in its fifth
+    sense is "competent"). Two lesser senses on both sides (warm / hot, nervous / excited) are not."""
+    if rank_a < NEAR_SENSES and rank_b < NEAR_SENSES:
+        return True
+    return pos == "adj" and min(rank_a, rank_b) == 0 and max(rank_a, rank_b) < INDIRECT_SENSES
 
 
 def _cluster_mates(a: dict[tuple[str, int], int], b: dict[tuple[str, int], int]) -> str | None:

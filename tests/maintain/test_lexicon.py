@@ -240,3 +240,19 @@ def test_chinese_abbreviations_read_by_halves_and_without_a_shared_end(long, sho
 @pytest.mark.parametrize(("long", "short"), [(("手机壳",), ("手机",)), (("打羽毛球",), ("打球",))])
 def test_a_word_inside_the_long_form_is_no_abbreviation(long, short):
     assert lexicon.relation(long, short) is None
+
+
+def test_the_whole_stretch_is_read_in_all_three_spellings():
+    """second-hand is read as second_hand (a clock's hand), second-hand and secondhand ("used")
+    together; before, the first form WordNet knew hid the others (blind set N)."""
+    assert lexicon.relation(("second", "hand"), ("used",))[0] == "synonym"
+    assert lexicon.relation(("out", "of", "date"), ("outdated",))[0] == "synonym"
+
+
+@pytest.mark.parametrize(("x", "y", "synonyms"), [("competent", "capable", True), ("thoughtful", "considerate", True),
+                                                   ("truthful", "honest", True), ("warm", "hot", False),
+                                                   ("nervous", "excited", False)])
+def test_an_adjectives_first_sense_near_another_words_fifth(x, y, synonyms):
+    """"capable" is "competent" only in its fifth sense, but "competent" in its first: linked.
+    warm / hot and nervous / excited meet only in lesser senses of both: not."""
+    assert ((lexicon.relation((x,), (y,)) or ("none",))[0] == "synonym") is synonyms
