@@ -513,6 +513,10 @@ def negating(word: str) -> bool:
 # items of one kind at their finest level too (丈夫 / 女婿, 包子 / 馒头): CC-CEDICT decides those.
 CILIN_CLASSES = frozenset("EFGHIJKL")
 NOUN_CLASSES = frozenset("ABCD")
+# The noun classes whose neighbouring heads name two things (`_cilin_separates`): A people (岳母 /
+# 婆婆), B things. In C time and space and D abstract things, neighbouring heads are shades of one
+# idea (兴趣 "interest" Df12A / 爱好 "hobby" Df12B: "最大的兴趣是摄影" / "最大的爱好是摄影").
+SEPARATED_CLASSES = frozenset("AB")
 
 
 def _cilin_codes(keep) -> dict[str, frozenset[str]]:
@@ -816,8 +820,8 @@ def _cilin_separates(x: str, y: str) -> bool:
     卫生间, 出租车 / 的士), as many as two-thing ones (青蛙 / 蟾蜍), and parting them all cost nine
     paraphrases of the earlier blind sets for seven items of one kind of the word set."""
     every = _cilin_any()
-    cx = {c for c in every.get(x, frozenset()) if c[0] in NOUN_CLASSES}
-    cy = {c for c in every.get(y, frozenset()) if c[0] in NOUN_CLASSES}
+    cx = {c for c in every.get(x, frozenset()) if c[0] in SEPARATED_CLASSES}
+    cy = {c for c in every.get(y, frozenset()) if c[0] in SEPARATED_CLASSES}
     if not cx or not cy or cx & cy:
         return False
     return any(a[:4] == b[:4] for a in cx for b in cy) and not any(a[:5] == b[:5] for a in cx for b in cy)

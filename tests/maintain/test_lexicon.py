@@ -256,3 +256,10 @@ def test_an_adjectives_first_sense_near_another_words_fifth(x, y, synonyms):
     """"capable" is "competent" only in its fifth sense, but "competent" in its first: linked.
     warm / hot and nervous / excited meet only in lesser senses of both: not."""
     assert ((lexicon.relation((x,), (y,)) or ("none",))[0] == "synonym") is synonyms
+
+
+def test_cilin_parts_neighbouring_heads_of_people_and_things_only():
+    """岳母 / 婆婆 (two people, both "mother-in-law" in English) stay apart; 兴趣 / 爱好 ("interest",
+    "hobby": neighbouring heads of abstract things, Df12A / Df12B) are one idea (blind set N)."""
+    assert lexicon.relation(("岳母",), ("婆婆",)) is None or lexicon.relation(("岳母",), ("婆婆",))[0] != "synonym"
+    assert lexicon.relation(("兴趣",), ("爱好",))[0] == "synonym"
