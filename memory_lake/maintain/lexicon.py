@@ -850,6 +850,36 @@ def _cedict_disagrees(table: dict, x: str, y: str) -> bool:
 
 
 _GLOSS_FILLER = frozenset({"sb", "sth", "be", "get", "one's", "sb's", "sth's", "oneself"})
+_GLOSS_WORDS = re.compile(r"[a-z][a-z'-]*")
+
+
+def _aligned_senses(sx: frozenset[str], sy: frozenset[str]) -> str | None:
+    """Two CC-CEDICT senses of several words that say the same word by word: the same words in
+    the same order but for words WordNet puts in one synset, the first sense of one of them
+    ("elder brother" / "older brother": 兄长 / 哥哥), at least one word shared. Two words of one kind (brother / sister), two
+    opposites (older / younger) or a word more on one side (bun / stuffed bun) do not align."""
+    def words(sense: str) -> tuple[str, ...]:
+        return tuple(w for w in _GLOSS_WORDS.findall(sense) if w not in _GLOSS_FILLER and w not in ("a", "an", "the", "to"))
+
+    for first in sorted(sx):
+        a = words(first)
+        if len(a) < 2:
+            continue
+        for second in sorted(sy):
+            b = words(second)
+            if len(b) != len(a) or a == b or not set(a) & set(b):
+                continue
+            if all(u == v or _first_sense_shared(u, v) for u, v in zip(a, b)):
+                return f"'{first}' ~ '{second}'"
+    return None
+
+
+def _first_sense_shared(u: str, v: str) -> bool:
+    """Whether two English words share a synset among their first NEAR_SENSES senses that is the
+    most frequent sense of one of them (elder / older: "older" is the first sense of "elder");
+    maternal / paternal meet only in the third sense of each ("parental")."""
+    a, b = _english_synsets((u,), NEAR_SENSES), _english_synsets((v,), NEAR_SENSES)
+    return any(min(a[s], b[s]) == 0 for s in a.keys() & b.keys())
 
 
 @functools.lru_cache(maxsize=1)
@@ -1019,6 +1049,9 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
             return "synonym", f"cedict {x}/{y} '{shared[0]}'"
         if len(x) < 2 or len(y) < 2:
             continue
+        aligned = _aligned_senses(sx, sy)
+        if aligned:
+            return "synonym", f"cedict {x}/{y} {aligned}"
         verbs = _verb_within(x, y)
         if verbs:
             return "synonym", f"cedict {x}/{y} {verbs}"

@@ -263,3 +263,12 @@ def test_cilin_parts_neighbouring_heads_of_people_and_things_only():
     "hobby": neighbouring heads of abstract things, Df12A / Df12B) are one idea (blind set N)."""
     assert lexicon.relation(("岳母",), ("婆婆",)) is None or lexicon.relation(("岳母",), ("婆婆",))[0] != "synonym"
     assert lexicon.relation(("兴趣",), ("爱好",))[0] == "synonym"
+
+
+@pytest.mark.parametrize(("x", "y", "synonyms"), [("兄长", "哥哥", True), ("手机", "移动电话", True),
+                                                   ("姥爷", "爷爷", False), ("哥哥", "弟弟", False),
+                                                   ("哥哥", "姐姐", False), ("包子", "馒头", False)])
+def test_chinese_senses_that_say_the_same_word_by_word(x, y, synonyms):
+    """"elder brother" / "older brother" align word by word (elder's first sense is "older");
+    "maternal grandfather" / "paternal grandfather" do not (the two meet only in a third sense)."""
+    assert ((lexicon.relation((x,), (y,)) or ("none",))[0] == "synonym") is synonyms
