@@ -824,7 +824,14 @@ def _cilin_separates(x: str, y: str) -> bool:
     cy = {c for c in every.get(y, frozenset()) if c[0] in SEPARATED_CLASSES}
     if not cx or not cy or cx & cy:
         return False
-    return any(a[:4] == b[:4] for a in cx for b in cy) and not any(a[:5] == b[:5] for a in cx for b in cy)
+    if any(a[:5] == b[:5] for a in cx for b in cy):
+        return False
+    for small in {a[:4] for a in cx} & {b[:4] for b in cy}:
+        # a word filed under two heads of the class names what they share: 爱人 under husband
+        # (Ah08A) and wife (Ah08B) is a spouse (配偶, Ah08C)
+        if len({a[:5] for a in cx if a[:4] == small}) == 1 and len({b[:5] for b in cy if b[:4] == small}) == 1:
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=1)

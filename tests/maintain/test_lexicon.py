@@ -272,3 +272,10 @@ def test_chinese_senses_that_say_the_same_word_by_word(x, y, synonyms):
     """"elder brother" / "older brother" align word by word (elder's first sense is "older");
     "maternal grandfather" / "paternal grandfather" do not (the two meet only in a third sense)."""
     assert ((lexicon.relation((x,), (y,)) or ("none",))[0] == "synonym") is synonyms
+
+
+def test_a_word_under_two_heads_of_a_cilin_class_is_the_wider_word():
+    """爱人 is filed under husband (Ah08A) and wife (Ah08B): it names a spouse, so it is not
+    parted from 配偶 (Ah08C, "spouse"; blind set O); 岳母 / 婆婆, each under one head, still are."""
+    assert lexicon.relation(("爱人",), ("配偶",))[0] == "synonym"
+    assert (lexicon.relation(("岳母",), ("婆婆",)) or ("none",))[0] != "synonym"
