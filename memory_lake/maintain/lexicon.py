@@ -1070,7 +1070,7 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
             if linked:
                 return "synonym", f"cedict {x}/{y} -> wordnet {synset[0]} {synset[1]:08d} ~ {linked[0][1]:08d}"
     abbreviated = _abbreviation(left, right) or _abbreviation(right, left)
-    x, y, shorter = *joined, []
+    (x, y), shorter = joined, []
     while len(x) > 1 and len(y) > 1 and x[-1] == y[-1]:
         x, y = x[:-1], y[:-1]
         shorter.insert(0, (x, y))
