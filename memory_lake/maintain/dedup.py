@@ -765,9 +765,12 @@ _CLAUSE_BREAK = re.compile(r"(?:[,，;；。!！?？、]|\.(?=\s|$))+")
 
 
 def _new_clause(norm_a: str, norm_b: str) -> bool:
-    """Whether one text has a clause none of whose fact-bearing words (``_detail_word``) the other
-    text has: "用户的丈夫在银行工作，经常出差" / "用户的丈夫在银行工作" (blind set K merged it: one
-    new verb, 出差, was left to the thresholds)."""
+    """Whether one text has more clauses than the other and one of them mostly new: at least half
+    of its fact-bearing words (``_detail_word``) missing from the other text, or a Chinese noun
+    among them ("用户吃芒果会过敏，吃菠萝也会" / "用户吃芒果会过敏"). "用户的丈夫在银行工作，
+    经常出差" / "用户的丈夫在银行工作" (blind set K merged it: one new verb, 出差, was left to the
+    thresholds); "用户去年在郊区买了房，还买了一辆车" / "用户去年在郊区买了房" (blind set P: 买 is in
+    both, 车 is new)."""
     # a note in brackets ("... last week. (confirmed)", "（已确认）") annotates; it is no clause
     norm_a, norm_b = _BRACKETED.sub(" ", norm_a), _BRACKETED.sub(" ", norm_b)
     whole = {norm_a: set(_phrase_words(norm_a)), norm_b: set(_phrase_words(norm_b))}
@@ -778,9 +781,10 @@ def _new_clause(norm_a: str, norm_b: str) -> bool:
             continue                                      # a clause reworded in place is no new one
         for clause in clauses:
             words = [w for w in _phrase_words(clause) if not w[:1].isdigit() and _content_word(w)]
-            if words and not any(w in whole[other] or any(w in o or o in w for o in whole[other] if len(o) > 1)
-                                 for w in words):
-                return True
+            new = [w for w in words
+                   if not (w in whole[other] or any(w in o or o in w for o in whole[other] if len(o) > 1))]
+            if new and (2 * len(new) >= len(words) or any(_chinese_noun(w) for w in new)):
+                return True                               # mostly new, or a new thing named (吃菠萝也会)
     return False
 
 

@@ -585,3 +585,13 @@ def test_a_stop_word_stretch_the_dictionary_equates_is_a_replacement():
     assert contradiction("User spends most weekends on do-it-yourself projects", "User spends most weekends on DIY projects",
                          close=lambda x, y: False) is None
     assert contradiction("User works at a bank", "User works at Lloyds Bank", close=lambda x, y: True) == CHANGED_VALUE
+
+
+@pytest.mark.parametrize(("a", "b"), [("用户去年在郊区买了房。", "用户去年在郊区买了房，还买了一辆车。"),
+                                      ("用户吃芒果会过敏，吃菠萝也会。", "用户吃芒果会过敏。"),
+                                      ("用户的丈夫在银行工作，经常出差", "用户的丈夫在银行工作")])
+def test_an_extra_clause_that_names_a_new_thing_is_a_new_fact(a, b):
+    """Blind set P merged both first pairs: the new clause shares a verb (买, 吃) with the other
+    text, and the rule wanted none of its words there. A mostly new clause, or one naming a new
+    thing, is a new fact."""
+    assert contradiction(a, b, close=lambda x, y: True) == CHANGED_VALUE
