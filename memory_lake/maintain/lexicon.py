@@ -858,15 +858,17 @@ def _cedict_disagrees(table: dict, x: str, y: str) -> bool:
 
 _GLOSS_FILLER = frozenset({"sb", "sth", "be", "get", "one's", "sb's", "sth's", "oneself"})
 _GLOSS_WORDS = re.compile(r"[a-z][a-z'-]*")
+_ARTICLES = frozenset({"a", "an", "the", "to"})
 
 
 def _aligned_senses(sx: frozenset[str], sy: frozenset[str]) -> str | None:
     """Two CC-CEDICT senses of several words that say the same word by word: the same words in
     the same order but for words WordNet puts in one synset, the first sense of one of them
-    ("elder brother" / "older brother": 兄长 / 哥哥), at least one word shared. Two words of one kind (brother / sister), two
-    opposites (older / younger) or a word more on one side (bun / stuffed bun) do not align."""
+    ("elder brother" / "older brother": 兄长 / 哥哥), at least one word shared. Two words of one
+    kind (brother / sister), two opposites (older / younger) or a word more on one side (bun /
+    stuffed bun) do not align."""
     def words(sense: str) -> tuple[str, ...]:
-        return tuple(w for w in _GLOSS_WORDS.findall(sense) if w not in _GLOSS_FILLER and w not in ("a", "an", "the", "to"))
+        return tuple(w for w in _GLOSS_WORDS.findall(sense) if w not in _GLOSS_FILLER and w not in _ARTICLES)
 
     for first in sorted(sx):
         a = words(first)
@@ -1150,7 +1152,8 @@ def _ancestors(offset: int, levels: int) -> dict[int, int]:
     return found
 
 
-# WordNet's "unit of measurement" (13583724): every unit of length, weight, time, money ... is under it.
+# WordNet's "unit of measurement" (13583724): units of length, weight, area, volume and money are
+# under it (inch, kilo, hectare, dollar); units of time are not (day, hour: read as dates and times).
 UNIT_OF_MEASUREMENT = 13583724
 
 
