@@ -342,7 +342,10 @@ def _facts(text: str) -> _Facts:
     norm = _normalise(text)
     words = {w.replace("'", "") for w in _WORD_RE.findall(norm)}
     words |= {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}  # plurals meet their word
-    negations = sum(1 for w in _WORD_RE.findall(norm) if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
+    tokens = _WORD_RE.findall(norm)
+    # "almost never", "nearly no": an approximated negation is a low degree, read by _degree_change
+    negations = sum(1 for k, w in enumerate(tokens) if (w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
+                    and not (k and tokens[k - 1] in _APPROXIMATORS))
     sequence = _sequence(norm)
     negations += _chinese_negations(sequence)
     values = tuple(frozenset(_VALUE_CANON.get(v, v) for v in group if (v in words if v.isascii() else v in norm))
@@ -452,6 +455,9 @@ def _replaced(a: str, b: str) -> tuple[list[str], list[str]]:
 # a time or a numeral (张伟 nr, 杭州 ns, PostgreSQL eng, 下午 t).
 _ENTITY_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9'’]*(?:[-_][A-Za-z0-9]+)*")
 _ENTITY_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "t", "m"})
+# jieba's name tags: a word with one of them that CC-CEDICT glosses as a common word (伯父 nr
+# "father's elder brother", 海鲜 ns "seafood") names no entity.
+_NAME_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
 # Inserted (or dropped) content words from this many on make new detail, not a filler: "User likes
 # jazz" / "User likes jazz and plays guitar in a band" are two memories, not one; so are "bought a
 # Kindle" / "bought a Kindle for her mother's birthday". One new word joined by "and" / 和 or
@@ -472,18 +478,41 @@ def _entities(text: str) -> frozenset:
         before = raw[:match.start()].rstrip()
         starts_sentence = not before or before[-1] in ".!?:;。！？：；\n"
         capitals = sum(c.isupper() for c in token)
-        if ((token[0].isupper() and not starts_sentence) or capitals >= 2 or "-" in token or "_" in token
+        if ((token[0].isupper() and not starts_sentence) or capitals >= 2 or _coded(token)
                 or any(c.isdigit() for c in token) or (_HAN.search(raw) and token.isascii())):
             found.update(w for w in re.split(r"[-_'’]", token.lower()) if w)
     if _HAN.search(raw):
         import jieba.posseg as posseg  # jieba is initialised by the search package
 
+        from . import lexicon
+
         from ..search import jieba_segmenter
 
         jieba_segmenter()
         for run in re.findall(r"[\u3400-\u9fff]+", _normalise(raw)):
-            found.update(w.word for w in posseg.lcut(run) if w.flag in _ENTITY_FLAGS)
+            found.update(w.word for w in posseg.lcut(run) if w.flag in _ENTITY_FLAGS
+                         and not (w.flag in _NAME_FLAGS and lexicon.common_word(w.word)))
     return frozenset(found)
+
+
+def _coded(token: str) -> bool:
+    """Whether a lower-case token joined by "-" or "_" reads as a code (eu-west, us_east_1), not as
+    a hyphenated word (one-way, tight-knit, carry-on, black-and-white): WordNet knows a hyphenated
+    word whole, or each of its parts is a word of three letters or more or a particle."""
+    from . import lexicon
+
+    if "-" not in token and "_" not in token:
+        return False
+    lowered = token.lower()
+    parts = [w for w in re.split(r"[-_]", lowered) if w]
+    if lexicon.is_phrase((lowered,)) or lexicon.is_phrase(tuple(parts)):
+        return False
+    return not all(w in lexicon.PARTICLES or w in _JOINING_WORDS or (len(w) >= 3 and lexicon.is_phrase((w,)))
+                   for w in parts)
+
+
+# Words that join the parts of a hyphenated word (black-and-white, five-a-side, mother-in-law).
+_JOINING_WORDS = frozenset({"and", "a", "the", "of", "or"})
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -496,6 +525,7 @@ def _word_opcodes(norm_a: str, norm_b: str) -> tuple[tuple[str, int, int, int, i
                  .get_opcodes())
 
 
+_HYPHENATED_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 _PHRASE_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]+")
 
 
@@ -545,6 +575,26 @@ def _detail_word(word: str) -> bool:
     return not lexicon.adverb_only(word)
 
 
+def _new_thing(word: str, neighbours: tuple[str, ...], text: str) -> bool:
+    """Whether one inserted word names a new thing, which makes new detail by itself: a Chinese
+    common noun of two or more characters ("在一所大学的图书馆工作", "读计算机专业的研究生"),
+    unless it completes one dictionary word with a neighbour (平板 / 平板电脑: "tablet computer");
+    an English word whose most frequent sense is a noun ("studying chemistry", "a crime novel"), or
+    that makes one WordNet compound with its neighbour ("civil engineering"). A heading before a
+    colon ("Reminder: meeting at 3pm", "备注：") labels the text and adds nothing."""
+    from . import lexicon
+
+    if re.search(rf"(?<![\w]){re.escape(word)}\s*[:：]", text):
+        return False
+
+    if _HAN.match(word):
+        return (len(word) >= 2 and _chinese_noun(word)
+                and not any(_HAN.match(n) and (lexicon.is_chinese_word(n + word) or lexicon.is_chinese_word(word + n))
+                            for n in neighbours))
+    return lexicon.noun_first(word) or any(lexicon.is_phrase((word, n)) or lexicon.is_phrase((n, word))
+                                           for n in neighbours if n.isascii())
+
+
 def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str], entities: frozenset = frozenset()
                     ) -> tuple[list[tuple[str, str]], int, list[tuple[tuple[str, ...], tuple[str, ...]]],
                                list[tuple[str, ...]]]:
@@ -566,17 +616,20 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
 
     spans, added, stretches, following = [], 0, [], []
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
+    # a word added inside a hyphenated word changes what it names (grandfather / great-grandfather)
+    hyphenated = {w for text in (fa.text, fb.text) for token in _HYPHENATED_RE.findall(text) for w in token.split("-")}
     stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
     for op, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
+        converted = False
         if (op == "replace" and not all(w in stop for w in sa[i1:i2] + sb[j1:j2])
                 and not lexicon.synonyms(sa[i1:i2], sb[j1:j2])):
             # a stretch of stop words replaced by content words is an insertion ("at a bank" /
             # "at Lloyds Bank"), and the reverse a deletion; unless the dictionary reads the two
             # stretches as one ("prior to" / "before", "do it yourself" / DIY)
             if all(w in stop for w in sa[i1:i2]):
-                op = "insert"
+                op, converted = "insert", True
             elif all(w in stop for w in sb[j1:j2]):
-                op = "delete"
+                op, converted = "delete", True
         if op == "replace" and replaced & set(sa[i1:i2] + sb[j1:j2]):
             spans.append((phrase(sa[max(0, i1 - window):i2 + window]), phrase(sb[max(0, j1 - window):j2 + window])))
             stretches.append((sa[i1:i2], sb[j1:j2]))
@@ -587,11 +640,18 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
                    and not w[:1].isdigit() and w not in other     # a word moved elsewhere is not new
                    and _detail_word(w)]
             # a new item joined by "and" / 和, or a new place, time or purpose brought by a
-            # preposition, is new detail by itself ("penicillin and latex", "hiking in the mountains")
-            listed = bool(new) and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words)
-            valued = any(w not in other and (w in entities or _CODE_RE.fullmatch(w) or w.isdigit() or _counted(w))
+            # preposition, is new detail by itself ("penicillin and latex", "hiking in the mountains");
+            # not where the other text has function words in its place: there one connective
+            # replaces another ("due to" / "because of", "prior to" / "before")
+            listed = (bool(new) and not converted
+                      and any(w in _CONJUNCTIONS or w in _PREPOSITIONS for w in words))
+            valued = any(w not in other and (w in entities or w in hyphenated or _CODE_RE.fullmatch(w) or w.isdigit()
+                                             or _counted(w))
                          for w in words)
-            added += max(len(new), ADDED_DETAIL_WORDS if listed or valued else 0)
+            neighbours, text = ((sb[j1 - 1:j1] + sb[j2:j2 + 1], fb.text) if op == "insert"
+                                else (sa[i1 - 1:i1] + sa[i2:i2 + 1], fa.text))
+            named = not converted and len(new) == 1 and _new_thing(new[0], neighbours, text)
+            added += max(len(new), ADDED_DETAIL_WORDS if listed or valued or named else 0)
     return spans, added, stretches, following
 
 
@@ -610,6 +670,14 @@ def _quantified(words: tuple[str, ...]) -> bool:
     """Whether a stretch states a number: digits, an English number word, a Chinese quantity
     (``_counted``: 三次, not 十分 or the 一 of 一心一意)."""
     return any(w[:1].isdigit() or w in _EN_NUMBERS or _counted(w) for w in words)
+
+
+def _states_number(words: tuple[str, ...], hyphenated: set[str]) -> bool:
+    """`_quantified`, but a hyphenated English word that WordNet lists whole (one-way, one-sided)
+    is a word, not a number."""
+    from . import lexicon
+
+    return _quantified(words) and not (set(words) <= hyphenated and lexicon.is_phrase(("-".join(words),)))
 
 
 # Opposing prefixes (increase / decrease, upgrade / downgrade, overpaid / underpaid) and negating
@@ -708,6 +776,20 @@ def _single_character_change(x: str, y: str) -> bool:
         return False
     x, y = lexicon._stripped(x, y)[-1]                 # without the characters both share at the edges
     return len(x) == 1 and len(y) == 1
+
+
+def _two_verbs(x: str, y: str) -> bool:
+    """Two Chinese words of two or more characters that jieba reads as verbs, one character apart
+    where the dictionaries see no opposites (改到 / 调到, 补课 / 补习, 打车 / 叫车): a verb's
+    character is a way of doing, and the models judge the phrase. Nouns and adjectives stay under
+    the one-character rule (表哥 / 堂哥, 很好 / 很差)."""
+    from . import lexicon
+
+    if len(x) < 2 or len(y) < 2 or _jieba_flags(x)[:1] != ("v",) or _jieba_flags(y)[:1] != ("v",):
+        return False
+    cx, cy = lexicon._stripped(x, y)[-1]
+    found = lexicon.relation((cx,), (cy,))
+    return not (found and found[0] == "antonym") and not lexicon.antonyms((x,), (y,))
 
 
 def _crossed(stretches: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[str, str] | None:
@@ -847,10 +929,11 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     if crossed:
         return f"swap {crossed[0]}/{crossed[1]}"
     relations = [_relation(x, y, after) for (x, y), after in zip(stretches, following)]
+    hyphenated = {w for text in (fa.text, fb.text) for token in _HYPHENATED_RE.findall(text) for w in token.split("-")}
     for (x, y), found in zip(stretches, relations):
         if found and found[0] == "antonym":
             return f"antonym {' '.join(x)}/{' '.join(y)}"
-        if not found and _quantified(x) != _quantified(y):
+        if not found and _states_number(x, hyphenated) != _states_number(y, hyphenated):
             return CHANGED_VALUE                          # "several times" / "three times": a value given
     unexplained = [(x, y) for (x, y), found in zip(stretches, relations) if not found]
     explained = {w for (x, y), found in zip(stretches, relations) if found for w in x + y}
@@ -868,7 +951,8 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
         return opposed
     for (x, y), found in zip(stretches, relations):
         if (not found and _single_character_change("".join(x), "".join(y))
-                and not lexicon.head_sense("".join(x), "".join(y)) and not lexicon.one_group("".join(x), "".join(y))):
+                and not lexicon.head_sense("".join(x), "".join(y)) and not lexicon.one_group("".join(x), "".join(y))
+                and not _two_verbs("".join(x), "".join(y))):
             return CHANGED_VALUE
         if not found and lexicon.same_kind(x, y):
             return CHANGED_VALUE                          # violin / cello: the models put them close
@@ -981,6 +1065,10 @@ _OPPOSED_WORDS = frozenset(frozenset(p.split("/")) for p in (
     "with/without to/from more/less more/fewer").split())
 
 
+def _degree_words(ranks: set[int]) -> str:
+    return ",".join(_DEGREES["frequency"][r].split()[0] for r in sorted(ranks)) or "-"
+
+
 def _phrasal_synonyms(verb: tuple[str, ...], x: str, y: str) -> bool:
     """Whether the word before two opposed particles makes two phrasal verbs of one sense with
     them (fill in / fill out a form), by WordNet."""
@@ -989,18 +1077,49 @@ def _phrasal_synonyms(verb: tuple[str, ...], x: str, y: str) -> bool:
     return bool(verb) and lexicon.phrasal_synonyms(verb[-1], x, y)
 
 
+# Words that make a negation a low degree: "almost never" is rarely, "nearly no" is few.
+_APPROXIMATORS = frozenset("almost nearly practically virtually".split())
+# Two-word degrees: "hardly ever" is rarely (hardly, scarcely and barely are not counted as negations).
+_LOW_FREQUENCY = frozenset({("almost", "never"), ("nearly", "never"), ("practically", "never"),
+                            ("virtually", "never"), ("hardly", "ever"), ("scarcely", "ever"), ("barely", "ever")})
+_RARELY = _DEGREE_OF["rarely"]
+
+
+def _frequencies(words: tuple[str, ...]) -> set[int]:
+    """The degrees of the frequency scale a text states (0 always ... 5 never), two-word degrees
+    read as one ("hardly ever", "almost never": rarely)."""
+    found, skip = set(), False
+    for k, w in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if tuple(words[k:k + 2]) in _LOW_FREQUENCY:
+            found.add(_RARELY[1])
+            skip = True
+        elif _DEGREE_OF.get(w, ("",))[0] == "frequency":
+            found.add(_DEGREE_OF[w][1])
+    return found
+
+
 def _degree_change(fa: _Facts, fb: _Facts) -> str | None:
     """A word of a graded closed class replaced by one of another degree of the same scale
     (quantity, obligation, frequency), or a function word by its opposite, in one replaced
-    stretch of the two word sequences: "quantity most/all", "opposite in/out"."""
+    stretch of the two word sequences: "quantity most/all", "opposite in/out". A low frequency
+    (rarely, hardly ever, almost never) that only one text states, or states at another degree,
+    changes the fact too: "rarely eats breakfast" / "eats breakfast"."""
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
+    never = len(_DEGREES["frequency"]) - 1                # "never" / "doesn't": the negations are counted
+    freq_a, freq_b = _frequencies(sa) - {never}, _frequencies(sb) - {never}
+    if freq_a != freq_b and max(freq_a | freq_b) >= _RARELY[1]:
+        return f"frequency {_degree_words(freq_a)}/{_degree_words(freq_b)}"
+    same_frequency = _frequencies(sa) == _frequencies(sb)  # "almost never" / "rarely": one degree
     for op, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
         if op != "replace":
             continue
         for x in sa[i1:i2]:
             for y in sb[j1:j2]:
                 dx, dy = _DEGREE_OF.get(x), _DEGREE_OF.get(y)
-                if dx and dy and dx[0] == dy[0] and dx[1] != dy[1]:
+                if dx and dy and dx[0] == dy[0] and dx[1] != dy[1] and not (dx[0] == "frequency" and same_frequency):
                     return f"{dx[0]} {x}/{y}"
                 if frozenset((x, y)) in _OPPOSED_WORDS and not _phrasal_synonyms(sa[max(0, i1 - 1):i1], x, y):
                     return f"opposite {x}/{y}"

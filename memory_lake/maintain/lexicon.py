@@ -226,6 +226,37 @@ def is_lemma(form: str) -> bool:
     return bool(_bases(form, "noun"))
 
 
+@functools.lru_cache(maxsize=20_000)
+def noun_first(word: str) -> bool:
+    """Whether an English word's most frequent sense in WordNet is a noun's: WordNet gives each
+    sense a count of its uses in a tagged corpus, and a lemma's first sense is its most used, so
+    this compares the first senses' counts over the parts of speech (chemistry, crime: nouns;
+    really, civil: not)."""
+    uses = _sense_uses()
+    counts = {pos: max((uses.get((base, pos), 0) for base in _bases(word, pos)), default=-1) for pos in _POS}
+    return counts["noun"] >= 0 and counts["noun"] == max(counts.values())
+
+
+# WordNet's index.sense writes a sense's part of speech as a digit: 5 is an adjective satellite.
+_SENSE_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
+
+
+@functools.lru_cache(maxsize=1)
+def _sense_uses() -> dict[tuple[str, str], int]:
+    """{(lemma, part of speech): how often its senses were seen in WordNet's tagged corpus}."""
+    folder = wordnet_dir()
+    found: dict[tuple[str, str], int] = {}
+    if folder is None:
+        return found
+    with open(folder / "index.sense", encoding="utf-8") as handle:
+        for line in handle:
+            key, _, _, count = line.split()
+            lemma, _, rest = key.partition("%")
+            pos = (lemma, _SENSE_POS[rest[0]])
+            found[pos] = found.get(pos, 0) + int(count)
+    return found
+
+
 def is_phrase(words: tuple[str, ...]) -> bool:
     """Whether WordNet lists the whole stretch (joined by ``_``, any inflection, any part of
     speech) as one word: "in no time", "no doubt", "take off"; not "did not learn"."""
@@ -505,6 +536,26 @@ def negating(word: str) -> bool:
         return True
     senses = _first_senses().get(word)
     return not senses or any(_NEGATIVE_GLOSS.search(sense) for sense in senses)
+
+
+@functools.lru_cache(maxsize=1)
+def _common_words() -> frozenset[str]:
+    """Chinese words of two or more characters that CC-CEDICT glosses as a common word: an entry
+    whose first sense starts with a lower-case letter (伯父 "father's elder brother", 海鲜
+    "seafood", 晋升 "to promote"), not a name (华为 "Huawei", 北京 "Beijing", 周二 "Tuesday")."""
+    found = set()
+    for word, senses in _cedict_entries():
+        if len(word) >= 2 and senses:
+            first = _BRACKETS.sub("", senses[0]).strip()
+            if first[:1].islower():
+                found.add(word)
+    return frozenset(found)
+
+
+def common_word(word: str) -> bool:
+    """Whether CC-CEDICT knows `word` as a common word, not a name (see `_common_words`): jieba tags
+    some such words as names (伯父 nr, 海鲜 ns), and a common word is no entity."""
+    return word in _common_words()
 
 
 # Cilin's major classes whose finest groups are read as synonyms: E features (小心 / 谨慎), F
@@ -1167,6 +1218,10 @@ def is_unit(word: str) -> bool:
 
 
 def _noun_kind(a: set[int], b: set[int]) -> str | None:
+    # one word's sense under the other's (baby / child, lorry / truck): the wider word names the
+    # same thing, whatever two other senses of theirs share
+    if any(x == y or y in _ancestors(x, KIND_LEVELS) or x in _ancestors(y, KIND_LEVELS) for x in a for y in b):
+        return None
     for x in sorted(a):
         up_x = _ancestors(x, KIND_LEVELS)
         for y in sorted(b):

@@ -595,3 +595,103 @@ def test_an_extra_clause_that_names_a_new_thing_is_a_new_fact(a, b):
     text, and the rule wanted none of its words there. A mostly new clause, or one naming a new
     thing, is a new fact."""
     assert contradiction(a, b, close=lambda x, y: True) == CHANGED_VALUE
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("用户的伯父在老家种地", "用户的大伯在老家种地"),       # jieba tags 伯父 a name (nr)
+    ("用户喜欢吃海鲜", "用户爱吃海鲜"),                     # 海鲜 tagged nr
+    ("用户去年晋升了", "用户去年升职了"),                   # 晋升 tagged nr
+    ("用户的电脑经常卡死", "用户的电脑经常死机"),           # 卡死 tagged nr
+])
+def test_a_common_word_jieba_tags_as_a_name_is_no_entity(a, b):
+    """Blind sets merged none of these: jieba's dictionary tags these common words as names or
+    places, and a changed name keeps a pair apart. CC-CEDICT writes a common word's first sense in
+    lower case ("uncle", "seafood"), a name's in capitals; only the latter counts."""
+    assert lexicon.common_word("伯父") and lexicon.common_word("海鲜") and not lexicon.common_word("张伟")
+    assert contradiction(a, b, close=lambda x, y: True) is None
+    assert contradiction("用户每个月给张伟两千块钱", "用户每个月给李娜两千块钱", close=lambda x, y: True) == CHANGED_VALUE
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("User booked a one-way ticket to Lisbon", "User booked a single ticket to Lisbon", None),
+    ("User's team is tight-knit", "User's team is close-knit", None),
+    ("The outage hit eu-west", "The outage hit us-east", CHANGED_VALUE),            # a code: an entity
+    ("User restarted prod-db-2", "User restarted prod-db-3", "identifier"),
+])
+def test_a_hyphenated_word_is_an_entity_only_when_it_reads_as_a_code(a, b, expected):
+    """one-way (WordNet lists it whole) and tight-knit (two words WordNet knows) are words;
+    eu-west (no word "eu") and prod-db-2 are codes, and a changed code keeps the pair apart."""
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+
+
+def test_a_connective_replacing_another_is_no_new_item_a_word_inside_a_hyphenated_word_is():
+    """"due to" / "because of" and "prior to" / "before" replace one connective by another (the
+    rule "a new item brought by a preposition is new detail" fired on them); "great-" in
+    great-grandfather changes who is meant."""
+    assert contradiction("The flight was delayed due to fog", "The flight was delayed because of fog",
+                         close=lambda x, y: True) is None
+    assert contradiction("Back up the files prior to the upgrade", "Back up the files before the upgrade",
+                         close=lambda x, y: True) is None
+    assert contradiction("User's grandfather was a miner", "User's great-grandfather was a miner",
+                         close=lambda x, y: True) == CHANGED_VALUE
+
+
+def test_two_nouns_that_share_a_sense_are_not_two_kinds():
+    """child / baby: WordNet files a sense of baby under child (and one sense of each is the same
+    thing), so they are not two kinds of one thing (like violin / cello) and the models judge them."""
+    assert lexicon.same_kind(("child",), ("baby",)) is None
+    assert lexicon.same_kind(("violin",), ("cello",))
+    assert contradiction("User's child starts school in May", "User's baby starts school in May",
+                         close=lambda x, y: True) is None
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("用户把会议改到了周五", "用户把会议调到了周五", None),            # 改到 / 调到: two verbs
+    ("用户下班后打车回家", "用户下班后叫车回家", None),                # 打车 / 叫车
+    ("用户的工资涨了", "用户的工资降了", "antonym 涨/降"),
+    ("用户上周买了一辆车", "用户上周卖了一辆车", "antonym 买/卖"),
+])
+def test_two_verbs_one_character_apart_are_judged_unless_the_characters_are_opposites(a, b, expected):
+    """One changed character alone keeps a pair apart (筷子 / 勺子 reach cosine 1.0); two verbs of
+    two or more characters whose changed characters are no antonyms are left to the models."""
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+
+
+def test_a_hyphenated_word_that_holds_a_numeral_is_no_number():
+    """one-way is a word (WordNet lists it), "three times a week" states a number."""
+    assert contradiction("User booked a one-way ticket", "User booked a single ticket", close=lambda x, y: True) is None
+    assert contradiction("User goes there three times a week", "User goes there every week",
+                         close=lambda x, y: True) == CHANGED_VALUE
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("User rarely eats breakfast", "User eats breakfast", "frequency rarely/-"),     # merged before
+    ("用户很少吃早饭", "用户吃早饭", "frequency rarely/-"),
+    ("User always eats breakfast", "User usually eats breakfast", "frequency always/usually"),
+    ("User almost never eats breakfast", "User rarely eats breakfast", None),        # one degree
+    ("User hardly ever drinks", "User seldom drinks", None),
+    ("User never eats breakfast", "User doesn't eat breakfast", None),               # two negations
+    ("User never drinks", "User rarely drinks", "negation"),
+])
+def test_a_low_frequency_stated_by_one_text_changes_the_fact(a, b, expected):
+    """"rarely" added to a habit says the opposite of the habit; "almost never" and "hardly ever"
+    are rarely, not negations (a negation after "almost" is not counted)."""
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("用户在图书馆工作", "用户在大学的图书馆工作", CHANGED_VALUE),         # 大学: a common noun
+    ("User is studying", "User is studying chemistry", CHANGED_VALUE),           # a noun first
+    ("User reads a novel every month", "User reads a crime novel every month", CHANGED_VALUE),
+    ("用户买了一台平板", "用户买了一台平板电脑", None),                     # 平板电脑 is one word
+    ("Reminder: meeting at 3pm", "meeting at 3pm", None),                        # a heading
+    ("User bought a car", "User bought a new car", None),                        # an adjective
+])
+def test_one_inserted_word_that_names_a_new_thing_is_new_detail(a, b, expected):
+    """Blind sets merged "works in a library" / "works in a university library": one new noun
+    names a thing the other text does not (a noun first in WordNet's sense counts, a Chinese common
+    noun of two or more characters), unless it only completes one dictionary word with its
+    neighbour or is a heading before a colon."""
+    assert lexicon.noun_first("chemistry") and not lexicon.noun_first("modern")
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+    assert contradiction(b, a, close=lambda x, y: True) == expected
