@@ -5,7 +5,8 @@ The labelled pair set (tests/data/dedup_pairs.json) has few "different" pairs th
 ever consider, so a lowered threshold went unnoticed there. Here every pair is a candidate of the
 pass it is meant for and sits in a known band: at the default policy the "X" / "X with one more
 word" pairs stay apart, the paraphrases just above a threshold merge, and each decision flips when
-the one threshold that governs it moves past the pair. "X" / "X and a new fact" pairs are kept
+the one threshold that governs it moves past the pair. "X" / "X and a new fact" pairs, and "X" /
+"X with one new thing" (a noun, a WordNet compound: "jazz concerts", "green tea"), are kept
 apart by the guard (issue 17), whatever the thresholds. Types keep the passes apart: a pair of two
 types shares no type and no tag, so only the near pass can merge it.
 """
@@ -30,11 +31,16 @@ PAIRS = {
     "cat-parrot": ("Bob owns a cat", "Bob owns a cat and a parrot", "preference"),
     "team-contractors": ("Erin manages the mobile team", "Erin manages the mobile team and hires contractors",
                          "todo"),
-    # "X" / "X with one modifier": more specific, one new word; the guard leaves these to the
-    # thresholds, which keep them apart at the defaults
+    # one new word that names a thing of its own: a noun ("concerts") or a word that makes one
+    # WordNet compound with its neighbour ("green tea", "modern jazz"): the guard keeps them apart too
     "jazz-modern": ("User likes jazz", "User likes modern jazz", "fact"),
     "tea-green": ("User drinks tea", "User drinks green tea", "fact"),
     "jazz-concerts": ("User likes jazz", "User likes jazz concerts", "fact"),
+    # "X" / "X with one modifier": more specific, one new adjective; the guard leaves these to the
+    # thresholds, which keep them apart at the defaults
+    "jazz-smooth": ("User likes jazz", "User likes smooth jazz", "fact"),
+    "jazz-upbeat": ("User likes jazz", "User likes upbeat jazz", "fact"),
+    "jazz-romantic": ("User likes jazz", "User likes romantic jazz", "fact"),
     "car-electric": ("User drives a car to work", "User drives an electric car to work", "preference"),
     # paraphrases just above a threshold: one memory
     "hiking": ("The user likes hiking", "User loves going hiking", "fact"),
@@ -87,9 +93,9 @@ def test_the_pairs_sit_where_the_thresholds_decide(pairs_lake):
     "and a new fact" pairs never appear: the guard keeps them apart at any threshold."""
     cosine = scores(pairs_lake, passes=["semantic"], semantic_cosine=0.0)
     assert {k: round(v, 2) for k, v in cosine.items()} == {
-        "jazz-modern": 0.87, "tea-green": 0.86, "jazz-concerts": 0.8, "hiking": 0.92}
+        "jazz-smooth": 0.87, "jazz-upbeat": 0.86, "jazz-romantic": 0.8, "hiking": 0.92}
     jaccard = scores(pairs_lake, passes=["near"], near_jaccard=0.0)
-    assert {k: round(v, 2) for k, v in jaccard.items()} == {"jazz-modern": 0.47, "car-electric": 0.55, "review": 0.66}
+    assert {k: round(v, 2) for k, v in jaccard.items()} == {"jazz-smooth": 0.47, "car-electric": 0.55, "review": 0.66}
 
 
 def test_at_the_default_thresholds_only_the_paraphrases_merge(pairs_lake):
@@ -99,10 +105,11 @@ def test_at_the_default_thresholds_only_the_paraphrases_merge(pairs_lake):
 @pytest.mark.parametrize(("cosine", "expected"), [
     (0.95, {}),                                                     # the paraphrase at 0.92 falls below
     (0.91, {"hiking": "semantic"}),
-    (0.865, {"hiking": "semantic", "jazz-modern": "semantic"}),     # 0.874 passes
-    (0.85, {"hiking": "semantic", "jazz-modern": "semantic", "tea-green": "semantic"}),
-    (0.80, {"hiking": "semantic", "jazz-modern": "semantic", "tea-green": "semantic", "jazz-concerts": "semantic"}),
-    (0.0, {"hiking": "semantic", "jazz-modern": "semantic", "tea-green": "semantic", "jazz-concerts": "semantic"}),
+    (0.865, {"hiking": "semantic", "jazz-smooth": "semantic"}),     # 0.873 passes
+    (0.85, {"hiking": "semantic", "jazz-smooth": "semantic", "jazz-upbeat": "semantic"}),
+    (0.80, {"hiking": "semantic", "jazz-smooth": "semantic", "jazz-upbeat": "semantic"}),  # 0.799 falls below
+    (0.79, {"hiking": "semantic", "jazz-smooth": "semantic", "jazz-upbeat": "semantic", "jazz-romantic": "semantic"}),
+    (0.0, {"hiking": "semantic", "jazz-smooth": "semantic", "jazz-upbeat": "semantic", "jazz-romantic": "semantic"}),
 ])
 def test_each_semantic_near_miss_flips_with_the_cosine_threshold(pairs_lake, cosine, expected):
     """Near pass off: only the cosine decides. Pairs of two types with no tag (car-electric,
@@ -115,8 +122,8 @@ def test_each_semantic_near_miss_flips_with_the_cosine_threshold(pairs_lake, cos
     (0.70, {}),                                                     # the rewording at 0.66 falls below
     (0.60, {"review": "near"}),
     (0.55, {"review": "near", "car-electric": "near"}),
-    (0.45, {"review": "near", "car-electric": "near", "jazz-modern": "near"}),
-    (0.0, {"review": "near", "car-electric": "near", "jazz-modern": "near"}),
+    (0.45, {"review": "near", "car-electric": "near", "jazz-smooth": "near"}),
+    (0.0, {"review": "near", "car-electric": "near", "jazz-smooth": "near"}),
 ])
 def test_each_near_miss_flips_with_the_jaccard_threshold(pairs_lake, jaccard, expected):
     """Semantic pass off: only the Jaccard of the 3-gram sets decides."""
