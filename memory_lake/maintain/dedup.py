@@ -214,9 +214,17 @@ _DATE_WORDS = frozenset(_VALUE_WORDS[0] + _VALUE_WORDS[1] + "mon tue tues wed th
 _HAN_SPACE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 
 
+# Accents on Latin letters (résumé, café, naïve): a word is looked up and compared without them.
+_LATIN_ACCENTS = re.compile(r"(?<=[a-z])[\u0300-\u036f]+")
+
+
 def _normalise(text: str) -> str:
-    """NFKC, lower case, and no spaces between Chinese characters (``市 场 部`` is ``市场部``)."""
-    return _HAN_SPACE.sub("", unicodedata.normalize("NFKC", text or "").lower())
+    """NFKC, lower case, no accents on Latin letters (résumé is resume, as WordNet spells it), and
+    no spaces between Chinese characters (``市 场 部`` is ``市场部``)."""
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", _LATIN_ACCENTS.sub("", unicodedata.normalize("NFD", text)))
+    return _HAN_SPACE.sub("", text)
 
 
 def _singular(word: str) -> str:
@@ -929,6 +937,9 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     if crossed:
         return f"swap {crossed[0]}/{crossed[1]}"
     relations = [_relation(x, y, after) for (x, y), after in zip(stretches, following)]
+    # a negated word against its antonym says the same ("doesn't like" / "dislikes")
+    relations = [("synonym", "negated antonym") if (not found or found[0] == "antonym") and _negated_antonym(x, y) else found
+                 for (x, y), found in zip(stretches, relations)]
     hyphenated = {w for text in (fa.text, fb.text) for token in _HYPHENATED_RE.findall(text) for w in token.split("-")}
     for (x, y), found in zip(stretches, relations):
         if found and found[0] == "antonym":
@@ -1202,7 +1213,9 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     degree = _degree_change(fa, fb)
     if degree:
         return degree
-    for left, right in antonym_pairs():
+    # negations the texts do not share that got this far sit in a reworded stretch ("doesn't like" /
+    # "dislikes"); the stretches are judged one by one below
+    for left, right in antonym_pairs() if fa.negations == fb.negations else ():
         a_left, a_right, b_left, b_right = _has(fa, left), _has(fa, right), _has(fb, left), _has(fb, right)
         if (a_left and not a_right and b_right and not b_left) or (a_right and not a_left and b_left and not b_right):
             return f"antonym {left}/{right}"
@@ -1244,7 +1257,7 @@ def _compared(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     return None
 
 
-def _inside_equated_words(fa: _Facts, fb: _Facts, measure, whole: dict) -> bool:
+def _inside_equated_words(fa: _Facts, fb: _Facts, measure, whole: dict, explains=None) -> bool:
     """True when what `measure` counts in a stretch of words (negations, numbers) differs between
     the texts by `whole` (a's count minus b's) and only inside stretches the dictionaries equate:
     a negation or a numeral inside one dictionary word is its meaning, not a value (不及格 / 挂科
@@ -1252,7 +1265,8 @@ def _inside_equated_words(fa: _Facts, fb: _Facts, measure, whole: dict) -> bool:
     shared sense, Cilin or a cross-reference equates here: a near link or a reading of the English
     glosses through WordNet is too loose (可以 "not bad" and 不行 "be no good" meet only through
     WordNet's similar adjectives), and a stretch whose negation stands beside a word ("did not
-    learn" / "learned") is no word (`_lexicalised`)."""
+    learn" / "learned") is no word (`_lexicalised`). `explains(x, y)`, when given, equates two
+    stretches the dictionaries do not."""
     from . import lexicon
 
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
@@ -1263,7 +1277,7 @@ def _inside_equated_words(fa: _Facts, fb: _Facts, measure, whole: dict) -> bool:
         if tag == "equal" or mx == my:
             continue
         why = lexicon.synonyms(x, y) if x and y and _lexicalised(x) and _lexicalised(y) else None
-        if not why or " ~ " in why or "-> wordnet" in why:
+        if (not why or " ~ " in why or "-> wordnet" in why) and not (explains and explains(x, y)):
             return False
         explained.update(mx)
         explained.subtract(my)
@@ -1281,7 +1295,30 @@ def _numeral_reworded(fa: _Facts, fb: _Facts) -> bool:
 def _negation_reworded(a: str, b: str, fa: _Facts, fb: _Facts) -> bool:
     """The negations the texts do not share all sit inside equated words (`_inside_equated_words`)."""
     return _inside_equated_words(fa, fb, lambda words: Counter(negation=_negation_count(words)),
-                                 _nonzero(Counter(negation=fa.negations - fb.negations)))
+                                 _nonzero(Counter(negation=fa.negations - fb.negations)), _negated_antonym)
+
+
+def _negated_antonym(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+    """Whether one stretch negates one word and the other states that word's antonym, which says
+    the same: "doesn't like" / "dislikes", "isn't happy" / "is unhappy", "didn't remember" /
+    "forgot", 不喜欢 / 讨厌 (WordNet's antonym links; Chinese through CC-CEDICT's senses)."""
+    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from . import lexicon
+
+    stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
+    for negated, other in ((x, y), (y, x)):
+        if _negation_count(negated) != 1 or _negation_count(other):
+            continue
+        rest = []
+        for w in negated:
+            if _HAN.match(w) and len(w) >= 2 and _negation_count((w[0],)) and _negation_count((w,)) == 1:
+                rest.append(w[1:])                        # 不喜欢: 喜欢
+            elif not _negation_count((w,)) and w not in stop:
+                rest.append(w)
+        plain = tuple(w for w in other if w not in stop)
+        if len(rest) == 1 and len(plain) == 1 and lexicon.antonyms(tuple(rest), plain):
+            return True
+    return False
 
 
 def _nonzero(counts: Counter) -> dict:
