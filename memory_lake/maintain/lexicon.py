@@ -1045,9 +1045,23 @@ def head_sense(x: str, y: str) -> bool:
     for first, second in ((sx, sy), (sy, sx)):
         for sense in second:
             words = sense.split()
-            if len(words) >= 2 and words[-1] in first:
+            if len(words) >= 2 and words[-1] in first and not natural_kind(words[-1]):
                 return True
     return False
+
+
+# WordNet's animal, plant, food (nutrient) and food (solid food): under them a modifier names a
+# kind of its own (grass carp is no carp, Sichuan pepper no pepper), as it does not for a person
+# or a thing in a role (a dormitory roommate is a roommate).
+_NATURAL_KINDS = frozenset({15388, 17222, 21265, 7555863})
+
+
+@functools.lru_cache(maxsize=20_000)
+def natural_kind(word: str) -> bool:
+    """Whether one of an English noun's most frequent senses (``KIND_SENSES``) is an animal, a
+    plant or a food in WordNet (carp, pepper, radish; not roommate, truck)."""
+    return any(pos == "noun" and _NATURAL_KINDS & _ancestors(offset, 20).keys()
+               for (pos, offset) in _english_synsets((word,), KIND_SENSES))
 
 
 def one_group(x: str, y: str) -> bool:

@@ -481,6 +481,10 @@ def test_a_wider_word_for_one_thing_lifts_the_one_character_veto():
     """室友 "roommate" / 舍友 "dormitory roommate": one character apart, but CC-CEDICT names one by
     the other's head word, so the models judge the pair; 表哥 / 堂哥 (two cousins) stay apart."""
     assert lexicon.head_sense("室友", "舍友") and not lexicon.head_sense("表哥", "堂哥")
+    # an animal, a plant or a food named with a modifier is a kind of its own: 草鱼 "grass carp" is
+    # no 鲤鱼 "carp", 花椒 "Sichuan pepper" no 胡椒 "pepper" (the word set merged both)
+    assert not lexicon.head_sense("鲤鱼", "草鱼") and not lexicon.head_sense("花椒", "胡椒")
+    assert lexicon.natural_kind("carp") and not lexicon.natural_kind("roommate")
     assert contradiction("用户和大学室友还保持着联系", "用户和大学舍友还保持着联系", close=lambda x, y: True) is None
     assert contradiction("用户的表哥在深圳工作", "用户的堂哥在深圳工作", close=lambda x, y: True) == CHANGED_VALUE
 
