@@ -567,8 +567,12 @@ def _jieba_flags(word: str) -> tuple[str, ...]:
 
 
 def _chinese_noun(word: str) -> bool:
-    """Whether jieba tags a Chinese word as one common noun (n, not a name: 茶, 绿茶, 鲫鱼)."""
-    return _jieba_flags(word) in (("n",), ("ng",))
+    """Whether jieba tags a Chinese word as one common noun (n, not a name: 茶, 绿茶, 鲫鱼), or as a
+    name that CC-CEDICT glosses as a common word (胡萝卜 nr "carrot")."""
+    from . import lexicon
+
+    flags = _jieba_flags(word)
+    return flags in (("n",), ("ng",)) or (len(flags) == 1 and flags[0] in _NAME_FLAGS and lexicon.common_word(word))
 
 
 @functools.lru_cache(maxsize=100_000)
