@@ -1011,14 +1011,15 @@ def _without_aspect(word: str, table: dict, cilin: dict) -> str:
 
 def _abbreviation(long_words: tuple[str, ...], short_words: tuple[str, ...]) -> str | None:
     """Why the short stretch is the usual abbreviation of the long one, or None: a Chinese name of
-    words of two or more characters shortened to one character of each, in order, starting with
-    the first (社会保险 -> 社保, 网上购物 -> 网购, 南京大学 -> 南大, 世界博览会 -> 世博会). The
+    words of two or more characters shortened to one character of each, in order, mostly the
+    first (社会保险 -> 社保, 网上购物 -> 网购, 南京大学 -> 南大, 世界博览会 -> 世博会), sometimes
+    another (汽车保险 -> 车险: 车 of 汽车, 险 of 保险). The
     parts are jieba's words of the long stretch, or (one word of four or six characters) its
     two-character halves when CC-CEDICT lists each (南京 + 大学, 亚洲 + 运动 + 会); a last part of
     one character stays whole (会). Never a word inside the long form (手机壳 -> 手机 is another
     thing)."""
     long, short = "".join(long_words), "".join(short_words)
-    if not (4 <= len(long) <= 6 and 2 <= len(short) <= 3) or short in long or short[0] != long[0]:
+    if not (4 <= len(long) <= 6 and 2 <= len(short) <= 3) or short in long:
         return None
     if not all("\u3400" <= c <= "\u9fff" for c in long + short):
         return None

@@ -464,6 +464,7 @@ def test_chinese_abbreviations_acronyms_and_clippings_are_short_forms():
     assert lexicon.relation(("网上", "购物"), ("网购",)) == ("synonym", "abbreviation 网购/网上购物")
     assert lexicon.relation(("高速铁路",), ("高铁",)) == ("synonym", "abbreviation 高铁/高速铁路")   # 高速 + 铁路
     assert lexicon.relation(("南京大学",), ("南大",))[0] == "synonym"          # CC-CEDICT lists it too
+    assert lexicon.relation(("汽车", "保险"), ("车险",)) == ("synonym", "abbreviation 车险/汽车保险")  # 车 of 汽车 (C)
     assert lexicon.relation(("human", "resources"), ("hr",)) == ("synonym", "acronym hr/human resources")
     assert lexicon.relation(("app",), ("application",)) == ("synonym", "clipping app/application")
     assert lexicon.relation(("sci", "fi"), ("science", "fiction"))[0] == "synonym"
