@@ -26,7 +26,8 @@ import numpy as np
 import polars as pl
 
 from ..store import transaction
-from .providers import PACKAGED_MODEL, Embedded, ModelUnavailable, SentenceTransformerProvider, get_provider
+from .providers import (PACKAGED_MODEL, Embedded, ModelUnavailable, SentenceTransformerProvider, get_provider,
+                        model_scripts, script_class)
 
 __all__ = ["PACKAGED_MODEL", "ModelUnavailable", "models", "encode", "load_model", "embed_missing",
            "covered_sql"]
@@ -106,12 +107,15 @@ def embed_missing(con, model_names: tuple[str, ...] | str, as_of: datetime, batc
     out: dict[str, Any] = {"missing": 0, "embedded": 0, "models": {}}
     if not model_names:
         return out
+    for name in model_names:
+        out["models"][name] = {"remeasured": _remeasure(con, name, max_unknown_ratio)}
     todo = _todo(con, model_names, max_unknown_ratio)
     out["missing"] = todo.height
     providers = {}
     for i, name in enumerate(model_names):
         wanted = int(todo[f"lacks{i}"].sum()) if todo.height else 0
-        out["models"][name] = {"missing": wanted, "embedded": 0, "not_covered": 0, "embed_s": 0.0}
+        out["models"][name] = {"missing": wanted, "embedded": 0, "not_covered": 0, "embed_s": 0.0,
+                               "remeasured": out["models"][name]["remeasured"]}
         if not wanted:
             continue
         try:
@@ -181,6 +185,29 @@ def _rows_frame(hashes: pl.Series, vectors: list[Any], unknown: list[float]) -> 
     vectors_frame = pl.concat(parts)
     return (frame.with_columns(pl.col("i").cast(pl.Int64)).join(vectors_frame, on="i")
             .sort("i").select("text_hash", "vector", "unknown_ratio"))
+
+
+def _remeasure(con, name: str, max_unknown_ratio: float) -> int:
+    """Empty the vectors `name` holds for texts mostly written in a script it does not read (rows
+    a lake stored before the script check: MiniLM vectors of short Chinese texts its tokenizer
+    half knew), keeping the share, as the index would write them now; how many. One SQL pass over
+    the texts that are not plain ASCII: an index run on unchanged content stays cheap."""
+    scripts = model_scripts(name)
+    if scripts is None:
+        return 0
+    rows = con.execute(
+        rf"""
+        UPDATE embeddings SET vector = []::FLOAT[], unknown_ratio = s.share
+        FROM (SELECT content_hash AS text_hash,
+                     max(1 - length(regexp_replace(content, '[^{script_class(scripts)[1:-1]}]', '', 'g'))
+                             / length(regexp_replace(content, '[^\p{{L}}]', '', 'g'))) AS share
+              FROM memories
+              WHERE regexp_matches(content, '[^\x00-\x7F]') AND regexp_matches(content, '\p{{L}}')
+              GROUP BY content_hash) s
+        WHERE embeddings.text_hash = s.text_hash AND embeddings.model = ? AND len(embeddings.vector) > 0
+          AND s.share > ?
+        """, [name, max_unknown_ratio]).fetchone()
+    return int(rows[0]) if rows else 0
 
 
 def _todo(con, model_names: tuple[str, ...], max_unknown_ratio: float) -> pl.DataFrame:

@@ -24,8 +24,8 @@ def test_once_per_content_hash_by_the_models_covering_its_language_then_nothing_
     # the line an operator reads: the 3 were missing when the step began, not after it
     assert first.summary == "3 tokenized, 3 embedded, 3 missing before"
     models = {m: {k: v for k, v in r.items() if k != "embed_s"} for m, r in first.details["models"].items()}
-    assert models == {PACKAGED_MODEL: {"missing": 3, "embedded": 2, "not_covered": 1},
-                      USE_MODEL: {"missing": 3, "embedded": 3, "not_covered": 0}}
+    assert models == {PACKAGED_MODEL: {"missing": 3, "embedded": 2, "not_covered": 1, "remeasured": 0},
+                      USE_MODEL: {"missing": 3, "embedded": 3, "not_covered": 0, "remeasured": 0}}
     assert index(lake, AS_OF).counts == {"tokenized": 0, "embedded": 0, "missing": 0}
     table = rows(lake, "SELECT m.id, e.model, len(e.vector) AS d, list_dot_product(e.vector, e.vector) AS norm, "
                        "e.unknown_ratio FROM memories m JOIN embeddings e ON e.text_hash = m.content_hash "
