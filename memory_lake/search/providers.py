@@ -86,7 +86,7 @@ def model_scripts(name: str) -> frozenset[str] | None:
 
 
 def script_class(scripts: frozenset[str]) -> str:
-    """An RE2 character class of the letters of `scripts` (``[\p{Latin}\p{Han}]``)."""
+    r"""An RE2 character class of the letters of `scripts` (``[\p{Latin}\p{Han}]``)."""
     return "[" + "".join(_SCRIPT_CLASSES[s] for s in sorted(scripts)) + "]"
 
 
