@@ -414,9 +414,27 @@ def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.Dat
         ).pl()
     finally:
         con.unregister("redact_raw")
+    canon = canon.with_columns(problem=pl.Series(
+        [_json_error(t) if problem == "not valid JSON" else problem for problem, t in zip(canon["problem"], canon["text"])],
+        dtype=pl.String))
     return canon.with_columns(
         text=redact.redact_records(canon["text"], canon["tenant"], lambda names: lake.tenant_salts(con, names))
     ).drop("tenant")
+
+
+def _json_error(text: str | None) -> str:
+    """Where a record stops being JSON, as Python's reader says it ("not valid JSON: Expecting ','
+    delimiter at column 45"), so that a long line can be fixed; its text is not repeated."""
+    import json
+
+    try:
+        json.loads(text or "")
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        return f"not valid JSON: {exc.msg}{'' if exc.msg.endswith(' at') else ' at'} {where}"
+    except (ValueError, RecursionError):
+        pass
+    return "not valid JSON"
 
 
 # ============================================================================ quarantine

@@ -180,6 +180,19 @@ def test_broken_utf8_costs_one_line(lake, tmp_path):
     assert rows(lake, "SELECT line, reason FROM quarantine") == [{"line": 2, "reason": "bad encoding"}]
 
 
+def test_bad_json_says_where_the_line_stops_being_json(lake, tmp_path):
+    """A stranger's trial: "not valid JSON" alone left a long line to be searched by eye."""
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"tenant": "acme", "content": "ok"}\n'
+                    '{"tenant": "acme", "content": "a long memory about the user" "type": "fact"}\n'
+                    '{"tenant": "acme", "content": "cut off\n', encoding="utf-8")
+    report = lake.ingest([path], as_of=AS_OF).as_dict()
+    assert (report["ingested"], report["quarantined"]) == (1, 2)
+    assert rows(lake, "SELECT line, reason, detail FROM quarantine ORDER BY line") == [
+        {"line": 2, "reason": "bad JSON", "detail": "not valid JSON: Expecting ',' delimiter at column 62"},
+        {"line": 3, "reason": "bad JSON", "detail": "not valid JSON: Unterminated string starting at column 31"}]
+
+
 def test_missing_path_is_a_clear_error(lake, tmp_path):
     with pytest.raises(InputError, match="no such file"):
         lake.ingest([tmp_path / "nope.jsonl"], as_of=AS_OF)
@@ -368,7 +381,7 @@ def test_replay_updates_rows_that_fail_again_and_closes_fixed_ones_bad_json_too(
     report = lake.replay_quarantine(export, as_of=AS_OF).as_dict()
     assert (report["ingested"], report["quarantined"], report["replayed"], report["still_failing"]) == (2, 2, 2, 2)
     assert rows(lake, "SELECT quarantine_id, reason, detail, status, raw FROM quarantine ORDER BY 1") == [
-        {"quarantine_id": 1, "reason": "bad JSON", "detail": "not valid JSON", "status": "replayed",
+        {"quarantine_id": 1, "reason": "bad JSON", "detail": "not valid JSON: Unterminated string starting at column 63", "status": "replayed",
          "raw": '{"id": "bad-1", "tenant": "t1", "content": "unterminated'},
         {"quarantine_id": 2, "reason": "out of range", "detail": "importance 7 is outside 0..1", "status": "open",
          "raw": '{"id":"bad-2","tenant":"t1","content":"x","tier":"forever","importance":7}'},
