@@ -414,9 +414,9 @@ def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.Dat
         ).pl()
     finally:
         con.unregister("redact_raw")
-    canon = canon.with_columns(problem=pl.Series(
-        [_json_error(t) if problem == "not valid JSON" else problem for problem, t in zip(canon["problem"], canon["text"])],
-        dtype=pl.String))
+    bad = (canon["problem"] == "not valid JSON").fill_null(False).arg_true()
+    if bad.len():  # only the bad lines are read again
+        canon = canon.with_columns(problem=canon["problem"].scatter(bad, [_json_error(t) for t in canon["text"].gather(bad)]))
     return canon.with_columns(
         text=redact.redact_records(canon["text"], canon["tenant"], lambda names: lake.tenant_salts(con, names))
     ).drop("tenant")
