@@ -534,6 +534,11 @@ def _word_opcodes(norm_a: str, norm_b: str) -> tuple[tuple[str, int, int, int, i
 
 
 _HYPHENATED_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+
+
+def _hyphen_parts(*norms: str) -> set[str]:
+    """The parts of the hyphenated words of normalised texts (great-grandfather: great, grandfather)."""
+    return {w for text in norms for token in _HYPHENATED_RE.findall(text) for w in token.split("-")}
 _PHRASE_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]+")
 
 
@@ -629,7 +634,7 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
     spans, added, stretches, following = [], 0, [], []
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
     # a word added inside a hyphenated word changes what it names (grandfather / great-grandfather)
-    hyphenated = {w for text in (fa.text, fb.text) for token in _HYPHENATED_RE.findall(text) for w in token.split("-")}
+    hyphenated = _hyphen_parts(fa.text, fb.text)
     stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
     for op, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
         converted = False
@@ -944,7 +949,7 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     # a negated word against its antonym says the same ("doesn't like" / "dislikes")
     relations = [("synonym", "negated antonym") if (not found or found[0] == "antonym") and _negated_antonym(x, y) else found
                  for (x, y), found in zip(stretches, relations)]
-    hyphenated = {w for text in (fa.text, fb.text) for token in _HYPHENATED_RE.findall(text) for w in token.split("-")}
+    hyphenated = _hyphen_parts(fa.text, fb.text)
     for (x, y), found in zip(stretches, relations):
         if found and found[0] == "antonym":
             return f"antonym {' '.join(x)}/{' '.join(y)}"
@@ -1124,10 +1129,11 @@ def _degree_change(fa: _Facts, fb: _Facts) -> str | None:
     changes the fact too: "rarely eats breakfast" / "eats breakfast"."""
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
     never = len(_DEGREES["frequency"]) - 1                # "never" / "doesn't": the negations are counted
-    freq_a, freq_b = _frequencies(sa) - {never}, _frequencies(sb) - {never}
+    stated_a, stated_b = _frequencies(sa), _frequencies(sb)
+    freq_a, freq_b = stated_a - {never}, stated_b - {never}
     if freq_a != freq_b and max(freq_a | freq_b) >= _RARELY[1]:
         return f"frequency {_degree_words(freq_a)}/{_degree_words(freq_b)}"
-    same_frequency = _frequencies(sa) == _frequencies(sb)  # "almost never" / "rarely": one degree
+    same_frequency = stated_a == stated_b                 # "almost never" / "rarely": one degree
     for op, i1, i2, j1, j2 in _word_opcodes(fa.text, fb.text):
         if op != "replace":
             continue
