@@ -727,3 +727,26 @@ def test_a_negated_word_against_its_antonym_says_the_same(a, b, expected):
     link; 喜欢 / 讨厌 through CC-CEDICT) is one fact. The models never get to judge it: the
     negation count and the antonym kept every such pair apart."""
     assert contradiction(a, b, close=lambda x, y: True) == expected
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("User lives with her cousin in Manchester", "User lives with her aunt in Manchester", CHANGED_VALUE),
+    ("User's grandfather taught him to fish", "User's uncle taught him to fish", CHANGED_VALUE),
+    ("用户每年春节都去舅舅家拜年", "用户每年春节都去姑姑家拜年", CHANGED_VALUE),
+    ("用户的钢琴是跟姑姑学的。", "用户的钢琴是跟表姐学的。", CHANGED_VALUE),
+    ("User's dad is a doctor", "User's father is a doctor", None),          # dad is under father
+    ("User's husband is a doctor", "User's spouse is a doctor", None),      # husband is a spouse
+    ("用户的外公一辈子都在村里种地", "用户的姥爷一辈子都在村里种地", None),      # one Cilin line: one person
+])
+def test_two_different_relatives_are_two_people(a, b, expected):
+    """Relatives are a closed set of people and the models put any two close (cousin / aunt 0.91,
+    舅舅 / 姑姑 0.92), so two relatives neither of which is the other's wider word keep a pair
+    apart even when the models would merge it; mum / mother, 外公 / 姥爷 remain one person."""
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+
+
+def test_relatives_are_read_from_wordnet_and_cilin():
+    assert lexicon.same_kind(("aunt",), ("grandmother",)).startswith("relatives ")
+    assert lexicon.same_kind(("叔叔",), ("舅舅",)).startswith("relatives cilin 叔叔/舅舅")
+    assert lexicon.same_kind(("mother",), ("mum",)) is None
+    assert lexicon.same_kind(("teacher",), ("aunt",)) is None               # only one is a relative
