@@ -9,7 +9,7 @@ For each file, oldest name first (writers name files so that this is their write
            (``redact.py``); the raw copy and quarantine keep only redacted text.
 3. parse and validate - set-based in DuckDB: every bad record gets a reason (bad JSON, missing
            tenant, missing content, unknown tier, bad timestamp, wrong type, content too large,
-           duplicate id in file ...) and goes to ``quarantine``; the good ones go on.
+           duplicate id in file, duplicate memory in file ...) and goes to ``quarantine``; the good ones go on.
 4. merge - against ``memories``, per field and three-way (DESIGN "Memory record"): an incoming
            value applies only where it differs from the value at the version the writer based
            its write on, so re-sending a snapshot never undoes a system move. New ids insert,

@@ -40,6 +40,9 @@ OUT_OF_RANGE = "out of range"
 TOO_LARGE = "content too large"
 TOO_DEEP = "too deeply nested"
 DUPLICATE_ID = "duplicate id in file"
+# A line with no id repeating an earlier one: same tenant, agent, user and text give the same
+# derived id, so the later line says nothing new (a snapshot that lists a memory twice).
+DUPLICATE_MEMORY = "duplicate memory in file"
 
 # Accepted ranges (README "The snapshot contract"). Timestamps: what every reader (DuckDB,
 # Python's datetime, Parquet) can hold; epoch numbers are seconds. Integers: exact in any JSON
@@ -422,18 +425,24 @@ def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
     finally:
         con.unregister("snap_norm")
     con.execute(
-        """
+        f"""
         CREATE OR REPLACE TEMP TABLE snap_dups AS
-        SELECT line, id, 'id ' || id || ' first seen on line ' || first_line AS detail
+        SELECT v.line, v.id,
+               CASE WHEN p.id IS NULL
+                    THEN 'same tenant, agent, user and text as line ' || first_line
+                         || ' (no id given: the id is derived from them)'
+                    ELSE 'id ' || v.id || ' first seen on line ' || first_line END AS detail,
+               CASE WHEN p.id IS NULL THEN '{DUPLICATE_MEMORY}' ELSE '{DUPLICATE_ID}' END AS reason
         FROM (SELECT line, id, row_number() OVER w AS n, first_value(line) OVER w AS first_line
-              FROM snap_valid WINDOW w AS (PARTITION BY id ORDER BY line))
+              FROM snap_valid WINDOW w AS (PARTITION BY id ORDER BY line)) v
+        JOIN snap_parsed p USING (line)
         WHERE n > 1
         """
     )
     if con.execute("SELECT count(*) FROM snap_dups").fetchone()[0]:
         con.execute(
-            f"""
-            UPDATE snap_parsed SET reason = '{DUPLICATE_ID}', detail = d.detail, id = d.id
+            """
+            UPDATE snap_parsed SET reason = d.reason, detail = d.detail, id = d.id
             FROM snap_dups d WHERE snap_parsed.line = d.line
             """
         )

@@ -94,8 +94,10 @@ def test_duplicate_id_in_one_file_quarantines_the_later_line(lake, tmp_path):
     lake.ingest([path], as_of=AS_OF)
     assert rows(lake, "SELECT content FROM memories ORDER BY content") == [{"content": "Same  TEXT"}, {"content": "first"}]
     got = rows(lake, "SELECT line, reason, detail FROM quarantine ORDER BY line")
-    assert [(g["line"], g["reason"]) for g in got] == [(3, "duplicate id in file"), (4, "duplicate id in file")]
+    assert [(g["line"], g["reason"]) for g in got] == [(3, "duplicate id in file"), (4, "duplicate memory in file")]
     assert got[0]["detail"] == "id x first seen on line 1"
+    # no id on either line: the user gave no id to repeat, so the reason names the repeated memory
+    assert got[1]["detail"] == "same tenant, agent, user and text as line 2 (no id given: the id is derived from them)"
 
 
 def test_content_limit_is_configurable(tmp_path):
