@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from datetime import date
 from typing import Annotated, Optional
 
@@ -135,7 +137,8 @@ def conflicts_list(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text),
+    """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text; in --json
+    the values themselves),
     both operators and trace ids, the base version the incoming write read, and what found it (the
     snapshot's file name and line of a write, or the dedup pass with its reason: "dedup near (unit 斤/公斤,
     0.91)")."""
@@ -143,20 +146,36 @@ def conflicts_list(
     the_lake = _open(opts)
     frame = the_lake.conflicts(tenant=tenant, status=None if all_rows else "open")
     _note_source(the_lake)
+    import polars as pl
+
+    # a snapshot by its file name and line (the full path is source_file), or the dedup reason
+    found_by = pl.when(pl.col("source_line").is_null()).then(pl.col("source_file")).otherwise(
+        pl.format("{}:{}", pl.col("source_file").str.extract(r"([^/\\]+)$"), "source_line"))
     if opts.json:
-        emit_json(frame_records(frame))
+        # the two values are JSON text in the lake; a machine reads them as the values they hold
+        records = frame_records(frame.with_columns(found_by.alias("found_by")))
+        for record in records:
+            for key in ("lake_value", "incoming_value"):
+                record[key] = _json_value(record.get(key))
+        emit_json(records)
     elif frame.height == 0:
         out.print(_no_conflicts_line(the_lake, tenant, all_rows), markup=False, highlight=False)
     else:
-        import polars as pl
-
-        # a snapshot by its file name and line (the full path is in --json), or the dedup reason
-        found_by = pl.when(pl.col("source_line").is_null()).then(pl.col("source_file")).otherwise(
-            pl.format("{}:{}", pl.col("source_file").str.extract(r"([^/\\]+)$"), "source_line"))
         print_frame(frame.select("conflict_id", "kind", "memory_id", "field", "lake_value", "incoming_value",
                                  "incoming_operator", "base_version", "lake_version", "created_at", "status",
                                  found_by.alias("found_by")),
                     title=f"{frame.height} conflict(s)")
+
+
+def _json_value(text):
+    """A conflict's value as the JSON it holds ('"深色"' -> "深色", '0.8' -> 0.8); text that is no
+    JSON stays as it is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _no_conflicts_line(the_lake, tenant: str | None, all_rows: bool) -> str:
