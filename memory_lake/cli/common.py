@@ -154,9 +154,14 @@ def _is_id_column(name: str) -> bool:
 
 def print_frame(frame: pl.DataFrame, title: str | None = None, max_width: int = 60) -> None:
     """A table for people; every cell and the title are plain text (never rich markup). When the
-    table cannot fit the terminal (or 80 columns when piped), each row is printed as a block of
-    `column: value` lines instead, so no id is folded and no column squeezed to nothing."""
-    cells_width = [max([len(name)] + [min(len(str(v)), max_width) for v in frame[name].to_list()]) for name in frame.columns]
+    table cannot fit the terminal (or 80 columns when piped; Chinese characters count two), each row
+    is printed as a block of `column: value` lines instead, so no id is folded and no column
+    squeezed to nothing."""
+    from rich.cells import cell_len
+
+    # columns on screen, not characters: a Chinese character takes two (用户住在杭州 is 12 wide)
+    cells_width = [max([cell_len(name)] + [min(cell_len(str(v)), 2 * max_width) for v in frame[name].to_list()])
+                   for name in frame.columns]
     if frame.height and sum(cells_width) + 3 * len(cells_width) + 1 > out.width:
         _print_records(frame, title)
         return

@@ -665,3 +665,24 @@ def test_edit_says_what_it_set_or_that_nothing_changed(capsys, tmp_path):
         code, out, _ = run(capsys, "--lake", lake, "edit", "pref-1", "--set", "tier=long_term",
                            "--as-of", "2026-11-30T01:00:00Z")
         assert (code, out.strip()) == (0, expected)
+
+
+def test_a_table_measures_chinese_text_by_its_width_on_screen(capsys):
+    """Piped output is 80 columns wide. 用户住在杭州，周末常去西湖边跑步，偶尔去灵隐寺附近喝茶 is 27 characters but 54
+    columns: a table that counted characters would fit on paper and fold every Chinese cell over
+    lines; measured in columns it falls back to one `column: value` block per row."""
+    import polars as pl
+
+    from memory_lake.cli.common import out, print_frame
+
+    assert out.width == 80                                  # captured: not a terminal
+    frame = pl.DataFrame({"memory_id": ["m_0123456789abcdef"], "tier": ["long_term"],
+                          "content": ["用户住在杭州，周末常去西湖边跑步，偶尔去灵隐寺附近喝茶"], "score": ["0.91"]})
+    print_frame(frame, title="1 result(s)")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["1 result(s)", "-- row 1 " + "-" * 49, "memory_id  m_0123456789abcdef", "tier       long_term",
+                     "content    用户住在杭州，周末常去西湖边跑步，偶尔去灵隐寺附近喝茶", "score      0.91", "1 row(s)"]
+    english = frame.with_columns(pl.lit("lives in Hangzhou, runs by the lake").alias("content"))
+    print_frame(english, title="1 result(s)")
+    table = capsys.readouterr().out.splitlines()
+    assert any("lives in Hangzhou, runs by the lake" in line for line in table) and table[-1] == "1 row(s)"
