@@ -996,18 +996,6 @@ INTENSIFIERS = frozenset("很 非常 十分 特别 挺 太 真 比较 相当 极
 _ASPECT = "过了着"
 
 
-def _without_intensifier(word: str, table: dict) -> str:
-    """`word` without an intensifier jieba glued to its front (很钝 -> 钝, 太咸 -> 咸), when the word
-    itself is no dictionary entry and the rest is; else `word` unchanged."""
-    if word in table:
-        return word
-    for intensifier in sorted(INTENSIFIERS, key=len, reverse=True):
-        rest = word[len(intensifier):]
-        if word.startswith(intensifier) and rest in table:
-            return rest
-    return word
-
-
 def _without_aspect(word: str, table: dict, cilin: dict) -> str:
     """`word` without an aspect particle inside it, when that leaves a word the dictionaries list
     (当过兵 -> 当兵, 参过军 -> 参军, 见了面 -> 见面); else `word` unchanged."""
@@ -1104,9 +1092,6 @@ def _chinese(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, str] |
     bare = ("".join(w for w in left if w not in INTENSIFIERS), "".join(w for w in right if w not in INTENSIFIERS))
     if bare != joined and all(bare):
         pairs += _stripped(*bare)                          # 非常吝啬 is looked up as 吝啬 too
-    glued = (_without_intensifier(joined[0], table), _without_intensifier(joined[1], table))
-    if glued != joined:
-        pairs += _stripped(*glued)                         # jieba's 很钝 is looked up as 钝 too
     for x, y in pairs:
         if x == y:
             continue
