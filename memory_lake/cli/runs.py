@@ -144,6 +144,10 @@ def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(hel
         stale = overall["staleness"]
         out.print(f"  stale: {stale['stale_count']} ({stale['stale_ratio']:.0%}), oldest unaccessed "
                   f"{stale['oldest_unaccessed_days']} days; hit rate 7d: {_rate(overall['hit_rate'])}")
+        inactive = overall.get("inactive") or {}
+        if inactive.get("dormant") or inactive.get("archived"):
+            out.print(f"  not counted above: {inactive['dormant']} dormant, {inactive['archived']} archived "
+                      "(search leaves them out; `memory-lake restore ID...` makes them active again)")
         for alert in overall["alerts"]:
             out.print(f"  [{alert['level']}] {alert['message']} - {alert['action']}", markup=False)
 

@@ -32,12 +32,14 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
     important_changes = _important_changes(con, as_of)
     suggestions = _archive_suggestions(con)
     open_conflicts = _open_conflicts(con, as_of)
+    inactive = _inactive(con)
     threshold = policy.health.utilization_warning
     result_scopes = []
     for row in scopes.iter_rows(named=True):
         key = (row["tenant"], row["agent_id"], row["user_id"])
         metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0), suggestions.get(key, 0),
                            conflicts=open_conflicts.get(key))
+        metrics["inactive"] = _sum_inactive([inactive.get(key)])
         result_scopes.append({"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], **metrics})
     tenants = {}
     for tenant, group in scopes.group_by("tenant", maintain_order=True):
@@ -49,9 +51,18 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
         tenants[tenant_name] = _metrics(row, tenant_hits, policy, changes, suggested, scope_alerts=_alert_counts(
             [s for s in result_scopes if s["tenant"] == tenant_name], threshold),
             conflicts=_sum_conflicts([v for k, v in open_conflicts.items() if k[0] == tenant_name]))
+        tenants[tenant_name]["inactive"] = _sum_inactive([v for k, v in inactive.items() if k[0] == tenant_name])
+    for tenant_name in sorted({k[0] for k in inactive} - tenants.keys()):
+        # every memory of the tenant is dormant or archived: no live scope, yet not an unknown tenant
+        tenants[tenant_name] = _metrics(_sum_rows(scopes.clear()), None, policy, 0,
+                                        sum(v for k, v in suggestions.items() if k[0] == tenant_name),
+                                        conflicts=_sum_conflicts([v for k, v in open_conflicts.items()
+                                                                  if k[0] == tenant_name]))
+        tenants[tenant_name]["inactive"] = _sum_inactive([v for k, v in inactive.items() if k[0] == tenant_name])
     overall = _metrics(_sum_rows(scopes), _sum_hits(list(hits.values())), policy, sum(important_changes.values()),
                        sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold),
                        conflicts=_sum_conflicts(list(open_conflicts.values())))
+    overall["inactive"] = _sum_inactive(list(inactive.values()))
     return {"as_of": iso(as_of), "overall": overall, "tenants": tenants, "scopes": result_scopes}
 
 
@@ -202,6 +213,24 @@ def _sum_conflicts(items: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"open": sum(i["open"] for i in items),
             "by_age": {k: sum(i["by_age"][k] for i in items) for k in ("under_1d", "1_to_7d", "over_7d")},
             "important": sum(i["important"] for i in items), "oldest_days": max(i["oldest_days"] for i in items)}
+
+
+def _inactive(con: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, int]]:
+    """Dormant and archived memories by scope. The dashboard counts live memories (active or
+    conflicted); these are kept apart so that a lake whose memories all went dormant (history
+    imported with old dates: 180 days unused) does not read as an empty one."""
+    rows = con.execute(
+        """
+        SELECT tenant, agent_id, user_id, count(*) FILTER (WHERE status = 'dormant'),
+               count(*) FILTER (WHERE status = 'archived')
+        FROM memories WHERE status IN ('dormant', 'archived') GROUP BY ALL
+        """
+    ).fetchall()
+    return {(t, a, u): {"dormant": d, "archived": r} for t, a, u, d, r in rows}
+
+
+def _sum_inactive(items: list[dict[str, int] | None]) -> dict[str, int]:
+    return {k: sum(i[k] for i in items if i) for k in ("dormant", "archived")}
 
 
 def _archive_suggestions(con: duckdb.DuckDBPyConnection) -> dict[tuple, int]:

@@ -78,6 +78,8 @@ WHY_NO_MATCH = {
     "hybrid": "none shares a word with the query or has a cosine >= {cosine} to it",
 }
 NOTE_EMPTY_SCOPE = "no memory to search in {scope}: none is active or conflicted{filtered}"
+NOTE_RESTING = ("{count} dormant or archived memories are in this scope: include_inactive (--include-inactive) "
+                "searches them, `memory-lake restore ID...` makes them active again")
 NOTE_NO_CONFLICTS = ("{source} has no conflicts table: results are not marked as sides of open contradictions "
                      "(a conflicted status still is)")
 
@@ -251,6 +253,10 @@ def search(
             if not results:
                 notes.append(_no_match(query, tenant, agent, user, chosen, scope.size, mode_used,
                                        semantic is not None, lake.policy.search.min_cosine))
+                if not scope.size and not include_inactive:
+                    resting = _resting(lake, tenant, agent, user)
+                    if resting:
+                        notes.append(NOTE_RESTING.format(count=resting))
 
     found = SearchResults(results, search_id=uuid.uuid4().hex, mode_used=mode_used, notes=notes,
                           query=query, source=source, searched=searched)
@@ -444,6 +450,17 @@ def _results(scored, mode: str, explain: bool, has_query_vector: bool, full_poli
     best_cosine = scored.cosine[0] if len(scored.rows) and has_query_vector else 0.0
     hit = _hits(full_policy).get(scored.model[0] if scored.model else None, policy.hit_cosine)
     return results, raw, bool(best_cosine == best_cosine and best_cosine >= hit)
+
+
+def _resting(lake, tenant: str, agent: str | None, user: str | None) -> int:
+    """How many dormant or archived memories a scope holds (0 when the lake cannot say)."""
+    try:
+        frame = lake.sql("SELECT count(*) AS n FROM memories WHERE tenant = ? AND (? IS NULL OR agent_id = ?) "
+                         "AND (? IS NULL OR user_id = ?) AND status IN ('dormant', 'archived')",
+                         [tenant, agent, agent, user, user])
+    except Exception:  # noqa: BLE001 - a hint only: a busy or older lake gives no count, not an error
+        return 0
+    return int(frame["n"][0]) if frame.height else 0
 
 
 def _no_match(query, tenant, agent, user, chosen, searched: int, mode: str, has_query_vector: bool,

@@ -48,6 +48,7 @@ def test_scope_tenant_and_overall_metrics(lake, tmp_path):
                       "suggest_archive": 0},
         "total": 27,
         "conflicts": {"open": 0, "by_age": {"under_1d": 0, "1_to_7d": 0, "over_7d": 0}, "important": 0, "oldest_days": 0},
+        "inactive": {"dormant": 0, "archived": 0},
         "alerts": [
             {"level": "warning", "message": "working memory at 90% of capacity (18/20)",
              "action": "promote the oldest working memories to short_term (the nightly run does)"},
@@ -172,3 +173,34 @@ def test_an_empty_lake_has_a_health_snapshot(lake):
     assert {tier: cap["used"] for tier, cap in overall["capacity"].items()} == {
         "working": 0, "short_term": 0, "long_term": 0, "important": 0}
     assert overall["hit_rate"] == {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE}
+
+
+def test_imported_history_that_goes_dormant_is_counted_not_hidden(lake, tmp_path, capsys):
+    """History imported with old dates: never used for 180 days, every long-term memory goes dormant
+    on the first nightly run. The dashboard counts live memories only; it says how many rest, per
+    tenant too (a tenant with no live memory is no unknown tenant), and an empty search says why."""
+    from memory_lake.cli import main
+    from memory_lake.maintain.tiers import enforce_tiers
+    from memory_lake.search import search
+
+    lake.ingest([write_jsonl(tmp_path / "old.jsonl", [mem(i, "long_term", days_old=270) for i in range(3)]
+                             + [mem(0, "working", days_old=1, tenant="globex")])], as_of=AS_OF)
+    enforce_tiers(lake, AS_OF)
+    snapshot_health(lake, AS_OF)
+    health = latest_health(lake)
+    assert (health["overall"]["total"], health["overall"]["inactive"]) == (1, {"dormant": 3, "archived": 0})
+    assert health["tenants"]["acme"]["total"] == 0
+    assert health["tenants"]["acme"]["inactive"] == {"dormant": 3, "archived": 0}
+    assert health["tenants"]["globex"]["inactive"] == {"dormant": 0, "archived": 0}
+    assert main(["--lake", str(lake.root), "health", "--tenant", "acme"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:5] == ["health as of 2026-11-30T00:00:00Z for tenant acme", "  working     0", "  short_term  0",
+                         "  long_term   0", "  important   0"]
+    assert ("  not counted above: 3 dormant, 0 archived (search leaves them out; `memory-lake restore ID...` makes "
+            "them active again)") in lines
+    found = search(lake, "long_term", tenant="acme", as_of=AS_OF)
+    assert (found.results, found.notes) == ([], [
+        "no memory to search in scope tenant acme: none is active or conflicted",
+        "3 dormant or archived memories are in this scope: include_inactive (--include-inactive) searches them, "
+        "`memory-lake restore ID...` makes them active again"])
+    assert len(search(lake, "long_term", tenant="acme", include_inactive=True, as_of=AS_OF).results) == 3
