@@ -50,6 +50,29 @@ def search(
     _show(opts, results.as_dict(), lambda: _print_search(results, explain))
 
 
+# Fewer columns than this left for the content: each result prints as a block (header line, then its content).
+MIN_CONTENT_WIDTH = 20
+
+
+def _print_blocks(results, scopes) -> None:
+    """One result per block: rank, full id, score, tier and type, scope, then the content on its own
+    line (not folded into a narrow column; a terminal wraps it)."""
+    from rich.text import Text
+
+    out.print(Text(f"search {results.search_id} ({results.mode_used})"))
+    for rank, (r, scope) in enumerate(zip(results, scopes), start=1):
+        mark = "  !" if r.conflict else ""
+        out.print(Text(f"{rank:>2}. {r.id}  score {r.score:.3f}  {r.tier or '-'} / {r.type or '-'}  "
+                       f"{' / '.join(scope)}{mark}"))
+        content = r.content or ""
+        out.print(Text("    " + (content if len(content) <= 280 else content[:279] + "…")))
+    out.print(f"{len(results)} result(s) of {results.searched} memories searched")
+    for r in results:
+        if r.conflict:
+            other = f"contradicts {', '.join(r.conflict_with)}" if r.conflict_with else "has an open conflict"
+            out.print(Text(f"! {r.id} {other} (memory-lake conflicts list)"))
+
+
 def _print_search(results, explain: bool) -> None:
     """Search results for people: one row per memory with its full id (never folded: it is pasted
     into other commands), scope, tier, type, score, a conflict mark and the content (which wraps);
@@ -98,6 +121,12 @@ def _print_search(results, explain: bool) -> None:
     id_width = max(len(r.id) for r in results)
     fixed = id_width + max(len(r.tier or "") for r in results) + max(len(r.type or "") for r in results) + 14
     scope_width = max(len(" / ".join(s)) for s in scopes)
+    narrow_scope = max(len(p) for s in scopes for p in s) + 2
+    if out.width - fixed - min(scope_width, narrow_scope) < MIN_CONTENT_WIDTH:
+        _print_blocks(results, scopes)             # 80 columns (piped) left the content a few letters wide
+        if explain:
+            print_parts()
+        return
     table = Table(title=Text(f"search {results.search_id} ({results.mode_used})"), box=box.SIMPLE_HEAD,
                   padding=(0, 1, 0, 0), pad_edge=False, title_justify="left")
     table.add_column("id", no_wrap=True, min_width=id_width)

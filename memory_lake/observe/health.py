@@ -39,7 +39,7 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
         key = (row["tenant"], row["agent_id"], row["user_id"])
         metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0), suggestions.get(key, 0),
                            conflicts=open_conflicts.get(key))
-        metrics["inactive"] = _sum_inactive([inactive.get(key)])
+        metrics = _with_inactive(metrics, [inactive.get(key)])
         result_scopes.append({"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], **metrics})
     tenants = {}
     for tenant, group in scopes.group_by("tenant", maintain_order=True):
@@ -51,18 +51,18 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
         tenants[tenant_name] = _metrics(row, tenant_hits, policy, changes, suggested, scope_alerts=_alert_counts(
             [s for s in result_scopes if s["tenant"] == tenant_name], threshold),
             conflicts=_sum_conflicts([v for k, v in open_conflicts.items() if k[0] == tenant_name]))
-        tenants[tenant_name]["inactive"] = _sum_inactive([v for k, v in inactive.items() if k[0] == tenant_name])
+        tenants[tenant_name] = _with_inactive(tenants[tenant_name], [v for k, v in inactive.items() if k[0] == tenant_name])
     for tenant_name in sorted({k[0] for k in inactive} - tenants.keys()):
         # every memory of the tenant is dormant or archived: no live scope, yet not an unknown tenant
         tenants[tenant_name] = _metrics(_sum_rows(scopes.clear()), None, policy, 0,
                                         sum(v for k, v in suggestions.items() if k[0] == tenant_name),
                                         conflicts=_sum_conflicts([v for k, v in open_conflicts.items()
                                                                   if k[0] == tenant_name]))
-        tenants[tenant_name]["inactive"] = _sum_inactive([v for k, v in inactive.items() if k[0] == tenant_name])
+        tenants[tenant_name] = _with_inactive(tenants[tenant_name], [v for k, v in inactive.items() if k[0] == tenant_name])
     overall = _metrics(_sum_rows(scopes), _sum_hits(list(hits.values())), policy, sum(important_changes.values()),
                        sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold),
                        conflicts=_sum_conflicts(list(open_conflicts.values())))
-    overall["inactive"] = _sum_inactive(list(inactive.values()))
+    overall = _with_inactive(overall, list(inactive.values()))
     return {"as_of": iso(as_of), "overall": overall, "tenants": tenants, "scopes": result_scopes}
 
 
@@ -229,8 +229,11 @@ def _inactive(con: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, int]]:
     return {(t, a, u): {"dormant": d, "archived": r} for t, a, u, d, r in rows}
 
 
-def _sum_inactive(items: list[dict[str, int] | None]) -> dict[str, int]:
-    return {k: sum(i[k] for i in items if i) for k in ("dormant", "archived")}
+def _with_inactive(metrics: dict[str, Any], items: list[dict[str, int] | None]) -> dict[str, Any]:
+    """`metrics` with ``inactive`` (the sum of `items`) just before the alerts, which stay last."""
+    alerts = metrics.pop("alerts")
+    return {**metrics, "inactive": {k: sum(i[k] for i in items if i) for k in ("dormant", "archived")},
+            "alerts": alerts}
 
 
 def _archive_suggestions(con: duckdb.DuckDBPyConnection) -> dict[tuple, int]:

@@ -171,7 +171,8 @@ def test_publish_blocked_exits_4_and_health_json_layout(capsys, tmp_path):
     code, out, _ = run(capsys, "--lake", str(lake), "--json", "health", "--as-of", "2026-11-30T00:00:00Z")
     health = json.loads(out)
     assert code == 0 and list(health) == ["as_of", "overall", "tenants", "scopes"]
-    assert list(health["overall"]) == ["capacity", "distribution", "hit_rate", "staleness", "total", "conflicts", "alerts"]
+    assert list(health["overall"]) == ["capacity", "distribution", "hit_rate", "staleness", "total", "conflicts", "inactive",
+                                       "alerts"]
     assert health["scopes"][0]["capacity"]["working"] == {"used": 25, "limit": 20, "utilization": 1.25}
 
 

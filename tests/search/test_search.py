@@ -480,6 +480,26 @@ def test_human_output_shows_full_ids_scope_conflicts_and_escapes_content(lake, t
     assert "! acme-pref-lite-2 contradicts acme-pref-dark-1 (memory-lake conflicts list)" in lines
 
 
+def test_human_output_with_derived_ids_at_80_columns_prints_one_block_per_result(lake, tmp_path, capsys, monkeypatch):
+    """A memory ingested without id gets a 34-character one (m_ + 32 hex): at 80 columns (piped) a
+    table left the content 12 columns, Chinese text 6 characters a line. Each result is a block
+    then: rank, full id, score, tier / type, scope, and the content whole on the next line."""
+    _ingest(lake, tmp_path, [{"tenant": "acme", "agent_id": "bot", "user_id": "alice",
+                              "content": "用户住在杭州，周末常去西湖边跑步"}])
+    code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "杭州", "--tenant", "acme",
+                          "--mode", "keyword")
+    [memory_id] = lake.sql("SELECT id FROM memories")["id"].to_list()
+    lines = out.splitlines()
+    assert (code, len(memory_id)) == (0, 34)
+    assert lines[1:] == [f" 1. {memory_id}  score 1.000  short_term / other  acme / bot / alice",
+                         "    用户住在杭州，周末常去西湖边跑步", "1 result(s) of 1 memories searched"]
+    assert lines[0].startswith("search ") and lines[0].endswith(" (keyword)")
+    # a wide terminal keeps the table
+    code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "杭州", "--tenant", "acme",
+                          "--mode", "keyword", width=160)
+    assert any(line.split()[:1] == [memory_id] and "用户住在杭州" in line for line in out.splitlines())
+
+
 def test_human_output_explains_scores_and_says_why_nothing_matched(lake, tmp_path, capsys, monkeypatch):
     _english(lake, tmp_path)
     lake.index(as_of=AS_OF)
