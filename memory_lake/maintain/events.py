@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from ..store import transaction
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..store import Policy
 from ..store import StepReport
+from ..store import InputError, resolve_as_of
 from .tiers import append_cleanup_log, apply_moves
 
 EVENT_KINDS = ("access", "reference", "hit")
@@ -52,8 +54,10 @@ def apply_events(lake, as_of: datetime, policy: Policy | None = None, run_id: st
     with lake.writer(purpose="apply events") as con:
         _collect_inbox_events(lake, con)
         offsets = dict(con.execute("SELECT file, bytes_read FROM event_offsets").fetchall())
-        chunks, new_offsets = _read_new_lines(lake, offsets)
+        chunks, new_offsets, waiting = _read_new_lines(lake, offsets, as_of)
         if not chunks:
+            if waiting:
+                report.counts = {"waiting": waiting}
             return report
         log_lines: list[str] = []
         with transaction(con):
@@ -61,6 +65,8 @@ def apply_events(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             con.execute(_PARSE)
             con.unregister("event_lines")
             report.counts = _apply(con, as_of, run_id, log_lines)
+            if waiting:
+                report.counts["waiting"] = waiting      # lines dated after as_of: a later run reads them
             con.executemany("DELETE FROM event_offsets WHERE file = ?", [[f] for f in new_offsets])
             con.executemany("INSERT INTO event_offsets VALUES (?, ?)", list(new_offsets.items()))
     append_cleanup_log(lake.root, log_lines)
@@ -94,8 +100,29 @@ def _redact_lines(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> 
                                                         lambda names: lake.tenant_salts(con, names)))
 
 
-def _read_new_lines(lake, offsets: dict[str, int]) -> tuple[list[pl.DataFrame], dict[str, int]]:
-    chunks, new_offsets = [], {}
+# The time of an event line, read without parsing the whole line (a search log grows long).
+_TS = re.compile(rb'"ts"\s*:\s*"([^"]{1,40})"')
+
+
+def _after(line: bytes, as_of: datetime) -> bool:
+    """Whether an event line is dated after `as_of` (a line without a readable ts is not: it goes
+    to quarantine as a bad timestamp)."""
+    found = _TS.search(line)
+    if not found:
+        return False
+    try:
+        return resolve_as_of(found.group(1).decode("utf-8", "replace")) > as_of
+    except InputError:
+        return False
+
+
+def _read_new_lines(lake, offsets: dict[str, int],
+                    as_of: datetime) -> tuple[list[pl.DataFrame], dict[str, int], int]:
+    """Complete lines of each event file past its offset, up to the first line dated after `as_of`:
+    a run applies no use that happened after its own time (a search run today does not change a
+    rerun of last night), and that line and the ones after it wait for a later run. Returns the
+    chunks, the new offsets and how many lines wait."""
+    chunks, new_offsets, waiting = [], {}, 0
     for path in sorted(lake.events.glob("*.jsonl")):
         name = str(path.relative_to(lake.root))
         start = offsets.get(name, 0)
@@ -105,12 +132,22 @@ def _read_new_lines(lake, offsets: dict[str, int]) -> tuple[list[pl.DataFrame], 
         end = data.rfind(b"\n") + 1  # a line still being appended waits for the next run
         if end == 0:
             continue
+        lines = data[:end].split(b"\n")[:-1]
+        taken, cut = 0, 0
+        for line in lines:
+            if _after(line, as_of):
+                waiting += len(lines) - taken
+                break
+            taken += 1
+            cut += len(line) + 1
+        if taken == 0:
+            continue
         first_line = 1 + _count_lines(path, start)
-        text = data[:end].decode("utf-8", "replace")
+        text = data[:cut].decode("utf-8", "replace")
         frame = pl.DataFrame({"raw": text.split("\n")[:-1]}).with_row_index("line", offset=first_line)
         chunks.append(frame.with_columns(pl.col("line").cast(pl.Int64), file=pl.lit(name)))
-        new_offsets[name] = start + end
-    return chunks, new_offsets
+        new_offsets[name] = start + cut
+    return chunks, new_offsets, waiting
 
 
 def _count_lines(path: Path, upto: int) -> int:

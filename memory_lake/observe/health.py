@@ -133,8 +133,8 @@ def _scope_metrics(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
                count(*) FILTER (WHERE tier <> 'important') AS stale_base,
                count(*) FILTER (WHERE tier <> 'important'
                                   AND last_accessed_at < $as_of - to_days($stale_days)) AS stale_count,
-               coalesce(max(date_diff('day', last_accessed_at, $as_of)) FILTER (WHERE tier <> 'important'), 0)
-                   AS oldest_unaccessed_days
+               greatest(coalesce(max(date_diff('day', last_accessed_at, $as_of)) FILTER (WHERE tier <> 'important'), 0), 0)
+                   AS oldest_unaccessed_days   -- a use dated after as_of (a snapshot's own clock) is no negative age
         FROM memories WHERE status IN {ACTIVE}
         GROUP BY tenant, agent_id, user_id
         ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST

@@ -74,6 +74,31 @@ def test_search_log_is_loaded_once_and_counts_returned_memories_as_accessed(lake
     assert rows(lake, "SELECT sum(access_count) AS n FROM memories") == [{"n": 2}]
 
 
+def test_events_dated_after_as_of_wait_for_a_later_run(lake, tmp_path):
+    """`search` logs the real time; a nightly rerun for an earlier as_of applied today's searches
+    (a stranger saw last_accessed_at after the run's as_of and "oldest unaccessed -1 days"). A line
+    dated after as_of and the lines after it wait; a run at their time applies them once."""
+    setup(lake, tmp_path)
+    log = lake.events / "searches-2026-12-03.jsonl"
+    search_line = {"search_id": "s-later", "ts": "2026-12-03T06:08:51Z", "tenant": "t", "query": "second",
+                   "mode": "hybrid", "mode_used": "keyword", "result_ids": ["m2"], "raw_scores": [1.0],
+                   "keyword_match": True}
+    write_jsonl(log, [{"ts": "2026-11-29T00:00:00Z", "tenant": "t", "event": "access", "memory_id": "m1"},
+                      search_line])
+    report = apply_events(lake, AS_OF, run_id="r1")                     # AS_OF: 2026-11-30
+    assert (report.counts["access_events"], report.counts["searches"], report.counts["waiting"]) == (1, 0, 1)
+    assert rows(lake, "SELECT id, access_count, last_accessed_at FROM memories ORDER BY id") == [
+        {"id": "m1", "access_count": 1, "last_accessed_at": datetime(2026, 11, 29)},
+        {"id": "m2", "access_count": 0, "last_accessed_at": datetime(2026, 11, 1)}]
+    assert apply_events(lake, AS_OF, run_id="r2").counts == {"waiting": 1}   # a rerun changes nothing
+    assert rows(lake, "SELECT count(*) AS n FROM retrieval_log") == [{"n": 0}]
+    later = apply_events(lake, datetime(2026, 12, 3, 7), run_id="r3")
+    assert (later.counts["searches"], "waiting" in later.counts) == (1, False)
+    assert rows(lake, "SELECT id, access_count, last_accessed_at FROM memories ORDER BY id") == [
+        {"id": "m1", "access_count": 1, "last_accessed_at": datetime(2026, 11, 29)},
+        {"id": "m2", "access_count": 1, "last_accessed_at": datetime(2026, 12, 3, 6, 8, 51)}]
+
+
 def test_events_touch_only_their_own_tenant(lake, tmp_path):
     lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
         {"id": "a1", "tenant": "A", "content": "tenant A plans the launch", "created_at": "2026-11-01T00:00:00Z"},
