@@ -50,7 +50,10 @@ def search(
     _show(opts, results.as_dict(), lambda: _print_search(results, explain))
 
 
-# Fewer columns than this left for the content: each result prints as a block (header line, then its content).
+# Results print as a table on a terminal at least TABLE_MIN_WIDTH wide that leaves the content
+# MIN_CONTENT_WIDTH columns; else (80 columns, piped) each result is a block: a header line, then
+# its content. The choice rests on the width, so every search in one terminal looks the same.
+TABLE_MIN_WIDTH = 100
 MIN_CONTENT_WIDTH = 20
 
 
@@ -122,8 +125,8 @@ def _print_search(results, explain: bool) -> None:
     fixed = id_width + max(len(r.tier or "") for r in results) + max(len(r.type or "") for r in results) + 14
     scope_width = max(len(" / ".join(s)) for s in scopes)
     narrow_scope = max(len(p) for s in scopes for p in s) + 2
-    if out.width - fixed - min(scope_width, narrow_scope) < MIN_CONTENT_WIDTH:
-        _print_blocks(results, scopes)             # 80 columns (piped) left the content a few letters wide
+    if out.width < TABLE_MIN_WIDTH or out.width - fixed - min(scope_width, narrow_scope) < MIN_CONTENT_WIDTH:
+        _print_blocks(results, scopes)             # a table at 80 columns left the content a few letters wide
         if explain:
             print_parts()
         return

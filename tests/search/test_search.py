@@ -457,15 +457,15 @@ def _cli(capsys, monkeypatch, *args, width=80):
 
 
 def test_human_output_shows_full_ids_scope_conflicts_and_escapes_content(lake, tmp_path, capsys, monkeypatch):
-    """11.12 / 11.3: the table at 80 columns keeps every 16-character id whole, shows the scope,
+    """11.12 / 11.3: the table at 100 columns keeps every 16-character id whole, shows the scope,
     tier, type, score, the conflict mark and the other side; content `[/x]` is printed as is."""
     _contradicting(lake, tmp_path)
     lake.dedup(as_of=AS_OF)
     code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "editor mode", "--tenant", "acme",
-                          "--mode", "keyword")
+                          "--mode", "keyword", width=100)
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert max(len(line) for line in lines) <= 80
+    assert max(len(line) for line in lines) <= 100
     header = next(line for line in lines if " id " in f" {line} ")
     assert header.split() == ["id", "scope", "tier", "type", "score", "!", "content"]
     rows_ = {line.split()[0]: line for line in lines if line.strip().startswith("acme-")}
@@ -478,6 +478,13 @@ def test_human_output_shows_full_ids_scope_conflicts_and_escapes_content(lake, t
     assert "3 result(s) of 3 memories searched" in lines
     assert "! acme-pref-dark-1 contradicts acme-pref-lite-2 (memory-lake conflicts list)" in lines
     assert "! acme-pref-lite-2 contradicts acme-pref-dark-1 (memory-lake conflicts list)" in lines
+    # at 80 columns (piped) every search prints blocks, whatever the ids: the same conflict marks
+    code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "editor mode", "--tenant", "acme",
+                          "--mode", "keyword")
+    lines = out.splitlines()
+    assert lines[1] == " 1. acme-pref-dark-1  score 1.000  long_term / preference  acme / bot / alice  !"
+    assert "    Escape test: the editor shows [/x] literally" in lines
+    assert "! acme-pref-dark-1 contradicts acme-pref-lite-2 (memory-lake conflicts list)" in lines
 
 
 def test_human_output_with_derived_ids_at_80_columns_prints_one_block_per_result(lake, tmp_path, capsys, monkeypatch):
