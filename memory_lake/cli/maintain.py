@@ -84,8 +84,12 @@ def dedup(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Merge duplicates per scope (exact, near: MinHash, semantic: cosine > 0.90), never contradictions:
-    pairs that differ in a number, date, negation, antonym or a replaced word go to the conflict queue."""
+    """Merge duplicates per scope (exact; near: MinHash; semantic: embeddings), never contradictions.
+    A pair that differs in a value of one thing (a number, a date, a unit), a negation, an antonym or a
+    swap goes to the conflict queue; a pair that differs in a name, a place, an identifier or another
+    item of one kind (violin / cello) is kept apart as two facts and only counted ("kept apart
+    different"); a replaced word merges only when a dictionary calls it a synonym or the language's
+    model puts the two phrases close ([dedup] paraphrase_cosine)."""
     from ..store import resolve_as_of
     from ..maintain import dedup as run_dedup
 
@@ -161,7 +165,7 @@ def conflicts_list(
     elif frame.height == 0:
         out.print(_no_conflicts_line(the_lake, tenant, all_rows), markup=False, highlight=False)
     else:
-        print_frame(frame.select("conflict_id", "kind", "memory_id", "field", "lake_value", "incoming_value",
+        print_frame(frame.select("conflict_id", "kind", "memory_id", "other_memory_id", "field", "lake_value", "incoming_value",
                                  "incoming_operator", "base_version", "lake_version", "created_at", "status",
                                  found_by.alias("found_by")),
                     title=f"{frame.height} conflict(s)")

@@ -81,8 +81,8 @@ def _print_run(summary: dict[str, Any]) -> None:
         err.print(f"not ingested, unrecognised file(s) in inbox/: {', '.join(unrecognised)} (a snapshot ends in "
                   ".jsonl, .ndjson, .json or .parquet; usage events in .events.jsonl)")
     if ingest.get("files") == 0:
-        out.print("no snapshot files were waiting in the lake's inbox/ (see README, \"The snapshot contract\")",
-                  markup=False)
+        out.print("inbox/ held no new snapshot files: this run maintained what the lake already holds (agents drop "
+                  "snapshots there; see README, \"The snapshot contract\")", markup=False)
 
 
 def run_nightly(

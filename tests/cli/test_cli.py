@@ -423,7 +423,7 @@ def test_markup_in_content_is_printed_as_it_is(capsys, tmp_path, monkeypatch):
     assert [row[2:4] + row[6:] for row in cells(out)] == [["3", "bad JSON", "[/x] not json"]]
     code, out, err = run(capsys, "--lake", lake, "conflicts", "list")
     assert code == 0, err
-    assert [row[1:6] for row in cells(out)] == [["write", "m1", "content", '"[bold]a"', '"[/x] b"']]
+    assert [row[1:7] for row in cells(out)] == [["write", "m1", "", "content", '"[bold]a"', '"[/x] b"']]
     code, out, err = run(capsys, "--lake", lake, "status")
     assert code == 0, err
     assert cells(out) == [["[/x]", "short_term", "conflicted", "1"], ["[bold]x[/bold]", "short_term", "active", "1"]]
