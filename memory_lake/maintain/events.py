@@ -123,6 +123,7 @@ def _read_new_lines(lake, offsets: dict[str, int],
     rerun of last night), and that line and the ones after it wait for a later run. Returns the
     chunks, the new offsets and how many lines wait."""
     chunks, new_offsets, waiting = [], {}, 0
+    as_of = resolve_as_of(as_of)                       # naive UTC, as the lines' times are read
     for path in sorted(lake.events.glob("*.jsonl")):
         name = str(path.relative_to(lake.root))
         start = offsets.get(name, 0)

@@ -75,7 +75,7 @@ NOTE_NO_MATCH = "no memory matched {query!r} in {scope} ({why}); {searched} sear
 WHY_NO_MATCH = {
     "keyword": "none shares a word with the query",
     "semantic": "none has a cosine >= {cosine} to the query",
-    "hybrid": "none shares a word with the query or has a cosine >= {cosine} to it",
+    "hybrid": "none shares a word with the query (besides words most memories hold) or has a cosine >= {cosine} to it",
 }
 NOTE_EMPTY_SCOPE = "no memory to search in {scope}: none is active or conflicted{filtered}"
 NOTE_RESTING = ("{count} dormant or archived memories are in this scope: include_inactive (--include-inactive) "

@@ -58,6 +58,10 @@ COLUMNS = ("id", "content", "tier", "type", "tags", "created_at", "importance", 
 CONFLICT_COLUMNS = {"memory_id", "other_memory_id", "status", "kind"}
 # Ties are broken by id; rounding the sort key keeps float noise from deciding a tie.
 TIE_DIGITS = 12
+# In a hybrid search with a query vector, a word found in more than this share of the scope's
+# documents is no evidence of relevance by itself ("user" in "where does the user live", when
+# every memory says "User ..."): it still scores, but only a rarer word or the cosine admits a row.
+COMMON_TERM_SHARE = 0.5
 
 
 @dataclass
@@ -123,6 +127,20 @@ class ScopeIndex:
             scores[docs] += idf * tf * (BM25_K1 + 1.0) / (tf + norm)
         return scores
 
+    def distinctive_match(self, tokens: list[str]) -> np.ndarray:
+        """Whether each document holds a query word that at most ``COMMON_TERM_SHARE`` of the
+        documents hold."""
+        found = np.zeros(self.size, dtype=bool)
+        indptr, indices = self.doc_terms.indptr, self.doc_terms.indices
+        for term in set(tokens):
+            column = self.vocabulary.get(term)
+            if column is None:
+                continue
+            docs = indices[indptr[column]:indptr[column + 1]]
+            if len(docs) <= COMMON_TERM_SHARE * self.size:
+                found[docs] = True
+        return found
+
     def cosines(self, query_vectors: dict[str, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
         """(cosine, model index) of every memory with the query: the cosine in the first space (in
         the policy's order) where both the memory and the query have a vector; NaN and -1 where
@@ -183,7 +201,11 @@ class ScopeIndex:
                 keyword_weight, semantic_weight = keyword_weight + semantic_weight, 0.0
             score = (keyword_weight * keyword + semantic_weight * semantic + policy.recency_weight * recency
                      + policy.importance_weight * self.importance)
-            eligible = (keyword_raw > 0) | close
+            matched = keyword_raw > 0
+            if query_vectors and has.any():
+                # with a cosine to judge by, a word nearly every memory holds admits nothing alone
+                matched = matched & self.distinctive_match(tokens)
+            eligible = matched | close
         order = self._top(score, eligible, limit)
         rows = [self.rows.row(int(i), named=True) for i in order]
         scored_by = {name: int((which == index).sum()) for index, name in enumerate(names) if (which == index).any()}

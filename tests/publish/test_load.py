@@ -3,6 +3,8 @@ records as its memory.json, and a round trip export -> load -> re-ingest that gi
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import json
 import shutil
 
@@ -94,8 +96,9 @@ def test_records_written_back_to_their_own_lake_change_nothing(demo_copy, tmp_pa
     events = [{"ts": "2026-11-30T01:00:00Z", "tenant": "acme", "event": "access", "memory_id": m}
               for m in used for _ in range(3)]  # three uses each, counted by the lake after the last write
     write_jsonl(demo_copy.inbox / "use.events.jsonl", events)
-    apply_events(demo_copy, DEMO_AS_OF)
-    demo_copy.publish(as_of=DEMO_AS_OF)
+    later = DEMO_AS_OF + timedelta(hours=2)          # the events are dated 01:00: a run at their time or after
+    apply_events(demo_copy, later)
+    demo_copy.publish(as_of=later)
     before = rows(demo_copy, f"SELECT * FROM memories WHERE {where}", list(scope))
     assert rows(demo_copy, "SELECT count(DISTINCT memory_id) AS n FROM memory_history WHERE change = 'usage'") == [
         {"n": 3}]

@@ -358,11 +358,29 @@ UNRELATED = ["Deploy the billing service on Friday", "Dentist appointment next T
              "Uses Python 3.12 for the data pipeline", "Weekly sync with the sales team on Mondays"]
 
 
+def test_a_word_most_memories_hold_admits_no_memory_alone(lake, tmp_path):
+    """A stranger asked "where does the user live" and got 9 of 10 memories: every one says "User".
+    With a cosine to judge by, a word more than half the scope holds still scores but admits no
+    memory by itself; keyword mode keeps every word (it has no other evidence)."""
+    texts = ["User lives in Hangzhou near the West Lake", "Remind the user to renew the passport",
+             "User prefers green tea in the morning", "User's daughter plays the violin",
+             "User drives to work on Mondays", "User is allergic to peanuts"]
+    _ingest(lake, tmp_path, [SCOPE | {"id": f"u{i}", "content": c} for i, c in enumerate(texts, 1)])
+    lake.index(as_of=AS_OF)
+    found = search(lake, "where does the user live", tenant="acme", as_of=AS_OF)
+    assert (found.mode_used, [r.id for r in found]) == ("hybrid", ["u1"])
+    # the same word where fewer than half the memories hold it is evidence again
+    found = search(lake, "passport renewal for the user", tenant="acme", mode="hybrid", as_of=AS_OF)
+    assert [r.id for r in found][:1] == ["u2"] and "u5" not in [r.id for r in found]
+    assert len(search(lake, "user", tenant="acme", mode="keyword", as_of=AS_OF).results) == 6
+
+
 def test_nothing_relevant_gives_no_results_and_says_why(lake, tmp_path):
     """11.12: "dark mode" over eight unrelated memories returned all eight at ~0.27 (hybrid)."""
     _ingest(lake, tmp_path, [SCOPE | {"id": f"u{i}", "content": c} for i, c in enumerate(UNRELATED, 1)])
     lake.index(as_of=AS_OF)
-    for mode, why in (("hybrid", "none shares a word with the query or has a cosine >= 0.35 to it"),
+    for mode, why in (("hybrid", "none shares a word with the query (besides words most memories hold) or has a "
+                                 "cosine >= 0.35 to it"),
                       ("semantic", "none has a cosine >= 0.35 to the query"),
                       ("keyword", "none shares a word with the query")):
         found = search(lake, "dark mode", tenant="acme", mode=mode, as_of=AS_OF)
@@ -529,4 +547,5 @@ def test_human_output_explains_scores_and_says_why_nothing_matched(lake, tmp_pat
     assert parts["weights"] == {"keyword": 0.4, "semantic": 0.4, "recency": 0.1, "importance": 0.1}
     code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "kubernetes", "--tenant", "acme")
     assert (code, out, err) == (0, "0 results: no memory matched 'kubernetes' in scope tenant acme (none shares a "
-                                   "word with the query or has a cosine >= 0.35 to it); 4 memories searched\n", "")
+                                   "word with the query (besides words most memories hold) or has a cosine >= 0.35 "
+                                   "to it); 4 memories searched\n", "")
