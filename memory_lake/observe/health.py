@@ -34,6 +34,10 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
     open_conflicts = _open_conflicts(con, as_of)
     inactive = _inactive(con)
     threshold = policy.health.utilization_warning
+
+    def resting(tenant_name: str) -> list[dict[str, int]]:
+        return [v for k, v in inactive.items() if k[0] == tenant_name]
+
     result_scopes = []
     for row in scopes.iter_rows(named=True):
         key = (row["tenant"], row["agent_id"], row["user_id"])
@@ -51,14 +55,14 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
         tenants[tenant_name] = _metrics(row, tenant_hits, policy, changes, suggested, scope_alerts=_alert_counts(
             [s for s in result_scopes if s["tenant"] == tenant_name], threshold),
             conflicts=_sum_conflicts([v for k, v in open_conflicts.items() if k[0] == tenant_name]))
-        tenants[tenant_name] = _with_inactive(tenants[tenant_name], [v for k, v in inactive.items() if k[0] == tenant_name])
+        tenants[tenant_name] = _with_inactive(tenants[tenant_name], resting(tenant_name))
     for tenant_name in sorted({k[0] for k in inactive} - tenants.keys()):
         # every memory of the tenant is dormant or archived: no live scope, yet not an unknown tenant
         tenants[tenant_name] = _metrics(_sum_rows(scopes.clear()), None, policy, 0,
                                         sum(v for k, v in suggestions.items() if k[0] == tenant_name),
                                         conflicts=_sum_conflicts([v for k, v in open_conflicts.items()
                                                                   if k[0] == tenant_name]))
-        tenants[tenant_name] = _with_inactive(tenants[tenant_name], [v for k, v in inactive.items() if k[0] == tenant_name])
+        tenants[tenant_name] = _with_inactive(tenants[tenant_name], resting(tenant_name))
     overall = _metrics(_sum_rows(scopes), _sum_hits(list(hits.values())), policy, sum(important_changes.values()),
                        sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold),
                        conflicts=_sum_conflicts(list(open_conflicts.values())))
@@ -218,7 +222,7 @@ def _sum_conflicts(items: list[dict[str, Any]]) -> dict[str, Any] | None:
 def _inactive(con: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, int]]:
     """Dormant and archived memories by scope. The dashboard counts live memories (active or
     conflicted); these are kept apart so that a lake whose memories all went dormant (history
-    imported with old dates: 180 days unused) does not read as an empty one."""
+    imported with old dates: the 60-day dormant rule) does not read as an empty one."""
     rows = con.execute(
         """
         SELECT tenant, agent_id, user_id, count(*) FILTER (WHERE status = 'dormant'),
