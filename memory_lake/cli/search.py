@@ -57,6 +57,23 @@ TABLE_MIN_WIDTH = 100
 MIN_CONTENT_WIDTH = 20
 
 
+def _shown(content: str | None) -> str:
+    """A memory's text as a result shows it: a long memory by its start."""
+    content = content or ""
+    return content if len(content) <= 280 else content[:279] + "…"
+
+
+def _print_footer(results) -> None:
+    """The count, then the other side of each result's conflict."""
+    from rich.text import Text
+
+    out.print(f"{len(results)} result(s) of {results.searched} memories searched")
+    for r in results:
+        if r.conflict:
+            other = f"contradicts {', '.join(r.conflict_with)}" if r.conflict_with else "has an open conflict"
+            out.print(Text(f"! {r.id} {other} (memory-lake conflicts list)"))
+
+
 def _print_blocks(results, scopes) -> None:
     """One result per block: rank, full id, score, tier and type, scope, then the content on its own
     line (not folded into a narrow column; a terminal wraps it)."""
@@ -67,13 +84,8 @@ def _print_blocks(results, scopes) -> None:
         mark = "  !" if r.conflict else ""
         out.print(Text(f"{rank:>2}. {r.id}  score {r.score:.3f}  {r.tier or '-'} / {r.type or '-'}  "
                        f"{' / '.join(scope)}{mark}"))
-        content = r.content or ""
-        out.print(Text("    " + (content if len(content) <= 280 else content[:279] + "…")))
-    out.print(f"{len(results)} result(s) of {results.searched} memories searched")
-    for r in results:
-        if r.conflict:
-            other = f"contradicts {', '.join(r.conflict_with)}" if r.conflict_with else "has an open conflict"
-            out.print(Text(f"! {r.id} {other} (memory-lake conflicts list)"))
+        out.print(Text("    " + _shown(r.content)))
+    _print_footer(results)
 
 
 def _print_search(results, explain: bool) -> None:
@@ -142,15 +154,9 @@ def _print_search(results, explain: bool) -> None:
     table.add_column("!", no_wrap=True)
     table.add_column("content", overflow="fold")
     for r, scope in zip(results, scopes):
-        content = r.content or ""
-        content = content if len(content) <= 280 else content[:279] + "…"  # a long memory: its start
         table.add_row(Text(r.id), Text(" / ".join(scope)), Text(r.tier or ""), Text(r.type or ""), f"{r.score:.3f}",
-                      "!" if r.conflict else "", Text(content))
+                      "!" if r.conflict else "", Text(_shown(r.content)))
     out.print(table)
-    out.print(f"{len(results)} result(s) of {results.searched} memories searched")
-    for r in results:
-        if r.conflict:
-            other = f"contradicts {', '.join(r.conflict_with)}" if r.conflict_with else "has an open conflict"
-            out.print(Text(f"! {r.id} {other} (memory-lake conflicts list)"))
+    _print_footer(results)
     if explain:
         print_parts()
