@@ -36,7 +36,7 @@ def search(
     context: Annotated[Optional[str], typer.Option(help="Only this context_id.")] = None,
     since: Annotated[Optional[str], typer.Option(help="Created at or after (ISO 8601).")] = None,
     until: Annotated[Optional[str], typer.Option(help="Created before (ISO 8601).")] = None,
-    include_inactive: Annotated[bool, typer.Option("--include-inactive", help="Also dormant, archived, merged.")] = False,
+    include_inactive: Annotated[bool, typer.Option("--include-inactive", help="Also dormant, archived and merged memories (marked in the tier column; shown, not woken).")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each score part.")] = False,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
@@ -63,11 +63,23 @@ def _shown(content: str | None) -> str:
     return content if len(content) <= 280 else content[:279] + "…"
 
 
+def _tier(r) -> str:
+    """The tier, with the status of a memory an include_inactive search found resting."""
+    return f"{r.tier or '-'} ({r.status})" if r.resting else (r.tier or "")
+
+
 def _print_footer(results) -> None:
-    """The count, then the other side of each result's conflict."""
+    """The count, the resting results, then the other side of each result's conflict."""
     from rich.text import Text
 
     out.print(f"{len(results)} result(s) of {results.searched} memories searched")
+    resting = [r for r in results if r.resting]
+    if resting:
+        kinds = sorted({r.status for r in resting})
+        out.print(Text(f"{len(resting)} of them {'is' if len(resting) == 1 else 'are'} {' or '.join(kinds)} "
+                       "(marked in the tier): this search does not make them active again; "
+                       "`memory-lake restore ID...` does" + (", and a merged one comes back by `memory-lake unmerge` on the memory it was merged into"
+                                                             if "merged" in kinds else "")))
     for r in results:
         if r.conflict:
             other = f"contradicts {', '.join(r.conflict_with)}" if r.conflict_with else "has an open conflict"
@@ -82,7 +94,7 @@ def _print_blocks(results, scopes) -> None:
     out.print(Text(f"search {results.search_id} ({results.mode_used})"))
     for rank, (r, scope) in enumerate(zip(results, scopes), start=1):
         mark = "  !" if r.conflict else ""
-        out.print(Text(f"{rank:>2}. {r.id}  score {r.score:.3f}  {r.tier or '-'} / {r.type or '-'}  "
+        out.print(Text(f"{rank:>2}. {r.id}  score {r.score:.3f}  {_tier(r) or '-'} / {r.type or '-'}  "
                        f"{' / '.join(scope)}{mark}"))
         out.print(Text("    " + _shown(r.content)))
     _print_footer(results)
@@ -134,7 +146,7 @@ def _print_search(results, explain: bool) -> None:
         err.print(f"note: {note}", markup=False)
     scopes = [(r.tenant or "-", r.agent_id or "-", r.user_id or "-") for r in results]
     id_width = max(len(r.id) for r in results)
-    fixed = id_width + max(len(r.tier or "") for r in results) + max(len(r.type or "") for r in results) + 14
+    fixed = id_width + max(len(_tier(r)) for r in results) + max(len(r.type or "") for r in results) + 14
     scope_width = max(len(" / ".join(s)) for s in scopes)
     narrow_scope = max(len(p) for s in scopes for p in s) + 2
     if out.width < TABLE_MIN_WIDTH or out.width - fixed - min(scope_width, narrow_scope) < MIN_CONTENT_WIDTH:
@@ -154,7 +166,7 @@ def _print_search(results, explain: bool) -> None:
     table.add_column("!", no_wrap=True)
     table.add_column("content", overflow="fold")
     for r, scope in zip(results, scopes):
-        table.add_row(Text(r.id), Text(" / ".join(scope)), Text(r.tier or ""), Text(r.type or ""), f"{r.score:.3f}",
+        table.add_row(Text(r.id), Text(" / ".join(scope)), Text(_tier(r)), Text(r.type or ""), f"{r.score:.3f}",
                       "!" if r.conflict else "", Text(_shown(r.content)))
     out.print(table)
     _print_footer(results)

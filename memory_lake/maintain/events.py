@@ -256,7 +256,9 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lin
         SELECT file, line, tenant, memory_id, ts, event FROM event_parsed
         WHERE reason IS NULL AND event IN ('access', 'reference')
         UNION ALL
-        SELECT file, line, tenant, unnest(json_extract_string(raw, '$.result_ids[*]')), ts, 'access'
+        SELECT file, line, tenant, unnest(list_filter(json_extract_string(raw, '$.result_ids[*]'),
+               x -> NOT list_contains(coalesce(json_extract_string(raw, '$.resting_ids[*]'), []::VARCHAR[]), x))),
+               ts, 'access'
         FROM event_parsed WHERE reason IS NULL AND is_search
         """
     )

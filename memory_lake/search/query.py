@@ -104,6 +104,12 @@ class SearchResult:
     conflict: bool = False
     conflict_with: list[str] = field(default_factory=list)
     parts: dict[str, Any] | None = None  # only with explain=True
+    status: str = "active"  # dormant, archived or merged only in an include_inactive search
+
+    @property
+    def resting(self) -> bool:
+        """True for a dormant, archived or merged memory (found by an include_inactive search)."""
+        return self.status not in SEARCHABLE_STATUSES
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form of `search --json` (no tenant: the caller named it); `parts` when explained."""
@@ -121,6 +127,7 @@ class SearchResult:
             "user_id": self.user_id,
             "conflict": self.conflict,
             "conflict_with": list(self.conflict_with),
+            "status": self.status,
         }
         if self.parts is not None:
             out["parts"] = dict(self.parts)
@@ -445,6 +452,7 @@ def _results(scored, mode: str, explain: bool, has_query_vector: bool, full_poli
             tags=list(row["tags"] or []), created_at=row["created_at"], importance=row["importance"],
             source=row["source"], tenant=row["tenant"], agent_id=row["agent_id"], user_id=row["user_id"],
             conflict=row["status"] == "conflicted" or bool(partners), conflict_with=partners, parts=parts,
+            status=row["status"],
         ))
     raw = [float(x) for x in scored.keyword_raw]
     best_cosine = scored.cosine[0] if len(scored.rows) and has_query_vector else 0.0
@@ -502,6 +510,8 @@ def _scope_where(tenant, agent, user, chosen, include_inactive) -> tuple[str, di
     if not include_inactive:
         statuses = ", ".join(f"'{s}'" for s in SEARCHABLE_STATUSES)
         where.append(f"status IN ({statuses}) AND merged_into IS NULL")
+    else:
+        where.append("status <> 'deleted'")  # a forgotten memory is a tombstone, never a result
     for name, column in (("tier", "tier"), ("type", "type"), ("source", "source"), ("context", "context_id")):
         if name in chosen:
             where.append(f"{column} = ${name}")
@@ -571,6 +581,11 @@ def _log(lake, found: SearchResults, *, when: datetime, tenant, agent, user, mod
         "keyword_match": bool(raw_scores) and raw_scores[0] > 0,
         "semantic_match": semantic_match,
     }
+    resting = [r.id for r in found if r.resting]
+    if resting:
+        # shown to an include_inactive search, not used: the events step counts no access for
+        # them, so a look at dormant memories does not wake them (an access event does)
+        record["resting_ids"] = resting
     data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     lake.events.mkdir(parents=True, exist_ok=True)
     path = lake.events / f"{LOG_PREFIX}{when:%Y-%m-%d}.jsonl"

@@ -3,6 +3,7 @@ point, the audit trail, and the never-touched important tier."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
 import pytest
@@ -169,6 +170,29 @@ def test_long_term_dormant_and_woken_by_use(lake, tmp_path, idle, dormant):
         assert rows(lake, "SELECT rule, from_status, to_status FROM cleanup_log ORDER BY as_of") == [
             {"rule": "long_term_dormant", "from_status": "active", "to_status": "dormant"},
             {"rule": "wake_on_use", "from_status": "dormant", "to_status": "active"}]
+
+
+def test_an_include_inactive_search_shows_a_dormant_memory_without_waking_it(lake, tmp_path):
+    from memory_lake.search.query import search
+
+    land(lake, tmp_path, [memory("m", "long_term", created=timedelta(days=90), accessed=timedelta(days=61))])
+    enforce_tiers(lake, AS_OF)
+    found = search(lake, "memory", tenant="acme", include_inactive=True, as_of=AS_OF + timedelta(hours=1))
+    assert [(r.id, r.status, r.resting) for r in found] == [("m", "dormant", True)]
+    line = json.loads(next(lake.events.glob("searches-*.jsonl")).read_text())
+    assert (line["result_ids"], line["resting_ids"]) == (["m"], ["m"])
+    report = apply_events(lake, AS_OF + timedelta(hours=2))
+    assert (report.counts["searches"], report.counts["woken"]) == (1, 0)
+    assert state(lake)["m"] == ("long_term", "dormant")
+    assert rows(lake, "SELECT access_count FROM memories") == [{"access_count": 0}]
+    # an ordinary search does not see it; an access event (the agent used it) wakes it
+    assert not search(lake, "memory", tenant="acme", as_of=AS_OF + timedelta(hours=3))
+    write_jsonl(lake.inbox / "use.events.jsonl", [
+        {"ts": z(AS_OF + timedelta(hours=3)), "tenant": "acme", "event": "access", "memory_id": "m"}])
+    apply_events(lake, AS_OF + timedelta(hours=4))
+    assert state(lake)["m"] == ("long_term", "active")
+    assert "resting_ids" not in json.loads(
+        next(lake.events.glob("searches-*.jsonl")).read_text().splitlines()[-1])
 
 
 @pytest.mark.parametrize("idle, flagged", [(timedelta(days=180), False), (timedelta(days=180) + SECOND, True)])

@@ -82,7 +82,7 @@ def test_as_dict_is_the_json_contract(lake, tmp_path):
             "id": "e1", "content": "Alice prefers dark mode in the editor", "tier": "long_term",
             "type": "preference", "score": 1.0, "tags": ["ui"], "created_at": "2026-11-01T09:00:00Z",
             "importance": 0.8, "source": "chat", "agent_id": "bot", "user_id": "alice",
-            "conflict": False, "conflict_with": [],
+            "conflict": False, "conflict_with": [], "status": "active",
         }],
     }
     assert len(found.search_id) == 32 and int(found.search_id, 16) >= 0
@@ -193,8 +193,11 @@ def test_inactive_and_merged_are_excluded_unless_asked(lake, tmp_path):
         con.execute("UPDATE memories SET merged_into = 'live' WHERE id = 'dup'")
     assert [r.id for r in search(lake, "invoice", tenant="acme", as_of=AS_OF)] == ["both", "live"]
     # Equal lengths tie and sort by id; "dup" has one token more, so it scores lower.
-    assert [r.id for r in search(lake, "invoice", tenant="acme", as_of=AS_OF, include_inactive=True)] == [
-        "both", "live", "old", "sleep", "dup"]
+    found = search(lake, "invoice", tenant="acme", as_of=AS_OF, include_inactive=True)
+    assert [(r.id, r.status, r.resting) for r in found] == [
+        ("both", "conflicted", False), ("live", "active", False), ("old", "archived", True),
+        ("sleep", "dormant", True), ("dup", "active", False)]
+    assert [r["status"] for r in found.as_dict()["results"]] == ["conflicted", "active", "archived", "dormant", "active"]
 
 
 def test_semantic_and_hybrid_need_the_index_and_say_so(lake, tmp_path):
@@ -549,3 +552,25 @@ def test_human_output_explains_scores_and_says_why_nothing_matched(lake, tmp_pat
     assert (code, out, err) == (0, "0 results: no memory matched 'kubernetes' in scope tenant acme (none shares a "
                                    "word with the query (besides words most memories hold) or has a cosine >= 0.35 "
                                    "to it); 4 memories searched\n", "")
+
+
+def test_human_output_marks_resting_results_and_says_the_search_does_not_wake_them(lake, tmp_path, capsys,
+                                                                                  monkeypatch):
+    """--include-inactive: a dormant or archived result says so in its tier, and the footer says
+    that seeing it is not using it (the events step counts no access for it)."""
+    _ingest(lake, tmp_path, [SCOPE | {"id": "live", "content": "Invoice template v2"},
+                             SCOPE | {"id": "sleep", "content": "Invoice template draft", "status": "dormant"},
+                             SCOPE | {"id": "old", "content": "Invoice template v1", "status": "archived"}])
+    args = ("--lake", str(lake.root), "search", "invoice", "--tenant", "acme", "--mode", "keyword", "--include-inactive")
+    code, out, err = _cli(capsys, monkeypatch, *args)
+    lines = out.splitlines()
+    assert (code, err) == (0, "")
+    assert lines[1] == " 1. live  score 1.000  short_term / other  acme / bot / alice"
+    assert lines[3] == " 2. old  score 1.000  short_term (archived) / other  acme / bot / alice"
+    assert lines[5] == " 3. sleep  score 1.000  short_term (dormant) / other  acme / bot / alice"
+    assert lines[7:] == ["3 result(s) of 3 memories searched",
+                         "2 of them are archived or dormant (marked in the tier): this search does not make them "
+                         "active again; `memory-lake restore ID...` does"]
+    code, out, err = _cli(capsys, monkeypatch, *args, width=140)
+    row = next(line.strip() for line in out.splitlines() if line.strip().startswith("sleep "))
+    assert row.split()[:6] == ["sleep", "acme", "/", "bot", "/", "alice"] and "short_term (dormant)" in row
