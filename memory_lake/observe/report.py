@@ -452,9 +452,24 @@ def _summaries_made_text(made: Mapping[str, Any]) -> str:
             return "no summary published yet and none failed the gate"
         return f"{_plural(published, 'summary', 'summaries')} published; none failed the gate at its latest attempt"
     if not regenerated:
-        stays = (f"{_plural(published, 'published summary stays', 'published summaries stay')} as it was"
+        stays = (_plural(published, "published summary stays as it was", "published summaries stay as they were")
                  if published else "no summary is published yet")
-        return f"no summary regenerated this run (no source changed); {stays}"
+        keys = int(made.get("keys") or 0)
+        why = [f"{n} {one if n == 1 else many}" for n, one, many in (
+            (int(made.get("unchanged") or 0), "unchanged since its last summary", "unchanged since their last summary"),
+            (int(made.get("fits_budget") or 0), "small enough to read whole, so none is needed",
+             "small enough to read whole, so none is needed"),
+            (int(made.get("skipped") or 0), "skipped: no summary could pass", "skipped: no summary could pass"))
+            if n]
+        if made.get("skipped"):
+            why[-1] += " (`memory-lake summarize --json` says why)"
+        if why:
+            reason = f"of {_plural(keys, 'scope or session', 'scopes and sessions')}: {', '.join(why)}"
+        elif "keys" in made and not keys:
+            reason = "no scope or session has memories to summarise"
+        else:
+            reason = "no source changed"
+        return f"no summary regenerated this run ({reason}); {stays}"
     if regenerated == 1:
         return "1 summary regenerated this run; it passed all four thresholds and was published"
     return f"{regenerated} summaries regenerated this run; all passed all four thresholds and were published"

@@ -117,8 +117,8 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
         publish = {**publish, "rolled_back": rollback_of_current(lake, publish.get("current"))}
     with lake.reading() as (con, _source, _note):
         summaries = failed_summaries(con)  # not published: the previous summary stays
-        made = {"regenerated": next((s["counts"].get("regenerated", 0) for s in steps if s["name"] == "summarize"),
-                                    None),
+        counts = next((s["counts"] for s in steps if s["name"] == "summarize"), None)
+        made = {**(counts or {}), "regenerated": None if counts is None else counts.get("regenerated", 0),
                 "published": _published_summaries(con)}
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
                          conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made)

@@ -366,8 +366,8 @@ def test_the_summaries_section_says_how_many_were_regenerated(lake, tmp_path):
     again = timed(summarize, lake, LAKE_AS_OF, run_id="r2")
     assert again["counts"]["regenerated"] == 0
     assert summaries_of([again], "r2") == (
-        '<section id="summaries"><h2>Summaries</h2><p>no summary regenerated this run (no source changed); '
-        '1 published summary stays as it was</p></section>')
+        '<section id="summaries"><h2>Summaries</h2><p>no summary regenerated this run (of 1 scope or session: 1 '
+        'unchanged since its last summary); 1 published summary stays as it was</p></section>')
     assert summaries_of(None, "r3") == ('<section id="summaries"><h2>Summaries</h2><p>1 summary published; none '
                                         'failed the gate at its latest attempt</p></section>')
 
@@ -410,3 +410,21 @@ def test_the_last_publish_of_two_at_one_as_of_is_the_higher_version(lake, tmp_pa
                     as_of=AS_OF)
         assert lake.publish(as_of=AS_OF).details["version"] == f"v{n}"
         assert last_publish(lake)["version"] == f"v{n}"
+
+
+def test_a_run_that_regenerates_no_summary_says_why_from_the_step_counts():
+    """The first night of a lake of short scopes regenerates nothing because nothing needs a
+    summary, not because "no source changed"."""
+    from memory_lake.observe.report import _summaries_made_text
+
+    first_night = {"regenerated": 0, "published": 0, "keys": 3, "unchanged": 0, "fits_budget": 3, "skipped": 0}
+    assert _summaries_made_text(first_night) == (
+        "no summary regenerated this run (of 3 scopes and sessions: 3 small enough to read whole, so none is "
+        "needed); no summary is published yet")
+    mixed = {"regenerated": 0, "published": 2, "keys": 4, "unchanged": 2, "fits_budget": 1, "skipped": 1}
+    assert _summaries_made_text(mixed) == (
+        "no summary regenerated this run (of 4 scopes and sessions: 2 unchanged since their last summary, 1 small "
+        "enough to read whole, so none is needed, 1 skipped: no summary could pass (`memory-lake summarize --json` "
+        "says why)); 2 published summaries stay as they were")
+    assert _summaries_made_text({"regenerated": 0, "published": 0, "keys": 0}) == (
+        "no summary regenerated this run (no scope or session has memories to summarise); no summary is published yet")
