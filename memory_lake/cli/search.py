@@ -44,6 +44,11 @@ def search(
     """Search a scope (read-only; logged to events/ for the hit rate). An unknown tenant, agent or
     user is an error that names the known ones."""
     opts = _options(ctx, lake, json_out)
+    if not query.strip():
+        from ..store import InputError
+
+        raise InputError('the query is empty: give the words to look for, e.g. memory-lake search "dark mode" '
+                         "--tenant acme")
     results = _open(opts).search(query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit,
                                  include_inactive=include_inactive, explain=explain, tier=tier, type=type_,
                                  source=source, tag=tag, context=context, since=since, until=until)

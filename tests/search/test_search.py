@@ -574,3 +574,14 @@ def test_human_output_marks_resting_results_and_says_the_search_does_not_wake_th
     code, out, err = _cli(capsys, monkeypatch, *args, width=140)
     row = next(line.strip() for line in out.splitlines() if line.strip().startswith("sleep "))
     assert row.split()[:6] == ["sleep", "acme", "/", "bot", "/", "alice"] and "short_term (dormant)" in row
+
+
+def test_an_empty_query_on_the_command_line_is_a_usage_error(lake, tmp_path, capsys, monkeypatch):
+    """The library answers an empty query with a note (an agent may pass one); a person typing
+    `search ""` made a mistake: exit 2 with an example, and nothing logged."""
+    _english(lake, tmp_path)
+    code, out, err = _cli(capsys, monkeypatch, "--lake", str(lake.root), "search", "  ", "--tenant", "acme")
+    assert (code, out) == (2, "")
+    assert err.strip() == ('error: the query is empty: give the words to look for, e.g. memory-lake search '
+                           '"dark mode" --tenant acme')
+    assert not list(lake.events.glob("searches-*"))
