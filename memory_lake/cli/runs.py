@@ -138,9 +138,10 @@ def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(hel
             out.print(f"no memories for tenant {tenant}")
             return
         out.print(f"health as of {data['as_of']}" + (f" for tenant {tenant}" if tenant else ""))
+        scopes = data.get("scopes") or []
         for tier, cap in overall["capacity"].items():
             limit = f"/{cap['limit']} ({cap['utilization']:.0%})" if cap["limit"] else ""
-            out.print(f"  {tier:<11} {cap['used']}{limit}")
+            out.print(f"  {tier:<11} {cap['used']}{limit}{_per_scope(tier, scopes) if cap['limit'] else ''}")
         stale = overall["staleness"]
         out.print(f"  stale: {stale['stale_count']} ({stale['stale_ratio']:.0%}), oldest unaccessed "
                   f"{stale['oldest_unaccessed_days']} days; hit rate 7d: {_rate(overall['hit_rate'])}")
@@ -152,6 +153,16 @@ def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(hel
             out.print(f"  [{alert['level']}] {alert['message']} - {alert['action']}", markup=False)
 
     _show(opts, data, human)
+
+
+def _per_scope(tier: str, scopes: list[dict]) -> str:
+    """Where an overall limit comes from: capacity is per scope (tenant, agent, user), so the
+    overall limit is the sum of the scopes' limits ("20 each in 17 scopes")."""
+    limits = [s["capacity"][tier]["limit"] for s in scopes if s["capacity"][tier]["limit"]]
+    if len(limits) < 2:
+        return ""
+    each = f"{limits[0]} each" if len(set(limits)) == 1 else f"{min(limits)}-{max(limits)} each"
+    return f"  limit {each} in {len(limits)} scopes"
 
 
 TimezoneOpt = Annotated[Optional[str], typer.Option("--timezone", envvar="MEMORY_LAKE_TZ",

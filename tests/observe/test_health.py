@@ -204,3 +204,17 @@ def test_imported_history_that_goes_dormant_is_counted_not_hidden(lake, tmp_path
         "3 dormant or archived memories are in this scope: include_inactive (--include-inactive) searches them, "
         "`memory-lake restore ID...` makes them active again"])
     assert len(search(lake, "long_term", tenant="acme", include_inactive=True, as_of=AS_OF).results) == 3
+
+
+def test_the_cli_says_an_overall_limit_is_the_sum_of_the_scopes_limits(lake, tmp_path, capsys):
+    """Capacity is per scope: two users at 20 working memories each give 40 overall, and the line
+    says so (a stranger read "132/340" as a limit of 340 nobody had set)."""
+    from memory_lake.cli import main
+
+    lake.ingest([write_jsonl(tmp_path / "two.jsonl", [mem(i, "working", days_old=1) for i in range(3)]
+                             + [mem(i, "working", days_old=1, user="bob") for i in range(2)])], as_of=AS_OF)
+    snapshot_health(lake, AS_OF)
+    assert main(["--lake", str(lake.root), "health"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:3] == ["  working     5/40 (12%)  limit 20 each in 2 scopes",
+                          "  short_term  0/200 (0%)  limit 100 each in 2 scopes"]
