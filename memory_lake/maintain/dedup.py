@@ -647,6 +647,12 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
                 op, converted = "insert", True
             elif all(w in stop for w in sb[j1:j2]):
                 op, converted = "delete", True
+        if op == "replace":
+            # one side's words only moved (a word the other text has elsewhere): the other side's
+            # words are inserted ("在上小学" / "在实验小学上四年级": 小学 moved, 四年级 is new)
+            moved_a, moved_b = set(sa[i1:i2]) <= set(sb), set(sb[j1:j2]) <= set(sa)
+            if moved_a != moved_b:
+                op = "insert" if moved_a else "delete"
         if op == "replace" and replaced & set(sa[i1:i2] + sb[j1:j2]):
             spans.append((phrase(sa[max(0, i1 - window):i2 + window]), phrase(sb[max(0, j1 - window):j2 + window])))
             stretches.append((sa[i1:i2], sb[j1:j2]))
@@ -837,6 +843,9 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
     after it when WordNet lists both compounds ("current account" / "checking account")."""
     from . import lexicon
 
+    recut = _negation_recut(x, y)
+    if recut is not None:
+        return lexicon.relation(*recut) if all(recut) else None
     found = lexicon.relation(x, y)
     if found:
         return found
@@ -855,6 +864,56 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
         if found and all(lexicon.is_lemma("_".join(side + after[:1])) for side in (x, y)):
             return found
     return None
+
+
+_NEGATION_CHARACTERS = "不没"
+
+
+def _negation_recut(x: tuple[str, ...], y: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """Two Chinese stretches that jieba cut at a negation differently, read with the negation as
+    a word of its own, less what both then share: 从来不 吃 / 向来 不吃 is 从来 / 向来 (both say
+    "never eats"; looked up whole, 从来不 "never" against 向来 "always" read as antonyms). None when
+    the stretches hold no such cut (a negation only one side has stays where it is)."""
+    if not (_HAN.search("".join(x)) and _HAN.search("".join(y))):
+        return None
+
+    from . import lexicon
+
+    def cut(words: tuple[str, ...]) -> tuple[str, ...]:
+        out: list[str] = []
+        for w in words:
+            negates = len(w) >= 2 and lexicon.negating(w)  # not 不错 "not bad", 沉没 "to sink"
+            if negates and w[-1] in _NEGATION_CHARACTERS and _jieba_word(w[:-1]):
+                out += [w[:-1], w[-1]]                    # 从来不 -> 从来 不, 从不 -> 从 不
+            elif negates and w[0] in _NEGATION_CHARACTERS and _jieba_word(w[1:]):
+                out += [w[0], w[1:]]                      # 不吃 -> 不 吃
+            else:
+                out.append(w)
+        return tuple(out)
+
+    cx, cy = cut(x), cut(y)
+    if (cx, cy) == (x, y) or sum(w in _NEGATION_CHARACTERS for w in cx) != sum(w in _NEGATION_CHARACTERS for w in cy):
+        return None
+    start = 0
+    while start < min(len(cx), len(cy)) and cx[start] == cy[start]:
+        start += 1
+    end = 0
+    while end < min(len(cx), len(cy)) - start and cx[len(cx) - 1 - end] == cy[len(cy) - 1 - end]:
+        end += 1
+    if not any(w in _NEGATION_CHARACTERS for w in cx[:start] + cx[len(cx) - end:]):
+        return None                                       # the negation did not line up: no recut to read
+    return cx[start:len(cx) - end], cy[start:len(cy) - end]
+
+
+@functools.lru_cache(maxsize=50_000)
+def _jieba_word(word: str) -> bool:
+    """Whether jieba's dictionary holds `word` (with a frequency)."""
+    import jieba
+
+    from ..search import jieba_segmenter
+
+    jieba_segmenter()
+    return bool(jieba.dt.FREQ.get(word))
 
 
 # Where one clause ends and another begins: a memory that adds a clause of its own adds a fact.

@@ -427,9 +427,17 @@ def _cedict_entries():
             if _NOT_A_SENSE.match(text.lower()):
                 head, comma, rest = text.partition(", ")
                 text = rest if comma and _CROSS_REFERENCE.match(head.lower()) and not _NOT_A_SENSE.match(rest.lower()) else ""
+            if text and _IN_NEGATIVE_SENTENCE.search(text) and _NEGATIVE_GLOSS.search(_BRACKETS.sub("", text)):
+                text = ""                                 # 从来 "never (if used in negative sentence)": 从来不's meaning
             if text:
                 kept.append(text)
         yield simplified, kept
+
+
+# A sense CC-CEDICT gives a word only beside a negation: 从来 "always; never (if used in negative
+# sentence)", 从 "never (in negative sentence)". Read as the word's own, 从来 / 向来 ("always")
+# were antonyms, and "从来不吃" / "向来不吃" (both "never eats") a contradiction.
+_IN_NEGATIVE_SENTENCE = re.compile(r"\((?:if |when )?(?:used )?in (?:a )?negative sentences?\)", re.I)
 
 
 # A CC-CEDICT cross-reference that makes two words one: "abbr. for 社會保險|社会保险", "colloquial

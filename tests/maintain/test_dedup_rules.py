@@ -750,3 +750,32 @@ def test_relatives_are_read_from_wordnet_and_cilin():
     assert lexicon.same_kind(("叔叔",), ("舅舅",)).startswith("relatives cilin 叔叔/舅舅")
     assert lexicon.same_kind(("mother",), ("mum",)) is None
     assert lexicon.same_kind(("teacher",), ("aunt",)) is None               # only one is a relative
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("用户从来不吃香菜，觉得味道太冲。", "用户向来不吃香菜，觉得味道太冲。", None),  # 从来不 吃 / 向来 不吃
+    ("他从不喝酒", "他一向不喝酒", None),
+    ("用户从来不吃香菜", "用户向来吃香菜", "negation"),                        # the negation is gone
+    ("他从来不喝酒", "他一直喝酒", "negation"),
+    ("船沉没了", "船没沉", "negation"),                                          # 沉没 "to sink" is no negation
+])
+def test_a_negation_cut_into_another_word_is_read_as_a_word_of_its_own(a, b, expected):
+    """jieba cuts 从来不吃 as 从来不 / 吃 and 向来不吃 as 向来 / 不吃: looked up whole, 从来不
+    "never" against 向来 "always" were antonyms. With the negation a word of its own, what is left
+    is 从来 / 向来, and CC-CEDICT's 从来 "never (if used in negative sentence)" is the meaning of
+    从来不, not of 从来 (issue 17's blind set Q queued the pair as an antonym)."""
+    assert contradiction(a, b, close=lambda x, y: True) == expected
+
+
+def test_a_sense_cedict_gives_only_beside_a_negation_is_not_the_words_own():
+    found = lexicon.relation(("从来",), ("向来",))
+    assert not found or found[0] != "antonym"
+    assert lexicon.relation(("总是",), ("从不",))[0] == "antonym"      # always / never still are
+
+
+def test_words_that_only_moved_leave_the_other_sides_words_inserted():
+    """"在上小学" / "在实验小学上四年级": the diff pairs 小学 with 四年级 after 小学 moved; 四年级 is an
+    inserted quantity (new detail), not a word replaced by one the other text also has."""
+    assert contradiction("用户的孩子在上小学。", "用户的孩子在实验小学上四年级。",
+                         close=lambda x, y: True) == CHANGED_VALUE
+    assert contradiction("用户的孩子在上小学。", "用户的孩子在上小学。", close=lambda x, y: True) is None
