@@ -142,7 +142,7 @@ def conflicts_list(
     json_out: JsonOpt = False,
 ) -> None:
     """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text; in --json
-    the values themselves),
+    the values themselves, as are the base value and found_by),
     both operators and trace ids, the base version the incoming write read, and what found it (the
     snapshot's file name and line of a write, or the dedup pass with its reason: "dedup near (unit 斤/公斤,
     0.91)")."""
@@ -159,7 +159,7 @@ def conflicts_list(
         # the two values are JSON text in the lake; a machine reads them as the values they hold
         records = frame_records(frame.with_columns(found_by.alias("found_by")))
         for record in records:
-            for key in ("lake_value", "incoming_value"):
+            for key in ("base_value", "lake_value", "incoming_value"):
                 record[key] = _json_value(record.get(key))
         emit_json(records)
     elif frame.height == 0:

@@ -9,7 +9,7 @@ from .export import (check_export, current_version, folder_name, publish, publis
                      scope_folder, stage_export)
 from .export import _context_pack as context_pack
 from .export import markdown_text
-from .load import UnknownExportFormat, load_export
+from .load import UnknownExportFormat, UnknownScope, load_export
 from .rollback import list_publishes, rollback
 
 __all__ = [
@@ -18,6 +18,6 @@ __all__ = [
     "scope_folder", "stage_export",
     "context_pack",
     "markdown_text",
-    "contract", "FORMAT_VERSION", "UnknownExportFormat", "load_export",
+    "contract", "FORMAT_VERSION", "UnknownExportFormat", "UnknownScope", "load_export",
     "list_publishes", "rollback",
 ]

@@ -23,14 +23,19 @@ class UnknownExportFormat(InputError):
     """The version was written in a ``format_version`` this memory-lake cannot read."""
 
 
+class UnknownScope(InputError):
+    """The version names no memory of the tenant, agent or user asked for (a typo, a user not
+    ingested yet, or one forgotten entirely); ``missing_ok=True`` loads [] instead."""
+
+
 def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: str | None = None,
-                user: str | None = None, version: str | None = None,
-                as_frame: bool = False) -> list[dict[str, Any]] | pl.DataFrame:
+                user: str | None = None, version: str | int | None = None,
+                as_frame: bool = False, missing_ok: bool = False) -> list[dict[str, Any]] | pl.DataFrame:
     """The memories an agent works with (status active or conflicted) of one scope, from a
     published version.
 
     `path` is a lake folder (default ``$MEMORY_LAKE_DIR``, else ``./lake``), its ``exports`` folder,
-    or one version's folder. `version` (``"v3"``) picks a kept version; default: the one
+    or one version's folder. `version` (``"v3"``, ``3`` or ``"3"``) picks a kept version; default: the one
     ``exports/CURRENT`` points at. `agent` and `user` narrow the scope; None leaves that part open
     (every agent, every user of the tenant).
 
@@ -39,8 +44,10 @@ def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: st
     the order memory.json lists them, or with ``as_frame=True`` the same as a Polars DataFrame
     with the Parquet types (UTC-aware datetimes). Such records re-ingest as they are
     (``write_snapshot``). A published scope with no active or conflicted memory gives []; a
-    `tenant`, `agent` or `user` the version does not name at all is an InputError that suggests the
-    closest published names (a typo must not look like an empty memory). Raises LakeNotFound when
+    `tenant`, `agent` or `user` the version does not name at all is an UnknownScope (an InputError)
+    that suggests the closest published names (a typo must not look like an empty memory), unless
+    `missing_ok`: an agent that starts for a user with no memory yet (new, or forgotten entirely)
+    passes it and gets []. Raises LakeNotFound when
     `path` holds no lake, InputError when there is no published version there, and
     UnknownExportFormat when the version's ``format_version`` is not one this code reads.
     """
@@ -65,7 +72,7 @@ def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: st
              .sort(["tenant", "agent_id", "user_id", "tier_rank", "importance", "last_accessed_at", "id"],
                    descending=[False, False, False, False, True, True, False], nulls_last=False)
              .drop("tier_rank").collect())
-    if frame.height == 0:
+    if frame.height == 0 and not missing_ok:
         _check_scope(folder / "memories.parquet", tenant, agent, user)
     if as_frame:
         return frame
@@ -86,7 +93,8 @@ def _check_scope(parquet: Path, tenant: str, agent: str | None, user: str | None
         inside = within.filter(pl.col(column) == value)
         if inside.height == 0:
             known = sorted(within.get_column(column).drop_nulls().unique().to_list())
-            raise InputError(unknown_message(label, value, known, within=", ".join(named)))
+            raise UnknownScope(unknown_message(label, value, known, within=", ".join(named))
+                               + " (load_export(..., missing_ok=True) loads [] for a scope with no memory yet)")
         within = inside
         named.append(f"{label} {value!r}")
 
@@ -107,6 +115,9 @@ def _version_folder(path: str | os.PathLike | None, version: str | None) -> Path
         raise lake_not_found(exports.parent.resolve(),
                              "give load_export a lake's folder, its exports folder or a version's folder")
     if version is not None:
+        if isinstance(version, bool) or not isinstance(version, (str, int)):
+            raise InputError(f"version must be a version's name such as 'v3' (or its number), not {version!r}")
+        version = f"v{version}" if isinstance(version, int) or str(version).isdigit() else str(version)
         folder = exports / version
         if not (folder / "manifest.json").is_file():
             kept = sorted((p.name for p in exports.glob("v*") if (p / "manifest.json").is_file()),

@@ -145,6 +145,7 @@ def test_cli_lists_and_resolves(lake, tmp_path, capsys):
     # the values come as the JSON they are (not JSON text inside JSON), with what found the conflict
     assert (listed["memory_id"], listed["field"], listed["lake_value"], listed["incoming_value"], listed["status"],
             listed["found_by"]) == ("pref-theme", "content", "用户偏好深色模式", "用户偏好自动切换", "open", "b.jsonl:1")
+    assert listed["base_value"] == "用户偏好浅色模式"                  # the base too, not '"用户偏好浅色模式"'
     assert main(["--lake", str(lake.root), "conflicts", "resolve", listed["conflict_id"], "--take", "value=跟随系统",
                  "--operator", "user", "--as-of", "2026-11-30T00:00:00Z", "--json"]) == 0
     resolved = json.loads(capsys.readouterr().out)

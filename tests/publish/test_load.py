@@ -14,7 +14,7 @@ import pytest
 from memory_lake import InputError, Lake, LakeNotFound, load_export
 from memory_lake.demo import DEMO_AS_OF
 from memory_lake.maintain import apply_events
-from memory_lake.publish import UnknownExportFormat, contract, scope_folder
+from memory_lake.publish import UnknownExportFormat, UnknownScope, contract, scope_folder
 
 from ..conftest import rows, write_jsonl
 
@@ -143,9 +143,11 @@ def test_an_unknown_scope_is_an_error_with_the_closest_published_names(demo_lake
 
     expected = message.format(agents=listed(published, "agent_id"), tenant_users=listed(published, "user_id"),
                               users=listed(published.filter(agent_id="support-bot"), "user_id"))
-    with pytest.raises(InputError) as unknown:
+    with pytest.raises(UnknownScope) as unknown:
         load_export(demo_lake_dir, **scope)
-    assert str(unknown.value) == expected
+    assert str(unknown.value) == expected + (" (load_export(..., missing_ok=True) loads [] for a scope with no "
+                                             "memory yet)")
+    assert isinstance(unknown.value, InputError)
 
 
 def test_a_published_scope_with_no_active_memories_loads_empty(tmp_path):
@@ -161,5 +163,15 @@ def test_a_published_scope_with_no_active_memories_loads_empty(tmp_path):
     assert load_export(lake.root, tenant="acme", agent="bot", user="u-old") == []
     assert load_export(lake.root, tenant="quiet") == []
     assert load_export(lake.root, tenant="quiet", as_frame=True).columns == list(contract.LOAD_COLUMNS)
-    with pytest.raises(InputError, match="^unknown user 'u-new': known users in tenant 'acme', agent 'bot': u-live, u-old$"):
+    with pytest.raises(InputError, match="^unknown user 'u-new': known users in tenant 'acme', agent 'bot': u-live, u-old "):
         load_export(lake.root, tenant="acme", agent="bot", user="u-new")
+    # an agent starting for a user with no memory yet (new, or forgotten entirely) asks for []
+    assert load_export(lake.root, tenant="acme", agent="bot", user="u-new", missing_ok=True) == []
+    assert load_export(lake.root, tenant="nobody", missing_ok=True, as_frame=True).height == 0
+    # a version by its name or its number
+    assert [r["id"] for r in load_export(lake.root, tenant="acme", version=1)] == ["m-1"]
+    assert [r["id"] for r in load_export(lake.root, tenant="acme", version="1")] == ["m-1"]
+    with pytest.raises(InputError, match="^no published version 'v7' under .*; kept versions: v1$"):
+        load_export(lake.root, tenant="acme", version=7)
+    with pytest.raises(InputError, match="^version must be a version's name such as 'v3'"):
+        load_export(lake.root, tenant="acme", version=1.5)
