@@ -27,7 +27,8 @@ def forget(
 ) -> None:
     """Forget memories: tombstones with an audit row, and the text removed from every table, raw
     copy, search log and kept export. Queued in inbox/decisions/ while a run holds the lake.
-    Backups taken outside the lake are out of its reach."""
+    Backups taken outside the lake are out of its reach. Exit 1 when a memory was refused (an
+    important memory needs --operator user); the others are forgotten."""
     from ..store import resolve_as_of
     from ..maintain import forget as forget_memories
 
@@ -51,6 +52,12 @@ def forget(
         out.print("note: backups taken outside the lake are not reached by a forget")
 
     _show(opts, result, human)
+    if result.get("refused"):
+        raise typer.Exit(EXIT_REFUSED)  # what could be forgotten was; a script must see the rest was not
+
+
+# Exit code of a forget that refused a memory (an important one asked by an agent): done in part.
+EXIT_REFUSED = 1
 
 
 def restore(

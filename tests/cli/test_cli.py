@@ -223,7 +223,8 @@ def test_forget_via_cli(capsys, tmp_path):
     run(capsys, "--lake", lake, "ingest", str(snapshot))
     code, out, _ = run(capsys, "--lake", lake, "--json", "forget", "a", "v", "--operator", "agent", "--reason", "asked")
     result = json.loads(out)
-    assert code == 0 and result["forgotten"] == ["a"] and [r["id"] for r in result["refused"]] == ["v"]
+    # exit 1: done in part (the important memory needs the user); the JSON still says what happened
+    assert code == 1 and result["forgotten"] == ["a"] and [r["id"] for r in result["refused"]] == ["v"]
     code, out, _ = run(capsys, "--lake", lake, "--json", "sql", "SELECT id, status, content FROM memories ORDER BY id")
     assert json.loads(out) == [{"id": "a", "status": "deleted", "content": ""}, {"id": "v", "status": "active", "content": "vip"}]
     code, _, err = run(capsys, "--lake", lake, "forget", "a")
