@@ -78,17 +78,29 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
 def demo(
     ctx: typer.Context,
     seed: Annotated[int, typer.Option(help="Seed of the generator (same seed, same data).")] = 7,
+    force: Annotated[bool, typer.Option("--force", help="Add the demo data to a lake that holds other tenants.")] = False,
     reports: ReportsOpt = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Generate deterministic demo snapshots into the inbox and run the nightly flow on them
-    (at the demo's own fixed as_of, so a second demo changes nothing)."""
-    from ..store import iso
-    from ..demo import generate_demo
+    (at the demo's own fixed as_of, so a second demo changes nothing). A lake that already holds
+    tenants other than the demo's (acme, globex, zhongke) is refused unless --force: the demo
+    would mix 940 made-up memories into real data."""
+    from ..store import InputError, iso
+    from ..demo import DEMO_TENANTS, generate_demo
 
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts, create=True)
+    if not force:
+        others = [t for (t,) in the_lake.read(
+            "SELECT DISTINCT tenant FROM memories WHERE tenant NOT IN (SELECT unnest(?)) ORDER BY 1",
+            [list(DEMO_TENANTS)]).frame.iter_rows()]
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            raise InputError(f"{the_lake.root} already holds memories of other tenants ({shown}): the demo would "
+                             "mix made-up memories into them. Run it on a new folder (memory-lake --lake demo-lake "
+                             "demo), or pass --force to add it anyway")
     data = generate_demo(the_lake.inbox, seed=seed)
     summary = _run_nightly(the_lake, iso(data.as_of), reports, opts)
     counts = the_lake.sql("SELECT tier, count(*) AS memories FROM memories WHERE status = 'active' GROUP BY 1 ORDER BY 1")

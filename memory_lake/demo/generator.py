@@ -470,6 +470,8 @@ def _write_atomic(path: Path, text: str) -> None:
 _ACME = ("acme", 0.15)
 _GLOBEX = ("globex", 0.25)
 _ZHONGKE = ("zhongke", 0.88)
+# The tenants the demo writes: `memory-lake demo` refuses a lake that holds any other (real data).
+DEMO_TENANTS = (_ACME[0], _GLOBEX[0], _ZHONGKE[0])
 
 
 def _scope(tenant: tuple[str, float], agent_id: str, user_id: str, name: str) -> _Scope:

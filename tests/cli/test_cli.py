@@ -688,3 +688,18 @@ def test_a_table_measures_chinese_text_by_its_width_on_screen(capsys):
     print_frame(english, title="1 result(s)")
     table = capsys.readouterr().out.splitlines()
     assert any("lives in Hangzhou, runs by the lake" in line for line in table) and table[-1] == "1 row(s)"
+
+
+def test_demo_refuses_a_lake_that_holds_other_tenants(capsys, tmp_path):
+    """A stranger ran `demo` on a lake with real data (the default ./lake): 944 made-up memories
+    were mixed into it without a word. Now it is refused, and nothing is written to the inbox."""
+    lake = new_lake(tmp_path)
+    run(capsys, "--lake", lake, "ingest", str(write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "p-1", "tenant": "mycorp", "content": "a real memory"}])))
+    before = sorted(p.name for p in (Path(lake) / "inbox").iterdir())
+    code, out, err = run(capsys, "--lake", lake, "demo")
+    assert (code, out) == (2, "")
+    assert err.strip() == (f"error: {lake} already holds memories of other tenants (mycorp): the demo would mix "
+                           "made-up memories into them. Run it on a new folder (memory-lake --lake demo-lake demo), "
+                           "or pass --force to add it anyway")
+    assert sorted(p.name for p in (Path(lake) / "inbox").iterdir()) == before
