@@ -177,7 +177,9 @@ def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None =
             ]
             for step in steps
         ]
-        steps_html = "<h3>Steps</h3>" + _table(["step", ("duration", "num"), "summary"], rows)
+        title = (f"Steps of {_e(run['steps_of'])}<br><span class=\"muted\">this page was rendered outside a run"
+                 "</span>") if run.get("steps_of") else "Steps"
+        steps_html = f"<h3>{title}</h3>" + _table(["step", ("duration", "num"), "summary"], rows)
     else:
         steps_html = '<p class="muted">No steps recorded.</p>'
     return (

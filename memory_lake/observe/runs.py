@@ -113,6 +113,10 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
            "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
            "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
+    if not steps:
+        # rendered outside a run (`memory-lake report`): the page of that day would lose the
+        # nightly's steps; it shows the latest run's steps, saying whose they are
+        run |= _last_run_steps(lake, as_of)
     if publish is not None:
         publish = {**publish, "rolled_back": rollback_of_current(lake, publish.get("current"))}
     with lake.reading() as (con, _source, _note):
@@ -149,6 +153,21 @@ def rollback_of_current(lake, current: str | None) -> dict[str, Any] | None:
     return {"from": f"v{row['from_version']}" if row["from_version"] is not None else None,
             "to": f"v{row['to_version']}", "as_of": iso(row["as_of"]), "by": row["rolled_back_by"],
             "reason": row["reason"]}
+
+
+def _last_run_steps(lake, as_of: datetime) -> dict[str, Any]:
+    """{"steps", "steps_of"} of the latest nightly or ingest run as of `as_of`, or {}."""
+    frame = lake.sql("SELECT run_id, kind, as_of, status, report FROM runs WHERE kind IN ('nightly', 'ingest') "
+                     "AND as_of <= ? ORDER BY as_of DESC, run_id DESC LIMIT 1", [as_of.replace(tzinfo=None)])
+    if frame.height == 0:
+        return {}
+    row = frame.row(0, named=True)
+    try:
+        steps = json.loads(row["report"] or "{}").get("steps") or {}
+    except ValueError:
+        return {}
+    return {"steps": [{"name": name, "duration_s": None, "summary": step.get("summary")} for name, step in steps.items()],
+            "steps_of": f"the last {row['kind']} run, {row['run_id']} as of {iso(row['as_of'])} ({row['status']})"}
 
 
 def last_publish(lake) -> dict[str, Any] | None:

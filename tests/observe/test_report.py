@@ -428,3 +428,29 @@ def test_a_run_that_regenerates_no_summary_says_why_from_the_step_counts():
         "says why)); 2 published summaries stay as they were")
     assert _summaries_made_text({"regenerated": 0, "published": 0, "keys": 0}) == (
         "no summary regenerated this run (no scope or session has memories to summarise); no summary is published yet")
+
+
+def test_a_report_rendered_outside_a_run_shows_the_last_runs_steps(lake, tmp_path):
+    """`memory-lake report` after the nightly of the same day rewrites that day's page; it read "No
+    steps recorded" and the nightly's step table was gone (a stranger's trial). It shows the
+    latest run's steps now, saying whose they are."""
+    from datetime import timedelta
+
+    from memory_lake.publish.export import publish
+    from memory_lake.observe.runs import record_run, write_report, timed
+
+    from ..conftest import AS_OF as LAKE_AS_OF
+
+    assert "No steps recorded." in Path(write_report(lake, LAKE_AS_OF, "adhoc-0", None,
+                                                     out_dir=tmp_path / "r0").details["path"]).read_text()
+    steps = [timed(publish, lake, LAKE_AS_OF, run_id="night-1")]
+    record_run(lake, "night-1", "nightly", LAKE_AS_OF, steps)
+    later = LAKE_AS_OF + timedelta(hours=9)
+    page = Path(write_report(lake, later, "adhoc-1", None, out_dir=tmp_path / "r1").details["path"]).read_text()
+    assert ("<h3>Steps of the last nightly run, night-1 as of 2026-11-30T00:00:00Z (ok)<br><span class=\"muted\">"
+            "this page was rendered outside a run</span></h3>") in page
+    assert "<tr><td>publish_export</td>" in page and "No steps recorded." not in page
+    # a run after the page's as_of is not shown as its steps
+    early = Path(write_report(lake, LAKE_AS_OF - timedelta(hours=1), "adhoc-2", None,
+                              out_dir=tmp_path / "r2").details["path"]).read_text()
+    assert "No steps recorded." in early
