@@ -41,13 +41,18 @@ def _print_ingest(data: dict[str, Any]) -> None:
     verb = "would ingest" if data["dry_run"] else "ingested"
     skipped = f" ({data['files_skipped']} skipped: already ingested)" if data["files_skipped"] else ""
     queued = f", {data['conflicted']} sent to the conflict queue" if data.get("conflicted") else ""
+    unreadable = data.get("unreadable_files") or []
     out.print(
-        f"{verb} {data['files'] - data['files_skipped']} file(s){skipped}: "
+        f"{verb} {data['files'] - data['files_skipped'] - len(unreadable)} file(s){skipped}: "
         f"{data['ingested']} new, {data['updated']} updated, {data['unchanged']} unchanged{queued}, "
         f"{data['forgotten']} forgotten, {data['quarantined']} quarantined"
     )
     for reason, count in data["quarantine_reasons"].items():
         out.print(f"  quarantined: {count} × {reason}")
+    if unreadable:
+        out.print(f"  not ingested, unreadable file(s) left in the inbox: {', '.join(unreadable)} (quarantined once as "
+                  "'unreadable file', see `memory-lake quarantine list`; replace the file with a readable one, "
+                  "or remove it)")
     if data.get("unrecognised_files"):
         out.print(f"  not ingested, unrecognised file(s): {', '.join(data['unrecognised_files'])} "
                   "(snapshots end in .jsonl, .ndjson, .json or .parquet)")

@@ -59,15 +59,28 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
         "(SELECT count(*) FROM ingested_files) AS files, (SELECT count(*) FROM runs) AS runs"
     ).frame.to_dicts()[0] if result.source == "live" else {}
     waiting, unrecognised = scan_inbox(the_lake)
+    labels = [str(p.relative_to(the_lake.inbox)) if the_lake.inbox in p.parents else str(p) for p in waiting]
+    unreadable = [] if result.source != "live" or not labels else [f for (f,) in the_lake.read(
+        "SELECT DISTINCT file FROM quarantine WHERE status = 'open' AND reason = 'unreadable file' "
+        "AND file IN (SELECT unnest(?)) ORDER BY 1", [labels]).frame.iter_rows()]
+    decisions = sorted(p.name for p in the_lake.decisions.glob("*.json")) if the_lake.decisions.is_dir() else []
     data = {
         "lake": str(the_lake.root), "source": result.source, "inbox_files": len(waiting),
-        "inbox_unrecognised": unrecognised, **counts, "by_tenant_tier_status": frame_records(result.frame),
+        "inbox_unrecognised": unrecognised, "inbox_unreadable": unreadable, "pending_decisions": decisions,
+        **counts, "by_tenant_tier_status": frame_records(result.frame),
     }
 
     def human() -> None:
-        out.print(f"lake {data['lake']} ({result.source}); {data['inbox_files']} file(s) waiting in the inbox")
+        out.print(f"lake {data['lake']} ({result.source}); {data['inbox_files']} file(s) waiting in the inbox"
+                  + (f": {', '.join(labels)}" if 0 < len(labels) <= 5 else ""))
+        if unreadable:
+            out.print(f"unreadable file(s) in inbox: {', '.join(unreadable)} (quarantined as 'unreadable file'; "
+                      "replace with a readable file or remove)")
         if unrecognised:
             out.print(f"unrecognised file(s) in inbox: {', '.join(unrecognised)} (not snapshots: never ingested)")
+        if decisions:
+            out.print(f"{len(decisions)} decision(s) queued for the next run (forget, restore, resolve, edit made "
+                      f"while a run held the lake): {', '.join(decisions[:5])}{' …' if len(decisions) > 5 else ''}")
         if counts:
             out.print(", ".join(f"{k}: {v}" for k, v in counts.items()))
         print_frame(result.frame)

@@ -122,6 +122,8 @@ class IngestReport:
             "duration_s": round(self.duration_s, 3),
             "per_file": [asdict(f) for f in self.files],
             "unrecognised_files": self.unrecognised,
+            # left in the inbox: read once, quarantined as a whole ("unreadable file"), never copied
+            "unreadable_files": [f.file for f in self.files if f.status == "unreadable"],
             **({"replayed": self.total("replayed"), "still_failing": self.total("still_failing")}
                if self.replay else {}),
         }
@@ -166,6 +168,8 @@ def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -
     counts = {k: report[k] for k in ("files", "ingested", "updated", "unchanged", "forgotten", "quarantined")}
     if report["unrecognised_files"]:
         counts["unrecognised files"] = len(report["unrecognised_files"])
+    if report["unreadable_files"]:
+        counts["unreadable files"] = len(report["unreadable_files"])
     return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
 
 

@@ -703,3 +703,30 @@ def test_demo_refuses_a_lake_that_holds_other_tenants(capsys, tmp_path):
                            "made-up memories into them. Run it on a new folder (memory-lake --lake demo-lake demo), "
                            "or pass --force to add it anyway")
     assert sorted(p.name for p in (Path(lake) / "inbox").iterdir()) == before
+
+
+def test_an_unreadable_file_left_in_the_inbox_is_named_by_ingest_and_status(capsys, tmp_path):
+    """A damaged file stays in the inbox (its bytes cannot be redacted, so they are never copied):
+    every later ingest said "ingested 1 file(s): 0 new ..." and status "1 file(s) waiting" without
+    naming it. Both name it now, and status shows decisions queued for the next run."""
+    lake = new_lake(tmp_path)
+    (Path(lake) / "inbox" / "0001-broken.parquet").write_bytes(b"PAR1 this is not parquet")
+    code, out, _ = run(capsys, "--lake", lake, "ingest")
+    assert code == 0 and out.splitlines()[0] == "ingested 0 file(s): 0 new, 0 updated, 0 unchanged, 0 forgotten, 1 quarantined"
+    code, out, _ = run(capsys, "--lake", lake, "ingest")
+    assert out.splitlines() == [
+        "ingested 0 file(s): 0 new, 0 updated, 0 unchanged, 0 forgotten, 0 quarantined",
+        "  not ingested, unreadable file(s) left in the inbox: 0001-broken.parquet (quarantined once as 'unreadable "
+        "file', see `memory-lake quarantine list`; replace the file with a readable one, or remove it)"]
+    (Path(lake) / "inbox" / "decisions" / "20261203T085022-forget-ab12.json").write_text("{}")
+    code, out, _ = run(capsys, "--lake", lake, "--json", "status")
+    data = json.loads(out)
+    assert (data["inbox_files"], data["inbox_unreadable"], data["pending_decisions"]) == (
+        1, ["0001-broken.parquet"], ["20261203T085022-forget-ab12.json"])
+    code, out, _ = run(capsys, "--lake", lake, "status")
+    assert out.splitlines()[:3] == [
+        f"lake {lake} (live); 1 file(s) waiting in the inbox: 0001-broken.parquet",
+        "unreadable file(s) in inbox: 0001-broken.parquet (quarantined as 'unreadable file'; replace with a readable "
+        "file or remove)",
+        "1 decision(s) queued for the next run (forget, restore, resolve, edit made while a run held the lake): "
+        "20261203T085022-forget-ab12.json"]
