@@ -111,7 +111,8 @@ def memory_line(record: dict[str, Any]) -> str:
 
 
 def _shorten(line: str, cap: int) -> str:
-    """`line` cut to at most `cap` tokens, ending in an ellipsis."""
+    """`line` cut to at most `cap` tokens, ending in an ellipsis; never inside a Latin word
+    ("Postgres" is not cut to "Pos…"): the cut goes back to the space before it."""
     if count_tokens(line) <= cap:
         return line
     keep = len(line)
@@ -119,7 +120,20 @@ def _shorten(line: str, cap: int) -> str:
         keep = max(1, int(keep * cap / max(count_tokens(line[:keep] + _ELLIPSIS), 1) * 0.95))
         if count_tokens(line[:keep] + _ELLIPSIS) <= cap:
             break
+    if keep < len(line) and _latin(line[keep - 1]) and _latin(line[keep]):
+        space = line.rfind(" ", 0, keep)
+        word_start = space + 1
+        # back to the word's start: a Latin run glued to Chinese text starts after the last Han character
+        while word_start < keep and not _latin(line[word_start]):
+            word_start += 1
+        start = max(word_start, max((i + 1 for i in range(word_start, keep) if not _latin(line[i])), default=word_start))
+        if start > len(line) // 4:
+            keep = start
     return line[:keep].rstrip() + _ELLIPSIS
+
+
+def _latin(char: str) -> bool:
+    return char.isascii() and char.isalnum()
 
 
 def entity_line(entity: dict[str, Any], facts: list[dict[str, Any]]) -> str:
@@ -237,6 +251,10 @@ def scope_pack(header: dict[str, Any], records: list[dict[str, Any]], entity_row
         markdown, total = "", 0
     elif dropped:
         notes.append(f"{dropped} line(s) left out to stay within {max_tokens} tokens")
+    shortened = sum(line.endswith(_ELLIPSIS) for section in sections for line in section["lines"])
+    if shortened and markdown:
+        notes.append(f"{shortened} line(s) shortened (…) to a quarter of the budget, {cap} tokens: a larger "
+                     "max_tokens keeps them whole")
     return ContextPack(markdown, count_tokens(markdown) if markdown else 0, max_tokens, sections, dropped, notes)
 
 

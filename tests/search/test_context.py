@@ -182,3 +182,27 @@ def test_published_context_md_is_the_pack_without_a_query(lake, tmp_path, texts)
     assert "Old summary." not in context and "long_term-" not in context
     memory_json = json.loads((lake.exports / "v1" / "scopes" / "acme" / "bot" / "u1" / "memory.json").read_text())
     assert len(memory_json["memories"]) == 78  # the full list stays in memory.json
+
+
+def test_a_long_line_is_shortened_at_a_word_boundary_and_the_notes_say_so():
+    """A line longer than a quarter of the budget is shortened; "Postgres" was cut to "Pos…" and
+    the notes only counted lines left out (a stranger's trial)."""
+    header = {"tenant": "acme", "agent_id": None, "user_id": "u1", "as_of": "2026-11-30T00:00:00Z"}
+    long_en = ("The order service moves to PostgreSQL on December 15 and Zhang San owns the migration, "
+               "with a rollback plan reviewed by the platform team")
+    records = [{"id": "a", "tier": "important", "type": "decision", "content": long_en, "status": "active",
+                "created_at": "2026-11-01T00:00:00Z"},
+               {"id": "b", "tier": "important", "type": "decision", "content": "我们决定12月15日把订单服务迁移到PostgreSQL",
+                "status": "active", "created_at": "2026-11-02T00:00:00Z"}]
+    pack = scope_pack(header, records, [], max_tokens=80)
+    lines = pack.sections[0]["lines"]
+    assert len(lines) == 2 and all(line.endswith("…") for line in lines)
+    english = next(line for line in lines if "order service" in line)
+    chinese = next(line for line in lines if "订单" in line or "我们决定" in line)
+    # each cut ends on a whole word or between Chinese characters, never inside "PostgreSQL" or "12"
+    assert english[:-1].split()[-1] in long_en.split()
+    assert not chinese[:-1].endswith(("Pos", "Postgre", "我们决定1"))
+    assert all(count_tokens(line) <= 20 for line in lines)
+    assert pack.notes[-1] == ("2 line(s) shortened (…) to a quarter of the budget, 20 tokens: a larger max_tokens "
+                              "keeps them whole")
+    assert not any("shortened" in n for n in scope_pack(header, records, [], max_tokens=2000).notes)
