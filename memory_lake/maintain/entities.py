@@ -216,6 +216,19 @@ def _surname(word: str) -> bool:
     return word[0] in _SURNAMES or word[:2] in _COMPOUND_SURNAMES
 
 
+# Function words that follow a name and almost never end one: jieba's HMM joins them to a name it
+# does not know ("张三住在杭州" -> 张三住, "王五去星河科技" -> 王五去). A three-character "name" of a
+# one-character surname ending in one is the two-character name before it.
+_AFTER_NAME = frozenset("在是说去住要和把被给让对从到也都就还又了的着过跟与已曾")
+
+
+def _name_part(word: str) -> str:
+    """`word` without a function word the HMM glued to a two-character name (张三住 -> 张三)."""
+    if len(word) == 3 and word[0] in _SURNAMES and word[:2] not in _COMPOUND_SURNAMES and word[-1] in _AFTER_NAME:
+        return word[:2]
+    return word
+
+
 def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[str, str, float]]:
     """(surface, kind, confidence) of each entity jieba finds in a Chinese sentence."""
     tokenizer, tags, user_tags, posseg = _chinese_tokenizer(user_dict)
@@ -242,6 +255,8 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
             i += 1
         elif _HAN.match(word):
             tag = guessed.get(word) or tags.get(word)
+            if not known.get(word) and _name_part(word) != word and (tag == "nr" or _surname(word)):
+                word, tag = _name_part(word), "nr"      # 张三住 -> 张三 (the 住 is the next word's)
             kind = _TAG_KINDS.get(tag or "")
             new_word = not known.get(word)
             if nxt in _ORG_WORDS_ZH and (kind or new_word) and len(word) >= 2:

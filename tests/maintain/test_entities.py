@@ -377,3 +377,18 @@ def test_a_pii_placeholder_is_a_value_never_an_entity():
     assert sorted(set(found["surface"])) == ["Dana"]
     assert found.filter(pl.col("surface") == "Dana")["slot_values"].to_list() == [
         ["[EMAIL:12345678]", "[PHONE:3f2a9c1d]"]]
+
+
+@pytest.mark.parametrize(("sentence", "people"), [
+    ("张三住在杭州西湖区，在星河科技做后端工程师。", ["张三"]),   # the HMM gave 张三住
+    ("张三说明天开会", ["张三"]),
+    ("张伟住在北京", ["张伟"]),
+    ("李四在华信科技上班", ["李四"]),
+])
+def test_a_function_word_the_hmm_glued_to_a_name_is_not_part_of_it(sentence, people):
+    """jieba's HMM joins a name it does not know to the word after it (张三住); a stranger's lake
+    had the person 张三住 and the fact under the wrong name. A function word that follows names and
+    almost never ends one (在, 是, 说, 去, 住 ...) is cut off a three-character name."""
+    from memory_lake.maintain.entities import _chinese_mentions
+
+    assert [m[0] for m in _chinese_mentions(sentence, ()) if m[1] == "person"] == people
