@@ -68,7 +68,8 @@ def restore(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Bring archived or dormant memories back to active (audited, version + 1)."""
+    """Bring archived or dormant memories back to active (audited, version + 1). An archived
+    short_term memory comes back in long_term (short_term's FIFO would archive it again)."""
     from ..store import resolve_as_of
     from ..maintain import restore_memories
 
@@ -78,9 +79,15 @@ def restore(
     the_lake = _open(opts)
     check_ids(the_lake, ids)
     report = restore_memories(the_lake, ids, operator=operator, as_of=resolve_as_of(as_of))
-    _show(opts, report.details, lambda: out.print(
-        f"restored {len(report.details['restored'])}; not archived or dormant: "
-        f"{', '.join(report.details['not_restorable']) or '-'}; unknown: {', '.join(report.details['unknown']) or '-'}"))
+    def human() -> None:
+        d = report.details
+        out.print(f"restored {len(d['restored'])}; not archived or dormant: {', '.join(d['not_restorable']) or '-'}; "
+                  f"unknown: {', '.join(d['unknown']) or '-'}")
+        if d.get("moved_to_long_term"):
+            out.print(f"  back in long_term, not short_term: {', '.join(d['moved_to_long_term'])} (short_term's FIFO "
+                      "would archive an old memory again at the next run; long_term has no capacity limit)")
+
+    _show(opts, report.details, human)
 
 
 def dedup(

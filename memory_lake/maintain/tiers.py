@@ -309,6 +309,8 @@ def restore_memories(lake, ids: list[str], *, operator: str = "user", as_of: dat
         )
         con.unregister("restore_ids")
         restored = [i for (i,) in con.execute("SELECT id FROM restore_rows ORDER BY id").fetchall()]
+        to_long_term = [i for (i,) in con.execute(
+            "SELECT id FROM restore_rows WHERE tier <> to_tier ORDER BY id").fetchall()]
         known = {i for (i,) in con.execute("SELECT id FROM memories WHERE id IN (SELECT unnest(?))", [list(ids)]).fetchall()}
         with transaction(con):
             changes = {"tier": "f.to_tier", "status": "'active'", "version": "f.version + 1", "operator": "$operator",
@@ -344,5 +346,5 @@ def restore_memories(lake, ids: list[str], *, operator: str = "user", as_of: dat
                 {"operator": operator, "as_of": as_of},
             )
     details = {"restored": restored, "not_restorable": sorted(known - set(restored)),
-               "unknown": sorted(set(ids) - known)}
+               "unknown": sorted(set(ids) - known), "moved_to_long_term": to_long_term}
     return StepReport("restore", as_of, run_id, {"restored": len(restored)}, details)

@@ -213,7 +213,14 @@ def test_bad_override_and_restore_via_cli(capsys, tmp_path):
     code, out, err = run(capsys, "--lake", lake, "--json", "restore", "a", "b")
     assert (code, out) == (2, "") and err.startswith("error: unknown memory id 'b'")
     code, out, _ = run(capsys, "--lake", lake, "--json", "restore", "a")
-    assert (code, json.loads(out)) == (0, {"restored": ["a"], "not_restorable": [], "unknown": []})
+    assert (code, json.loads(out)) == (0, {"restored": ["a"], "not_restorable": [], "unknown": [],
+                                           "moved_to_long_term": ["a"]})
+    run(capsys, "--lake", lake, "ingest", str(write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "c", "tenant": "t", "content": "y", "status": "archived", "tier": "short_term"}])))
+    code, out, _ = run(capsys, "--lake", lake, "restore", "c")
+    assert out.splitlines() == ["restored 1; not archived or dormant: -; unknown: -",
+                                "  back in long_term, not short_term: c (short_term's FIFO would archive an old memory "
+                                "again at the next run; long_term has no capacity limit)"]
 
 
 def test_forget_via_cli(capsys, tmp_path):
@@ -313,7 +320,8 @@ def test_unknown_tenants_scopes_and_ids_are_errors_that_suggest(capsys, tmp_path
 def test_known_names_still_work(capsys, tmp_path):
     lake = scoped_lake(capsys, tmp_path)
     code, out, _ = run(capsys, "--lake", lake, "--json", "restore", "pref-2")
-    assert (code, json.loads(out)) == (0, {"restored": ["pref-2"], "not_restorable": [], "unknown": []})
+    assert (code, json.loads(out)) == (0, {"restored": ["pref-2"], "not_restorable": [], "unknown": [],
+                                           "moved_to_long_term": ["pref-2"]})
     code, out, _ = run(capsys, "--lake", lake, "--json", "search", "tea", "--tenant", "acme", "--user", "alice")
     assert code == 0 and [r["id"] for r in json.loads(out)["results"]] == ["pref-1"]
     code, out, _ = run(capsys, "--lake", lake, "--json", "health", "--tenant", "globex", "--as-of", "2026-11-30T00:00:00Z")

@@ -242,7 +242,8 @@ def test_restore_brings_archived_and_dormant_back_with_an_audit_row(lake, tmp_pa
                                  accessed=timedelta(days=100)),
                           memory("live", "working")])
     report = restore_memories(lake, ["arch", "dorm", "live", "ghost"], operator="user", as_of=AS_OF, run_id="r")
-    assert report.details == {"restored": ["arch", "dorm"], "not_restorable": ["live"], "unknown": ["ghost"]}
+    assert report.details == {"restored": ["arch", "dorm"], "not_restorable": ["live"], "unknown": ["ghost"],
+                              "moved_to_long_term": ["arch"]}
     assert rows(lake, "SELECT id, tier, status, version, operator, expires_at, last_accessed_at = ? AS used "
                       "FROM memories ORDER BY id", [AS_OF]) == [
         {"id": "arch", "tier": "long_term", "status": "active", "version": 2, "operator": "user", "expires_at": None,

@@ -125,7 +125,8 @@ def test_restore_history_has_the_whole_restored_row_and_its_run(lake, tmp_path):
     assert re.fullmatch(r"restore-20261202T000000-[0-9a-f]{8}", report.run_id)
     assert (report.name, report.as_of) == ("restore", later)
     assert (report.counts, report.details) == ({"restored": 3}, {"restored": ["arch", "dorm", "edge"],
-                                                                  "not_restorable": [], "unknown": []})
+                                                                  "not_restorable": [], "unknown": [],
+                                                                  "moved_to_long_term": ["arch"]})
     after = {r["id"]: r for r in rows(lake, "SELECT * FROM memories")}
     expiry = {"arch": None, "dorm": AS_OF + timedelta(days=30), "edge": later}   # expiring exactly now: not passed
     for memory_id, tier, fields in (("arch", "long_term", ["status", "tier"]), ("dorm", "long_term", ["status"]),
