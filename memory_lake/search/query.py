@@ -78,6 +78,9 @@ WHY_NO_MATCH = {
     "hybrid": "none shares a word with the query (besides words most memories hold) or has a cosine >= {cosine} to it",
 }
 NOTE_EMPTY_SCOPE = "no memory to search in {scope}: none is active or conflicted{filtered}"
+NOTE_EMPTY_PUBLISHED_SCOPE = ("no memory of {scope} is in {source}, which this search read because a run holds "
+                              "the lake (its names cannot be checked meanwhile): memories ingested since that "
+                              "publish become searchable when the run ends")
 NOTE_RESTING = ("{count} dormant or archived memories are in this scope: include_inactive (--include-inactive) "
                 "searches them, `memory-lake restore ID...` makes them active again")
 NOTE_NO_CONFLICTS = ("{source} has no conflicts table: results are not marked as sides of open contradictions "
@@ -259,7 +262,7 @@ def search(
                     scored, mode_used, explain, semantic is not None, lake.policy)
             if not results:
                 notes.append(_no_match(query, tenant, agent, user, chosen, scope.size, mode_used,
-                                       semantic is not None, lake.policy.search.min_cosine))
+                                       semantic is not None, lake.policy.search.min_cosine, source))
                 if not scope.size and not include_inactive:
                     resting = _resting(lake, tenant, agent, user)
                     if resting:
@@ -472,10 +475,13 @@ def _resting(lake, tenant: str, agent: str | None, user: str | None) -> int:
 
 
 def _no_match(query, tenant, agent, user, chosen, searched: int, mode: str, has_query_vector: bool,
-              hit_cosine: float) -> str:
+              hit_cosine: float, source: str | None = None) -> str:
     """Why a search of a scope returned nothing: the scope, the rule no memory met, the count."""
     scope = describe_scope(tenant, agent, user, chosen)
     if not searched:
+        if source and source.startswith("published"):
+            # a run holds the lake: the published version may predate this scope's memories
+            return NOTE_EMPTY_PUBLISHED_SCOPE.format(scope=scope, source=source)
         return NOTE_EMPTY_SCOPE.format(scope=scope, filtered=" and passes the filters" if chosen else "")
     if mode == "hybrid" and not has_query_vector:
         mode = "keyword"  # semantic took no part: a shared word was the only evidence

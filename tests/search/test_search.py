@@ -317,10 +317,16 @@ def test_search_while_busy_answers_from_the_published_version(lake, tmp_path):
                                "published v1 has no conflicts table: results are not marked as sides of open "
                                "contradictions (a conflicted status still is)"]
         assert found.source == "published v1"
+        # a scope the published version lacks (ingested since, or a typo: names cannot be checked now)
+        newer = search(lake, "dark mode", tenant="globex", mode="keyword", as_of=AS_OF)
+        assert (list(newer), newer.notes[-1]) == ([], (
+            "no memory of scope tenant globex is in published v1, which this search read because a run holds the "
+            "lake (its names cannot be checked meanwhile): memories ingested since that publish become searchable "
+            "when the run ends"))
         # A query with PII still gets redacted while busy (salts are not published: a one-off salt).
         busy = search(lake, "call 13812345678", tenant="acme", mode="keyword", as_of=AS_OF)
         assert busy.query.startswith("call [PHONE:") and list(busy) == []
-    assert [line["result_ids"] for line in _log_lines(lake)] == [["e4", "e1"], []]
+    assert [line["result_ids"] for line in _log_lines(lake)] == [["e4", "e1"], [], []]
     assert "13812345678" not in (lake.events / "searches-2026-11-30.jsonl").read_text(encoding="utf-8")
     live = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF, tag="ui")
     assert (live.notes, live.source, _ranked(live)) == ([], "live", [("e4", 1.0), ("e1", 0.8291)])
