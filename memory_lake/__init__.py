@@ -5,7 +5,7 @@
     write_snapshot(records, "lake")     # an agent drops a snapshot (atomic: temp name, then rename)
     report = lake.ingest()              # everything in lake/inbox
     lake.sql("SELECT tier, count(*) FROM memories GROUP BY tier")
-    load_export("lake", tenant="acme", user="alice")   # an agent loads its scope from exports/CURRENT
+    load_export("lake", tenant="acme", user="u-alice")   # an agent loads its scope from exports/CURRENT
 """
 
 from .api import Lake

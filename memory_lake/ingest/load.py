@@ -173,6 +173,9 @@ def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -
     return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
 
 
+ingest_step.step_name = "ingest_inbox"  # the name its report, the run summary and the progress lines use
+
+
 def replay_quarantine(lake, path: Path, *, as_of: datetime, wait_s: float) -> IngestReport:
     """Ingest fixed lines (``export_quarantine``'s file, edited). A line is linked to its quarantine
     row by its ``_quarantine_id`` (else by memory id): a line that now ingests closes its row

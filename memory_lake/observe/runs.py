@@ -62,8 +62,9 @@ STEP_LISTENERS: list[Callable[[str, str, dict[str, Any] | None], None]] = []
 
 def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
     """Run a step and return its report as a dict with its wall duration (operational metadata,
-    never an input to a rule); STEP_LISTENERS hear when it starts and ends."""
-    name = getattr(step, "__name__", str(step))
+    never an input to a rule); STEP_LISTENERS hear when it starts and ends, by the name the step's
+    report carries (``step_name`` where it differs from the function's: ingest_step -> ingest_inbox)."""
+    name = getattr(step, "step_name", None) or getattr(step, "__name__", str(step))
     for listener in list(STEP_LISTENERS):
         listener("start", name, None)
     started = time.monotonic()
@@ -73,7 +74,7 @@ def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
         # the run's failure record names the step (Prefect hands the same exception to the flow)
         if isinstance(exc, Exception) and not hasattr(exc, "failed_step"):
             try:
-                exc.failed_step = getattr(step, "__name__", str(step))
+                exc.failed_step = name
             except AttributeError:
                 pass
         for listener in list(STEP_LISTENERS):

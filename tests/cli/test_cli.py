@@ -471,7 +471,7 @@ def test_run_nightly_prints_a_line_per_step_on_stderr_and_only_json_on_stdout(pr
     for number, (start, done, step_summary) in enumerate(zip(ours[::2], ours[1::2], summaries), 1):
         name = re.fullmatch(rf"nightly: step {number} (\w+) …", start)[1]
         assert re.fullmatch(rf"nightly: step {number} {name} done in [0-9.]+ s: {re.escape(step_summary)}", done), done
-    assert ours[0] == "nightly: step 1 apply_decisions …" and ours[2] == "nightly: step 2 ingest_step …"
+    assert ours[0] == "nightly: step 1 apply_decisions …" and ours[2] == "nightly: step 2 ingest_inbox …"
 
 
 def test_a_command_waiting_for_the_lock_says_so_at_once(tmp_path):
