@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 
-.PHONY: install demo test test-fast bench mutate mutate-named clean
+.PHONY: install demo test test-fast notebook bench mutate mutate-named clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ test: install
 
 test-fast: install
 	$(PY) -m pytest -q -n 2 -m "not slow"
+
+# The analyst's notebooks in JupyterLab (installed on first use; not part of demo or test), on the
+# lake `make demo` built (MEMORY_LAKE_DIR=/path/to/lake make notebook for another).
+notebook: install
+	$(PY) -m pip install --quiet 'jupyterlab==4.6.6'
+	MEMORY_LAKE_DIR=$${MEMORY_LAKE_DIR:-$(CURDIR)/lake} $(VENV)/bin/jupyter lab --notebook-dir=notebooks
 
 bench: install
 	$(PY) benchmarks/ingest.py
