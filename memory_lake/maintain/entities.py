@@ -71,7 +71,9 @@ CONFIDENCE = {"user_dict": 1.0, "pattern": 0.9, "tag": 0.8, "capitalised": 0.7, 
 _TITLES = frozenset("mr mrs ms miss dr prof sir madam mx".split())
 _ORG_SUFFIXES = frozenset("inc ltd llc llp plc corp corporation gmbh ag sa co company labs lab group holdings bank "
                           "university college institute foundation agency partners technologies systems solutions "
-                          "services".split())
+                          "services industries enterprises logistics foods imports exports motors airlines airways "
+                          "pharmaceuticals pharma consulting capital ventures media studios networks software "
+                          "associates trading insurance".split())
 # Words before a place ("lives in Paris", "moved to Berlin", "from Lisbon", "near Dublin").
 _PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|near|into)|\b(?:moved|moving|moves|relocated|relocating|flew|flying|"
                            r"travel(?:l)?ed|travel(?:l)?ing|trip|commutes?|based|lives?|living|lived) (?:to|in))\s+$",

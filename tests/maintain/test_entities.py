@@ -257,7 +257,7 @@ EXPECTED_CAROL = (
     'SSO (thing, 2)\n'
     '  * Note for SSO login: the staging data is anonymised weekly. [1x m_5d853bd011b8f0764ac9243b3cb58db0] 2026-11-29\n'
     '  * Carol likes answers about SSO login in plain language without jargon. [1x mem-4dfd691c6a25] 2026-10-25\n'
-    'Vandelay Imports (thing, 2)\n'
+    'Vandelay Imports (organisation, 2)\n'
     '  * TODO: update the runbook for Vandelay Imports by Nov 5. [1x m_4fae29bb8cae2fd75c2381155ffa673d] 2026-11-27\n'
     '  * TODO: review the access list for Vandelay Imports by Nov 21. [1x mem-6bef9d9fae4a] 2026-10-18\n'
     'Enterprise (thing, 1)\n'
