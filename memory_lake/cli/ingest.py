@@ -39,11 +39,15 @@ def ingest(
 
 def _print_ingest(data: dict[str, Any]) -> None:
     verb = "would ingest" if data["dry_run"] else "ingested"
-    skipped = f" ({data['files_skipped']} skipped: already ingested)" if data["files_skipped"] else ""
+    empty = data.get("files_empty") or 0
+    skipped = ", ".join(part for part in (
+        f"{data['files_skipped']} skipped: already ingested" if data["files_skipped"] else "",
+        f"{empty} empty, removed from the inbox" if empty else "") if part)
+    skipped = f" ({skipped})" if skipped else ""
     queued = f", {data['conflicted']} sent to the conflict queue" if data.get("conflicted") else ""
     unreadable = data.get("unreadable_files") or []
     out.print(
-        f"{verb} {data['files'] - data['files_skipped'] - len(unreadable)} file(s){skipped}: "
+        f"{verb} {data['files'] - data['files_skipped'] - empty - len(unreadable)} file(s){skipped}: "
         f"{data['ingested']} new, {data['updated']} updated, {data['unchanged']} unchanged{queued}, "
         f"{data['forgotten']} forgotten, {data['quarantined']} quarantined"
     )

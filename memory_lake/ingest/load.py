@@ -69,7 +69,7 @@ class FileReport:
     file: str
     file_hash: str
     format: str
-    status: str  # ingested | already ingested | dry run | unreadable
+    status: str  # ingested | already ingested | dry run | unreadable | empty
     records: int = 0
     ingested: int = 0
     updated: int = 0
@@ -111,6 +111,7 @@ class IngestReport:
             "dry_run": self.dry_run,
             "files": len(self.files),
             "files_skipped": sum(f.status == "already ingested" for f in self.files),
+            "files_empty": sum(f.status == "empty" for f in self.files),
             "records": self.total("records"),
             "ingested": self.total("ingested"),
             "updated": self.total("updated"),
@@ -282,6 +283,11 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     file_hash = hashlib.sha256(data).hexdigest()
     fmt = format_of(path)
     label = redact.redact_text(_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
+    if not data.strip():
+        # nothing in it: every empty file has one hash, so it was read as "already ingested"
+        if not dry_run and lake.inbox in path.parents:
+            path.unlink(missing_ok=True)
+        return FileReport(label, file_hash, fmt, "empty")
     if con.execute("SELECT 1 FROM ingested_files WHERE file_hash = ?", [file_hash]).fetchone():
         if not dry_run:
             _retire_from_inbox(lake, path, file_hash, known=True)

@@ -166,3 +166,10 @@ def test_one_json_line_per_record_and_an_empty_snapshot_is_empty(lake):
     assert empty.read_bytes() == b""
     report = lake.ingest(as_of=AS_OF).as_dict()
     assert (report["files"], report["ingested"], report["quarantined"]) == (2, 2, 0)
+    # an empty file carries nothing: reported as empty and removed, never "already ingested" (every
+    # empty file has one hash, so a second one read as a repeat of the first)
+    assert [(f["status"], f["records"]) for f in report["per_file"]] == [("empty", 0), ("ingested", 2)]
+    assert (report["files_empty"], report["files_skipped"]) == (1, 0) and not empty.exists()
+    again = write_snapshot([], lake.root, name="another-empty")
+    report = lake.ingest(as_of=AS_OF).as_dict()
+    assert (report["files_empty"], report["files_skipped"], again.exists()) == (1, 0, False)
