@@ -47,6 +47,7 @@ def sql(
 def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """Rows per table, memories per tenant and tier, files waiting in the inbox."""
     from ..ingest import scan_inbox
+    from ..ingest.load import _label as inbox_label  # the name ingest gives a file in its reports
 
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts)
@@ -59,7 +60,7 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
         "(SELECT count(*) FROM ingested_files) AS files, (SELECT count(*) FROM runs) AS runs"
     ).frame.to_dicts()[0] if result.source == "live" else {}
     waiting, unrecognised = scan_inbox(the_lake)
-    labels = [str(p.relative_to(the_lake.inbox)) if the_lake.inbox in p.parents else str(p) for p in waiting]
+    labels = [inbox_label(the_lake, p) for p in waiting]
     unreadable = [] if result.source != "live" or not labels else [f for (f,) in the_lake.read(
         "SELECT DISTINCT file FROM quarantine WHERE status = 'open' AND reason = 'unreadable file' "
         "AND file IN (SELECT unnest(?)) ORDER BY 1", [labels]).frame.iter_rows()]

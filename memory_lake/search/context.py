@@ -121,12 +121,9 @@ def _shorten(line: str, cap: int) -> str:
         if count_tokens(line[:keep] + _ELLIPSIS) <= cap:
             break
     if keep < len(line) and _latin(line[keep - 1]) and _latin(line[keep]):
-        space = line.rfind(" ", 0, keep)
-        word_start = space + 1
-        # back to the word's start: a Latin run glued to Chinese text starts after the last Han character
-        while word_start < keep and not _latin(line[word_start]):
-            word_start += 1
-        start = max(word_start, max((i + 1 for i in range(word_start, keep) if not _latin(line[i])), default=word_start))
+        start = keep                                      # back to where the Latin word (or number) starts
+        while start > 0 and _latin(line[start - 1]):
+            start -= 1
         if start > len(line) // 4:
             keep = start
     return line[:keep].rstrip() + _ELLIPSIS
