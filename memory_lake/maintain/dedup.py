@@ -883,9 +883,9 @@ def _negation_recut(x: tuple[str, ...], y: tuple[str, ...]) -> tuple[tuple[str, 
         out: list[str] = []
         for w in words:
             negates = len(w) >= 2 and lexicon.negating(w)  # not 不错 "not bad", 沉没 "to sink"
-            if negates and w[-1] in _NEGATION_CHARACTERS and _jieba_word(w[:-1]):
+            if negates and w[-1] in _NEGATION_CHARACTERS and lexicon.is_chinese_word(w[:-1]):
                 out += [w[:-1], w[-1]]                    # 从来不 -> 从来 不, 从不 -> 从 不
-            elif negates and w[0] in _NEGATION_CHARACTERS and _jieba_word(w[1:]):
+            elif negates and w[0] in _NEGATION_CHARACTERS and lexicon.is_chinese_word(w[1:]):
                 out += [w[0], w[1:]]                      # 不吃 -> 不 吃
             else:
                 out.append(w)
@@ -903,17 +903,6 @@ def _negation_recut(x: tuple[str, ...], y: tuple[str, ...]) -> tuple[tuple[str, 
     if not any(w in _NEGATION_CHARACTERS for w in cx[:start] + cx[len(cx) - end:]):
         return None                                       # the negation did not line up: no recut to read
     return cx[start:len(cx) - end], cy[start:len(cy) - end]
-
-
-@functools.lru_cache(maxsize=50_000)
-def _jieba_word(word: str) -> bool:
-    """Whether jieba's dictionary holds `word` (with a frequency)."""
-    import jieba
-
-    from ..search import jieba_segmenter
-
-    jieba_segmenter()
-    return bool(jieba.dt.FREQ.get(word))
 
 
 # Where one clause ends and another begins: a memory that adds a clause of its own adds a fact.
