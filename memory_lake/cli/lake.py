@@ -46,8 +46,8 @@ def sql(
 
 def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """Rows per table, memories per tenant and tier, files waiting in the inbox."""
-    from ..ingest import scan_inbox
-    from ..ingest.load import _label as inbox_label  # the name ingest gives a file in its reports
+    from ..ingest import file_label, scan_inbox
+    from ..store import file_sha256
 
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts)
@@ -60,10 +60,20 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
         "(SELECT count(*) FROM ingested_files) AS files, (SELECT count(*) FROM runs) AS runs"
     ).frame.to_dicts()[0] if result.source == "live" else {}
     waiting, unrecognised = scan_inbox(the_lake)
-    labels = [inbox_label(the_lake, p) for p in waiting]
-    unreadable = [] if result.source != "live" or not labels else [f for (f,) in the_lake.read(
-        "SELECT DISTINCT file FROM quarantine WHERE status = 'open' AND reason = 'unreadable file' "
-        "AND file IN (SELECT unnest(?)) ORDER BY 1", [labels]).frame.iter_rows()]
+    labels = [file_label(the_lake, p) for p in waiting]
+    unreadable: list[str] = []
+    if result.source == "live" and waiting:
+        # matched by content, not name: quarantine keeps the name redacted (names can hold PII)
+        hashes = {}
+        for path, label in zip(waiting, labels):
+            try:
+                hashes[file_sha256(path)] = label
+            except OSError:      # taken by an ingest since it was listed
+                continue
+        quarantined = the_lake.read(
+            "SELECT DISTINCT file_hash FROM quarantine WHERE status = 'open' AND reason = 'unreadable file' "
+            "AND file_hash IN (SELECT unnest(?))", [sorted(hashes)]).frame
+        unreadable = sorted(hashes[h] for (h,) in quarantined.iter_rows())
     decisions = sorted(p.name for p in the_lake.decisions.glob("*.json")) if the_lake.decisions.is_dir() else []
     data = {
         "lake": str(the_lake.root), "source": result.source, "inbox_files": len(waiting),

@@ -208,7 +208,7 @@ def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[
             candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents)
             kinds = [(p, _kind(lake, p)) for p in candidates]
             found.extend(p for p, kind in kinds if kind == "snapshot")
-            unrecognised.extend(_label(lake, p) for p, kind in kinds if kind == "unrecognised")
+            unrecognised.extend(file_label(lake, p) for p, kind in kinds if kind == "unrecognised")
         elif path.is_file():
             if _kind(lake, path) != "snapshot":
                 raise InputError(f"{path}: not a snapshot (expected {', '.join(SNAPSHOT_SUFFIXES)})")
@@ -282,7 +282,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         return None
     file_hash = hashlib.sha256(data).hexdigest()
     fmt = format_of(path)
-    label = redact.redact_text(_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
+    label = redact.redact_text(file_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
     if not data.strip():
         # nothing in it: every empty file has one hash, so it was read as "already ingested"
         if not dry_run and lake.inbox in path.parents:
@@ -377,7 +377,7 @@ def _in_transaction(con: duckdb.DuckDBPyConnection) -> bool:
     return False
 
 
-def _label(lake, path: Path) -> str:
+def file_label(lake, path: Path) -> str:
     """How a file is named in reports: relative to the inbox when it came from there."""
     try:
         return str(path.relative_to(lake.inbox))

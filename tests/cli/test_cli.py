@@ -738,3 +738,16 @@ def test_an_unreadable_file_left_in_the_inbox_is_named_by_ingest_and_status(caps
         "file or remove)",
         "1 decision(s) queued for the next run (forget, restore, resolve, edit made while a run held the lake): "
         "20261203T085022-forget-ab12.json"]
+
+
+def test_status_finds_an_unreadable_file_whose_name_holds_pii(capsys, tmp_path):
+    """Quarantine keeps a file's name redacted (names can hold PII), so status, which matched the
+    inbox's names against it, missed an unreadable file named after an e-mail address. It matches
+    by content now and shows the name the operator sees in the inbox."""
+    lake = new_lake(tmp_path)
+    (Path(lake) / "inbox" / "jane.doe@example.com.parquet").write_bytes(b"PAR1 this is not parquet")
+    run(capsys, "--lake", lake, "ingest")
+    quarantined = run(capsys, "--lake", lake, "--json", "sql", "SELECT file FROM quarantine")[1]
+    assert "jane.doe@example.com" not in quarantined
+    code, out, _ = run(capsys, "--lake", lake, "--json", "status")
+    assert (code, json.loads(out)["inbox_unreadable"]) == (0, ["jane.doe@example.com.parquet"])
