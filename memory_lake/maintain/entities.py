@@ -60,6 +60,7 @@ import polars as pl
 from ..store import InputError, Policy, StepReport, check_scope, iso, transaction
 from .dedup import DIFFERENT, contradiction, near_pairs
 from .forget import register_scrubber
+from .lexicon import common_word, is_chinese_word
 
 EXTRACTOR_VERSION = "entities-1"
 KINDS = ("person", "place", "organisation", "thing")
@@ -231,6 +232,17 @@ def _name_part(word: str) -> str:
     return word
 
 
+# How friends and family call a person: 小 / 老 / 阿 before one character (小明, 老王, 阿强). Only
+# a word CC-CEDICT does not hold: 小姐 "young lady", 老公 "husband" and 阿姨 "auntie" are words.
+_NICKNAME_HEADS = frozenset("小老阿")
+
+
+def _nickname(word: str) -> bool:
+    if len(word) != 2 or word[0] not in _NICKNAME_HEADS or not _HAN.match(word[1]):
+        return False
+    return not is_chinese_word(word) or (word[1] in _SURNAMES and not common_word(word))  # 小林, not 小黄
+
+
 def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[str, str, float]]:
     """(surface, kind, confidence) of each entity jieba finds in a Chinese sentence."""
     tokenizer, tags, user_tags, posseg = _chinese_tokenizer(user_dict)
@@ -243,8 +255,9 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
         pairs = [(p.word, p.flag) for p in posseg.cut(sentence, HMM=True)]
         words = [w for w, _ in pairs]
         guessed = {w: f for w, f in pairs if not known.get(w) and f in _TAG_KINDS}
+        flags = [f for _, f in pairs]
     else:
-        guessed = {}
+        guessed, flags = {}, [tags.get(w) for w in words]
     found = []
     i = 0
     while i < len(words):
@@ -254,6 +267,13 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
             found.append((word, _TAG_KINDS[user_tags[word]], CONFIDENCE["user_dict"]))
         elif len(word) == 1 and word in _SURNAMES and nxt in _TITLES_ZH:
             found.append((word + nxt, "person", CONFIDENCE["pattern"]))  # 张经理
+            i += 1
+        elif word in _NICKNAME_HEADS and nxt in _SURNAMES and flags[i + 1] == "nr":
+            found.append((word + nxt, "person", CONFIDENCE["new_word"]))  # 小 / 李 -> 小李
+            i += 1
+        elif len(word) == 1 and word in _SURNAMES and len(nxt) == 2 and nxt[-1] in _AFTER_NAME \
+                and not known.get(nxt) and _HAN.match(nxt[0]):
+            found.append((word + nxt[0], "person", CONFIDENCE["new_word"]))  # 王 / 五去 -> 王五 (去 is a verb)
             i += 1
         elif _HAN.match(word):
             tag = guessed.get(word) or tags.get(word)
@@ -266,9 +286,11 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
                 i += 1
             elif new_word and 2 <= len(word) <= 3 and _surname(word):
                 found.append((word, "person", CONFIDENCE["new_word"]))  # the HMM's tag for a new name varies
-            elif kind == "person" and not (2 <= len(word) <= 4 and _surname(word)):
+            elif (kind == "person" or new_word or word[1:] in _SURNAMES) and _nickname(word):
+                found.append((word, "person", CONFIDENCE["new_word"]))  # 小明, 老王
+            elif kind == "person" and not (2 <= len(word) <= 4 and _surname(word) and not common_word(word)):
                 pass  # jieba tags some common words nr (索引, 脱敏): a Chinese name starts with a surname
-            elif kind and len(word) >= 2:
+            elif kind and len(word) >= 2 and not (kind != "thing" and common_word(word)):  # 日志 ns: "journal"
                 found.append((word, kind, CONFIDENCE["tag" if not new_word else "new_word"]))
         i += 1
     return found
@@ -294,11 +316,11 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
         read = _ANY_PLACEHOLDER.sub(lambda m: " " * len(m.group()), sentence)
         mentions = (_chinese_mentions(read, user_dict) if _HAN.search(read)
                     else _english_mentions(read, lowercase, capitalised))
-        if not mentions:
-            continue
         # a latin name inside a Chinese sentence ("和Alice开会") is read the English way too
         if _HAN.search(read) and re.search(r"[A-Z]", read):
             mentions += _english_mentions(read, lowercase, capitalised)
+        if not mentions:
+            continue
         places = sorted({_key(s) for s, kind, _ in mentions if kind == "place"})
         values = places + sorted(m.group() for m in _PLACEHOLDER.finditer(sentence))
         best: dict[str, tuple[str, str, float]] = {}
