@@ -113,7 +113,7 @@ _TYPE_WEIGHT = 2  # a memory's own type counts as two cues
 LAKE_SUMMARY_SQL = "(type = 'summary' AND operator = 'system')"
 SUMMARY_SOURCE = "memory-lake summarize"
 # Bumped when the summariser's output for the same sources changes: every summary is regenerated.
-SUMMARISER_VERSION = "2"
+SUMMARISER_VERSION = "3"
 
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=\S)|\n+")
@@ -150,14 +150,39 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text or "") if s and s.strip()]
 
 
+_CLAUSE_END = re.compile(r"[，,;；:：、]")
+
+
+@functools.lru_cache(maxsize=1)
+def _addressee() -> re.Pattern:
+    """Whom a greeting greets and nothing else: 陈女士, 张经理, Ms. Chen, Carol, a title alone."""
+    titles = [line.split("\t") for line in CUES_FILE.read_text(encoding="utf-8").splitlines()
+              if line.startswith("title\t")]
+    zh = "|".join(re.escape(cue) for _, lang, cue in titles if lang == "zh")
+    en = "|".join(re.escape(cue) for _, lang, cue in titles if lang == "en")
+    return re.compile(rf"^\s*(?:[\u4e00-\u9fff]{{0,3}}(?:{zh})|(?:(?:{en})\.?\s*)?[A-Z][\w'-]*|(?:{en})\.?)?\s*$",
+                      re.IGNORECASE)
+
+
 def is_chatter(sentence: str) -> bool:
-    """True for a pleasantry or process chatter: nothing but chatter cues and stop words, no number."""
+    """True for a pleasantry or process chatter, no number in it, each clause of it one of: nothing
+    but chatter cues and stop words ("好的，谢谢！"), a greeting and whom it greets ("陈女士您好",
+    "Hi Carol"), thanks for nothing but patience, help and the like ("感谢您的耐心说明")."""
     if _DIGIT.search(sentence):
         return False
     from ..search import tokenize
 
-    rest = summary_cues()["chatter"].sub(" ", sentence)
-    return not tokenize(rest)
+    cues = summary_cues()
+    chatter, greeting, thanks = cues["chatter"], cues["greeting"], cues["thanks"]
+
+    def idle(clause: str) -> bool:
+        if not tokenize(chatter.sub(" ", clause)):
+            return True
+        if greeting.search(clause) and _addressee().match(greeting.sub(" ", clause).strip(" !！.。")):
+            return True
+        return bool(thanks.search(clause)) and not tokenize(cues["courtesy"].sub(" ", chatter.sub(" ", clause)))
+
+    return all(idle(clause) for clause in _CLAUSE_END.split(sentence) if clause.strip())
 
 
 def classify(sentence: str, memory_type: str | None = None) -> str | None:
