@@ -606,10 +606,11 @@ class CompressedConversation:
     source_tokens: int
     context_tokens: int
     result: SummaryResult | None
+    note: str | None = None  # why the older turns were kept whole, when they were
 
     def as_dict(self) -> dict[str, Any]:
         out = {"summary": self.summary, "recent": self.recent, "context": self.context,
-               "source_tokens": self.source_tokens, "context_tokens": self.context_tokens}
+               "source_tokens": self.source_tokens, "context_tokens": self.context_tokens, "note": self.note}
         if self.result is not None:
             out |= {"scores": self.result.scores(), "passed": self.result.passed, "method": self.result.method}
         return out
@@ -627,7 +628,9 @@ def compress_conversation(turns: Sequence[dict[str, Any] | str], keep_last: int 
     keep_recent_turns``, 5) and keep those verbatim. `turns` are chat messages (``{"role",
     "content"}``, optionally ``created_at``) or strings. `max_tokens` bounds the whole context
     (summary plus kept turns); by default the summary gets ``[summaries] max_tokens`` of its own.
-    The summary is scored against the older turns (``result``)."""
+    The summary is scored against the older turns (``result``). Older turns already as dense as a
+    summary may be (the nightly's skip rule, `why_not_summarised`) are kept whole when they fit the
+    budget, and `note` says why: a summary of them would drop facts."""
     from ..search import count_tokens
 
     policy = policy or Policy()
@@ -647,7 +650,15 @@ def compress_conversation(turns: Sequence[dict[str, Any] | str], keep_last: int 
                for k, t in enumerate(older)]
     lang = language(s.content for s in sources)
     heading = title or ("# 早前对话摘要" if lang == "zh" else f"# Summary of turns 1-{len(older)}")
-    result = summarize_sources(sources, title=heading, max_tokens=budget, policy=policy, lang=lang)
+    coverage = key_fact_coverage([s.content for s in sources])
+    older_text = "\n\n".join(_turn_text(t) for t in older)
+    dense = why_not_summarised(coverage, what=f"turns 1-{len(older)}", title=heading, policy=policy, lang=lang)
+    if dense and count_tokens(older_text) <= budget:
+        context = older_text + "\n\n" + recent_text + "\n" if recent_text else older_text + "\n"
+        return CompressedConversation("", messages, context, source_tokens, count_tokens(context), None,
+                                      f"kept every turn whole: {dense}")
+    result = summarize_sources(sources, title=heading, max_tokens=budget, policy=policy, lang=lang,
+                               coverage=coverage)
     context = result.markdown + ("\n" + recent_text + "\n" if recent_text else "")
     return CompressedConversation(result.markdown, recent, context, source_tokens, count_tokens(context), result)
 

@@ -83,6 +83,23 @@ def test_seed_example_1_a_30_turn_conversation_fits_in_5k_tokens():
     assert "Honestly" not in compressed.summary and "Thanks" not in compressed.summary
 
 
+def test_older_turns_as_dense_as_a_summary_are_kept_whole():
+    """The README's example (one older turn, "Thanks! We decided to ship on March 3.") gave the
+    context "# Summary of turns 1-1" and nothing else: a 3x summary of 10 tokens has room for none
+    of its facts. Such turns are kept whole when they fit, and the note says why."""
+    turns = [{"role": "user", "content": "Thanks! We decided to ship on March 3."}] + [{"role": "assistant", "content": "ok"}] * 5
+    compressed = compress_conversation(turns, max_tokens=5000)
+    assert (compressed.summary, compressed.recent, compressed.result) == ("", turns, None)
+    assert compressed.context == "user: Thanks! We decided to ship on March 3.\n\n" + "\n\n".join(["assistant: ok"] * 5) + "\n"
+    assert compressed.note == (
+        "kept every turn whole: turns 1-1 are already dense facts (2 key facts in 10 tokens): keeping 90 % of them "
+        "takes at least 19 tokens, more than the 3 a 3x summary may use, so any summary would drop facts; agents "
+        "read them directly")
+    assert compressed.as_dict()["note"] == compressed.note
+    # too long for the budget: summarised anyway (and the score says what it lost)
+    assert compress_conversation(turns, max_tokens=20).result is not None
+
+
 # ---------------------------------------------------------------------------- the nightly step
 def _turn_memories(n: int = 12, filler: int = 8) -> list[dict]:
     """A scope's short-term memory: the turns of a planning conversation, one memory a day."""
