@@ -236,21 +236,28 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         # a write that changes a merged memory's content makes it a memory of its own again
         # (else the new text would stay hidden behind its canonical memory)
         "merged_into": "CASE WHEN revived THEN NULL ELSE m_merged_into END",
-        "status": "CASE WHEN conflicted THEN 'conflicted' WHEN revived AND status = 'merged' THEN 'active' ELSE status END",
+        "status": "CASE WHEN conflicted THEN 'conflicted' WHEN revived AND status = 'merged' THEN 'active' "
+                  "WHEN woken THEN 'active' ELSE status END",
+        # a write is a use: the memory an agent just rewrote is not "unused for 60 days" tonight
+        "last_accessed_at": "CASE WHEN versioned THEN greatest(last_accessed_at, least(coalesce(c_updated_at, $as_of), $as_of)) "
+                            "ELSE last_accessed_at END",
     }
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE merge_final AS
         SELECT {', '.join(f'{final.get(c, c)} AS {c}' for c in schema.MEMORY_COLUMNS)},
                line, versioned, conflicted, revived, m_merged_into,
-               CASE WHEN revived THEN list_concat(changed_fields, ['merged_into', 'status']) ELSE changed_fields END
-                   AS changed_fields,
+               CASE WHEN revived THEN list_concat(changed_fields, ['merged_into', 'status'])
+                    WHEN woken THEN list_concat(changed_fields, ['status']) ELSE changed_fields END AS changed_fields,
                conflict_items, guard, base_version,
                CASE WHEN revived THEN 'active' ELSE m_status END AS m_status, m_operator, m_trace_id, m_version,
                c_operator, c_trace_id,
                {row_image('x', 'm_')} AS before
         FROM (SELECT *, len(changed_fields) > 0 AS versioned, len(conflict_items) > 0 AS conflicted,
-                     m_status = 'merged' AND list_contains(changed_fields, 'content') AS revived
+                     m_status = 'merged' AND list_contains(changed_fields, 'content') AS revived,
+                     -- a dormant memory written to again is in use (as a search's access wakes it)
+                     len(changed_fields) > 0 AND len(conflict_items) = 0 AND m_status = 'dormant'
+                         AND status = 'dormant' AS woken
               FROM merge_changed) x
         WHERE versioned OR conflicted OR access_count <> m_access_count OR reference_count <> m_reference_count
               OR last_accessed_at <> m_last_accessed_at

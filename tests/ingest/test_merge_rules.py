@@ -89,7 +89,8 @@ def test_an_update_moves_hash_time_version_writer_and_names_its_file_and_line(la
     after = memory(lake, "note")
     # the content hash follows the content: it is the hash a new memory with that text gets
     assert after == {**before, "content": "Alice drinks black tea", "content_hash": memory(lake, "twin")["content_hash"],
-                     "updated_at": LATER, "version": 2, "operator": "user", "trace_id": "T2"}
+                     "updated_at": LATER, "last_accessed_at": LATER,  # a write is a use
+                     "version": 2, "operator": "user", "trace_id": "T2"}
     assert after["content_hash"] != before["content_hash"]
     # history rows number from the lake's last (2) by file line: the insert on line 3 is 5, and
     # the merge's own rows come after everything before it: 5 + line 2
@@ -278,3 +279,25 @@ def test_the_lake_side_of_a_conflict_is_who_changed_that_field_not_the_last_writ
                       "incoming_operator, incoming_trace_id FROM conflicts") == [
         {"field": "content", "base_version": 1, "lake_version": 3, "lake_value": '"Alice drinks oolong"',
          "lake_operator": "user", "lake_trace_id": "A", "incoming_operator": "agent", "incoming_trace_id": "C"}]
+
+
+def test_a_write_is_a_use_and_wakes_a_dormant_memory(lake, tmp_path):
+    """A stranger rewrote a memory created in June ("Fritz lives in Hamburg now", version 2) and the
+    same night's tier rules made it dormant: its last access was still June, so the newest fact
+    left search, the context pack and the export. A write moves the last access to its time, and
+    a dormant memory written to is active again (as a search's access wakes it)."""
+    old = {"id": "fz-city", "tenant": "solo", "user_id": "fz", "content": "Fritz lives in Munich",
+           "created_at": "2026-06-01T00:00:00Z"}
+    ingest(lake, tmp_path / "a.jsonl", [old])
+    from memory_lake.maintain import enforce_tiers
+
+    enforce_tiers(lake, AS_OF)  # idle in short_term, unaccessed in long_term since June
+    assert (memory(lake, "fz-city")["tier"], memory(lake, "fz-city")["status"]) == ("long_term", "dormant")
+    ingest(lake, tmp_path / "b.jsonl", [{**old, "version": 1, "content": "Fritz lives in Hamburg now"}], as_of=LATER)
+    row = memory(lake, "fz-city")
+    assert (row["version"], row["status"], row["updated_at"], row["last_accessed_at"]) == (2, "active", LATER, LATER)
+    assert history(lake, "fz-city")[-1]["changed_fields"] == ["content", "status"]
+    # unchanged text is no write: nothing moves
+    ingest(lake, tmp_path / "c.jsonl", [{**old, "version": 2, "content": "Fritz lives in Hamburg now"}],
+           as_of=LATER + timedelta(days=3))
+    assert memory(lake, "fz-city")["last_accessed_at"] == LATER
