@@ -407,7 +407,8 @@ def link_facts(facts: pl.DataFrame, policy: Policy) -> pl.DataFrame:
               "valid_from": pl.Datetime("us"), "valid_to": pl.Datetime("us")}
     if facts.height == 0:
         return pl.DataFrame(schema=schema)
-    facts = facts.sort("entity_id", "mentioned_at", "fact_id").with_row_index("row").with_columns(
+    order = ["entity_id", "mentioned_at", *(["written"] if "written" in facts.columns else []), "fact_id"]
+    facts = facts.sort(order).with_row_index("row").with_columns(
         pl.col("row").cast(pl.Int64))
     frame = facts.select("row", scope=pl.col("entity_id").hash(),
                          text=pl.struct("content", "slot_values").map_elements(
@@ -521,9 +522,13 @@ def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id
 def _relink(con: duckdb.DuckDBPyConnection, policy: Policy, as_of: datetime) -> None:
     """Re-merge the facts of the entities in temp table ``entity_touched`` and rebuild their rows
     in ``entities`` (an entity without facts left goes)."""
+    # `written`: the history row of the memory's last write, so that two memories of one time (a
+    # file's lines without created_at) are read in the order they were written
     facts = con.execute(
-        "SELECT fact_id, entity_id, content, slot_values, mentioned_at FROM entity_facts "
-        "WHERE entity_id IN (SELECT entity_id FROM entity_touched)").pl()
+        "SELECT f.fact_id, f.entity_id, f.content, f.slot_values, f.mentioned_at, coalesce(w.seq, 0) AS written "
+        "FROM entity_facts f LEFT JOIN (SELECT memory_id, max(seq) AS seq FROM memory_history "
+        "WHERE change IN ('insert', 'update') GROUP BY memory_id) w ON w.memory_id = f.memory_id "
+        "WHERE f.entity_id IN (SELECT entity_id FROM entity_touched)").pl()
     links = link_facts(facts, policy)
     con.register("entity_links", links)
     con.execute(

@@ -444,3 +444,22 @@ def test_a_latin_name_alone_in_a_chinese_sentence_is_an_entity():
     found = extract_mentions(frame, Policy())
     assert found.select("surface", "mention_kind", "content").rows() == [
         ("Carol", "thing", "Carol希望每周四上午收到故障复盘。")]   # a bare capitalised word; her other mentions say person
+
+
+def test_two_facts_of_one_time_are_read_in_the_order_they_were_written(tmp_path):
+    """One file without created_at: "Bo lives in Paris", then "Bo lives in Berlin". Both memories
+    have the run's time, and which fact was current fell to the facts' hashes (Bo: Paris, wrong;
+    Eve: right). The later line is the later write and supersedes the earlier one."""
+    lake = Lake.init(tmp_path / "lake")
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": f"{who}{k}", "tenant": "solo", "user_id": "bo", "content": f"{name} lives in {city}"}
+        for who, name, cities in (("b", "Bo", ("Paris", "Berlin")), ("d", "Dee", ("Rome", "Oslo")),
+                                  ("e", "Eve", ("Oslo", "Rome")))
+        for k, city in enumerate(cities)])], as_of=AS_OF)
+    extract_entities(lake, AS_OF)
+    people = {e["name"]: e for e in lake.entities(tenant="solo", user="bo")["entities"] if e["kind"] == "person"}
+    assert {name: ([f["content"] for f in e["facts"]], [f["content"] for f in e["history"]])
+            for name, e in people.items()} == {
+        "Bo": (["Bo lives in Berlin"], ["Bo lives in Paris"]),
+        "Dee": (["Dee lives in Oslo"], ["Dee lives in Rome"]),
+        "Eve": (["Eve lives in Rome"], ["Eve lives in Oslo"])}
