@@ -20,7 +20,7 @@ def forget(
     agent: Annotated[Optional[str], typer.Option(help="Narrow the scope to this agent.")] = None,
     user: Annotated[Optional[str], typer.Option(help="Narrow the scope to this user.")] = None,
     operator: Annotated[str, typer.Option(help="Who asks: user (needed for important memories) or agent.")] = "user",
-    reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "",
+    reason: Annotated[str, typer.Option(help="Why (required; kept in the audit trail).", show_default=False)] = "",
     as_of: AsOfOpt = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,

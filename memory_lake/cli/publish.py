@@ -65,7 +65,7 @@ def rollback(ctx: typer.Context,
              version: Annotated[Optional[str], typer.Argument(
                  help="The kept version to point CURRENT at, e.g. v3 (default: the one before CURRENT).",
                  show_default=False)] = None,
-             reason: Annotated[str, typer.Option("--reason", help="Why (kept in the rollbacks table).",
+             reason: Annotated[str, typer.Option("--reason", help="Why (required; kept in the rollbacks table).",
                                                  show_default=False)] = "",
              by: Annotated[Optional[str], typer.Option("--by", help="Who rolls back (default $USER).",
                                                        show_default=False)] = None,

@@ -95,7 +95,8 @@ def run_nightly(
     no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run the library steps without Prefect "
                                              "(the same steps in the same order).")] = False,
 ) -> None:
-    """The nightly run: ingest, events, tier rules, health, checks, publish, report.
+    """The nightly run, in this order: queued decisions, ingest, usage events, tier rules, search
+    index, dedup, entities, summaries, health, stage, checks, publish, housekeeping, report, notify.
     Exits 0 ok, 1 a step failed, 2 bad input, 3 lake busy, 4 publish blocked by a failed check."""
     from ..store import iso, resolve_as_of
 

@@ -323,14 +323,17 @@ def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, i
     if queue["open"] > queue["important"]:
         metrics["alerts"].append({
             "level": "info", "message": f"{queue['open'] - queue['important']} open conflict(s) wait for a user "
-                                        f"(oldest {queue['oldest_days']} days)",
+                                        f"(oldest {queue['oldest_days']} days)"
+                                        + (f"; {queue['open']} open with the {queue['important']} on important "
+                                           "memories" if queue["important"] else ""),
             "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"})
     if suggested_archive:
         metrics["alerts"].append({
             "level": "info",
             "message": f"{suggested_archive} long-term memories not used for {policy.tiers.suggest_archive_days} days",
             "action": "suggest archive: review them (memory-lake sql \"SELECT * FROM memory_flags\"), then archive "
-                      "or keep"})
+                      "one (memory-lake edit ID --set expires_at=YYYY-MM-DD, today or earlier: the next run archives it), forget it "
+                      "(memory-lake forget ID --reason TEXT) or keep it"})
     return metrics
 
 

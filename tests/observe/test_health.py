@@ -158,7 +158,7 @@ def test_the_conflict_queue_by_age_and_the_important_alert(lake, tmp_path):
     assert [a for a in scope["alerts"] if "conflict" in a["message"] or "important memory" in a["message"]] == [
         {"level": "info", "message": "important memory modified: 1 agent change(s) to important memories wait for a user",
          "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"},
-        {"level": "info", "message": "1 open conflict(s) wait for a user (oldest 9 days)",
+        {"level": "info", "message": "1 open conflict(s) wait for a user (oldest 9 days); 2 open with the 1 on important memories",
          "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"}]
 
 
