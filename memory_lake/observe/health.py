@@ -67,6 +67,20 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
                        sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold),
                        conflicts=_sum_conflicts(list(open_conflicts.values())))
     overall = _with_inactive(overall, list(inactive.values()))
+    # a scope whose memories all went dormant (unused 60 days): an agent loading it gets nothing, and
+    # no scope row shows it (archived ones ended on purpose: expired, or pushed out by capacity)
+    live = {(s["tenant"], s["agent_id"], s["user_id"]) for s in result_scopes}
+    emptied = {k: v for k, v in inactive.items() if k not in live and v["dormant"]}
+    for name, metrics in [*tenants.items(), (None, overall)]:
+        mine = [v for k, v in emptied.items() if name is None or k[0] == name]
+        if mine:
+            metrics["alerts"].append({
+                "level": "warning",
+                "message": f"{len(mine)} scope(s) hold no live memory, only {sum(v['dormant'] for v in mine)} "
+                           f"dormant ones (unused for {policy.tiers.dormant_days} days): search, the context pack and the export "
+                           "give them nothing",
+                "action": "memory-lake search QUERY --tenant T --user U --include-inactive to see them; "
+                          "memory-lake restore ID... brings them back (a use or a write wakes a dormant one)"})
     return {"as_of": iso(as_of), "overall": overall, "tenants": tenants, "scopes": result_scopes}
 
 

@@ -133,7 +133,17 @@ def test_suggest_archive_flags_raise_an_info_alert(lake, tmp_path):
     with lake.reader() as con:
         overall = compute_health(con, AS_OF, lake.policy)["overall"]
     assert overall["staleness"]["suggest_archive"] == 1
-    assert overall["alerts"][-1]["message"] == "1 long-term memories not used for 180 days"
+    # the one memory is dormant too: its scope holds nothing an agent can load (a stranger's agents
+    # loaded [] after a quiet period, and health said nothing above info)
+    assert overall["alerts"][-2:] == [
+        {"level": "info", "message": "1 long-term memories not used for 180 days",
+         "action": "suggest archive: review them (memory-lake sql \"SELECT * FROM memory_flags\"), then archive one "
+                   "(memory-lake edit ID --set expires_at=YYYY-MM-DD, today or earlier: the next run archives it), "
+                   "forget it (memory-lake forget ID --reason TEXT) or keep it"},
+        {"level": "warning", "message": "1 scope(s) hold no live memory, only 1 dormant ones (unused for 60 days): "
+                                        "search, the context pack and the export give them nothing",
+         "action": "memory-lake search QUERY --tenant T --user U --include-inactive to see them; memory-lake restore "
+                   "ID... brings them back (a use or a write wakes a dormant one)"}]
 
 
 def test_the_conflict_queue_by_age_and_the_important_alert(lake, tmp_path):
@@ -192,6 +202,9 @@ def test_imported_history_that_goes_dormant_is_counted_not_hidden(lake, tmp_path
     assert health["tenants"]["acme"]["total"] == 0
     assert health["tenants"]["acme"]["inactive"] == {"dormant": 3, "archived": 0}
     assert health["tenants"]["globex"]["inactive"] == {"dormant": 0, "archived": 0}
+    assert [a["level"] + " " + a["message"][:40] for a in health["tenants"]["acme"]["alerts"]][-1:] == [
+        "warning 1 scope(s) hold no live memory, only 3 d"]
+    assert not any("no live memory" in a["message"] for a in health["tenants"]["globex"]["alerts"])
     assert main(["--lake", str(lake.root), "health", "--tenant", "acme"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:5] == ["health as of 2026-11-30T00:00:00Z for tenant acme", "  working     0", "  short_term  0",
