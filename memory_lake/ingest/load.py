@@ -146,13 +146,21 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
         report = IngestReport(run_id=run_id or lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run,
                               unrecognised=unrecognised, replay=replay)
         policy = lake.policy.ingest
-        for path in _progress(files, progress):
-            done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
-                               dry_run=dry_run, replay=replay)
-            if done is not None:
-                report.files.append(done)
-            if on_progress:
-                on_progress("read (dry run)" if dry_run else "read", len(report.files), len(files))
+        if dry_run:
+            # one transaction for all files, rolled back at the end: a later file sees what an
+            # earlier one would have written (a.jsonl inserts x, b.jsonl updates it: 1 new, 1 updated)
+            con.execute("BEGIN TRANSACTION")
+        try:
+            for path in _progress(files, progress):
+                done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
+                                   dry_run=dry_run, replay=replay)
+                if done is not None:
+                    report.files.append(done)
+                if on_progress:
+                    on_progress("read (dry run)" if dry_run else "read", len(report.files), len(files))
+        finally:
+            if dry_run and _in_transaction(con):
+                con.execute("ROLLBACK")
         report.duration_s = time.monotonic() - started
         if record and not dry_run:
             con.execute("INSERT INTO runs VALUES (?, ?, ?, 'ok', ?, ?)",
@@ -304,12 +312,15 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     try:
         # Salts are created inside the file's transaction; parsing works on temp tables only, so it
         # runs outside it (DuckDB tracks transaction-local temp data at a high cost in bulk).
-        con.execute("BEGIN TRANSACTION")
+        if not dry_run:  # a dry run is inside the transaction of all its files (ingest_paths)
+            con.execute("BEGIN TRANSACTION")
         texts = _redact(lake, con, lines)
-        con.execute("COMMIT" if not dry_run else "ROLLBACK")
+        if not dry_run:
+            con.execute("COMMIT")
         parse_records(con, texts, policy)
         assign_ids(con)
-        con.execute("BEGIN TRANSACTION")
+        if not dry_run:
+            con.execute("BEGIN TRANSACTION")
         counts = merge_records(con, as_of=as_of, run_id=run_id, label=label, policy=policy)
         kept: list[int] = []
         if replay:
@@ -321,7 +332,6 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         report.quarantined = sum(quarantined.values())
         report.reasons = quarantined
         if dry_run:
-            con.execute("ROLLBACK")
             return report
         # A line that failed again lives on in its quarantine row (and the edited file); it leaves
         # this raw copy blank, so that `forget` finds every copy of it through that row.
@@ -333,7 +343,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         )
         con.execute("COMMIT")
     except BaseException:
-        if _in_transaction(con):
+        if _in_transaction(con) and not dry_run:
             con.execute("ROLLBACK")
         raise
     finally:

@@ -141,6 +141,22 @@ def test_dry_run_counts_and_writes_nothing(lake):
         assert rows(lake, f"SELECT count(*) AS n FROM {table}") == [{"n": 0}], table
 
 
+def test_a_dry_run_of_several_files_counts_what_the_ingest_would(lake):
+    """a.jsonl inserts x, b.jsonl updates it: a dry run said "2 new, 0 updated" (each file was
+    tried alone against the lake), the ingest "1 new, 1 updated". One transaction holds all files
+    of a dry run now, rolled back at the end."""
+    write_jsonl(lake.inbox / "a.jsonl", [{"id": "x", "tenant": "t", "content": "Ann likes tea"}])
+    write_jsonl(lake.inbox / "b.jsonl", [{"id": "x", "tenant": "t", "content": "Ann likes green tea", "version": 1},
+                                         "not json"])
+    keys = ("files", "ingested", "updated", "unchanged", "quarantined")
+    dry = lake.ingest(dry_run=True, as_of=AS_OF).as_dict()
+    for table in ("memories", "memory_history", "quarantine", "ingested_files", "runs", "tenant_salts"):
+        assert rows(lake, f"SELECT count(*) AS n FROM {table}") == [{"n": 0}], table
+    real = lake.ingest(as_of=AS_OF).as_dict()
+    assert {k: dry[k] for k in keys} == {k: real[k] for k in keys} == {
+        "files": 2, "ingested": 1, "updated": 1, "unchanged": 0, "quarantined": 1}
+
+
 def test_orchestrator_save_file_fills_scope_and_reads_tier_from_type(lake):
     doc = {"version": "1.0", "tenant": "zhongke", "agent_id": "orchestrator", "user_id": "u-1",
            "memories": [{"content": "用户是项目负责人", "type": "important"},
