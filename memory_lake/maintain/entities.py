@@ -467,7 +467,7 @@ def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id
     run_id = run_id or lake.new_run_id("entities", as_of)
     extractor = extractor_key(policy)
     report = StepReport("extract_entities", as_of, run_id,
-                        {"memories_read": 0, "memories_dropped": 0, "mentions": 0, "entities_changed": 0})
+                        {"memories_read": 0, "memories_gone": 0, "mentions": 0, "entities_changed": 0})
     with lake.writer(purpose="extract entities") as con:
         todo = con.execute(
             f"""
@@ -510,7 +510,7 @@ def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id
             con.execute("INSERT INTO entity_extractions SELECT id, tenant, agent_id, user_id, content_hash, created_at, "
                         "$x, $as_of FROM entity_read", {"x": extractor, "as_of": as_of})
             _relink(con, policy, as_of)
-            report.counts = {"memories_read": todo.height, "memories_dropped": int(gone), "mentions": mentions.height,
+            report.counts = {"memories_read": todo.height, "memories_gone": int(gone), "mentions": mentions.height,
                              "entities_changed": con.execute("SELECT count(*) FROM entity_touched").fetchone()[0]}
             for name in ("entity_todo", "entity_mentions", "entity_read"):
                 con.unregister(name)

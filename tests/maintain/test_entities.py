@@ -97,15 +97,15 @@ def test_extraction_reads_only_new_or_changed_memories(lake, tmp_path):
         memory("m2", "Priya owns the billing service.", "2026-10-02T00:00:00Z"),
         memory("m3", "nothing to see here", "2026-10-03T00:00:00Z")])], as_of=AS_OF)
     first = extract_entities(lake, AS_OF, run_id="r1")
-    assert first.counts == {"memories_read": 3, "memories_dropped": 0, "mentions": 3, "entities_changed": 3}
+    assert first.counts == {"memories_read": 3, "memories_gone": 0, "mentions": 3, "entities_changed": 3}
     before = rows(lake, "SELECT * FROM entity_facts ORDER BY fact_id")
     again = extract_entities(lake, LATER, run_id="r2")
-    assert again.counts == {"memories_read": 0, "memories_dropped": 0, "mentions": 0, "entities_changed": 0}
+    assert again.counts == {"memories_read": 0, "memories_gone": 0, "mentions": 0, "entities_changed": 0}
     assert rows(lake, "SELECT * FROM entity_facts ORDER BY fact_id") == before
     # one edit: only that memory is read again, and only the entities it touches change
     lake.edit("m1", content="Alice lives in Lisbon.", as_of=LATER)
     third = extract_entities(lake, LATER, run_id="r3")
-    assert third.counts == {"memories_read": 1, "memories_dropped": 0, "mentions": 2, "entities_changed": 3}
+    assert third.counts == {"memories_read": 1, "memories_gone": 0, "mentions": 2, "entities_changed": 3}
     assert rows(lake, "SELECT memory_id, content FROM entity_facts ORDER BY memory_id, content") == [
         {"memory_id": "m1", "content": "Alice lives in Lisbon."}, {"memory_id": "m1", "content": "Alice lives in Lisbon."},
         {"memory_id": "m2", "content": "Priya owns the billing service."}]
