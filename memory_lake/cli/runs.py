@@ -85,6 +85,22 @@ def _print_run(summary: dict[str, Any]) -> None:
                   "snapshots there; see README, \"The snapshot contract\")", markup=False)
 
 
+def _note_an_earlier_as_of(the_lake, when) -> None:
+    """Say so when a run is dated before the last nightly run (a backfill or a typo): it works and
+    publishes, but `health` keeps showing the newest snapshot."""
+    from ..store import MemoryLakeError, iso
+
+    try:
+        result = the_lake.read("SELECT max(as_of) AS latest FROM runs WHERE kind = 'nightly' AND status <> 'failed'")
+    except MemoryLakeError:
+        return  # busy or unpublished: the run itself will say so
+    latest = result.frame["latest"][0] if result.source == "live" and result.frame.height else None
+    if latest is not None and when < latest:
+        err.print(f"note: as_of {iso(when)} is before the last nightly run's ({iso(latest)}): this run reads and "
+                  f"ages the memories as of then and publishes a new version; `memory-lake health` keeps showing "
+                  f"the newest snapshot ({iso(latest)})", markup=False)
+
+
 def run_nightly(
     ctx: typer.Context,
     as_of: AsOfOpt = None,
@@ -103,7 +119,9 @@ def run_nightly(
     opts = _options(ctx, lake, json_out)
     overrides = parse_overrides(set_)
     the_lake = _open(opts, policy_overrides=overrides)  # validates the overrides before Prefect starts
-    summary = _run_nightly(the_lake, iso(resolve_as_of(as_of)), reports, opts, overrides, use_prefect=not no_prefect)
+    when = resolve_as_of(as_of)
+    _note_an_earlier_as_of(the_lake, when)
+    summary = _run_nightly(the_lake, iso(when), reports, opts, overrides, use_prefect=not no_prefect)
     _show(opts, summary, lambda: (_print_run(summary), out.print(f"report: {summary.get('report')}")))
     if summary["status"] == "blocked":
         raise typer.Exit(EXIT_BLOCKED)

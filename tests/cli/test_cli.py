@@ -610,6 +610,23 @@ def test_two_lakes_run_from_one_folder_keep_their_reports_apart(tmp_path, capsys
     assert code == 0 and out.startswith(f"report: {tmp_path.resolve()}/elsewhere/health-")
 
 
+def test_a_nightly_dated_before_the_last_one_says_so(tmp_path, capsys):
+    """A stranger ran `run nightly --as-of 2026-12-01` after a run of 12-03: it published v2 with an
+    earlier as_of than v1, and health kept showing the 12-03 snapshot, without a word. It still runs
+    (a backfill is legitimate) and says what it means; a later run says nothing."""
+    lake = new_lake(tmp_path)
+    args = ("--lake", lake, "run", "nightly", "--no-prefect", "--as-of")
+    code, _, err = run(capsys, *args, "2026-12-03T03:00:00Z")
+    assert code == 0 and "note: as_of" not in err
+    code, _, err = run(capsys, *args, "2026-12-01T03:00:00Z")
+    assert code == 0
+    assert ("note: as_of 2026-12-01T03:00:00Z is before the last nightly run's (2026-12-03T03:00:00Z): this run "
+            "reads and ages the memories as of then and publishes a new version; `memory-lake health` keeps showing "
+            "the newest snapshot (2026-12-03T03:00:00Z)") in err.replace("\n", " ")
+    code, _, err = run(capsys, *args, "2026-12-04T03:00:00Z")
+    assert code == 0 and "note: as_of" not in err
+
+
 def test_quarantine_export_refuses_an_existing_file_without_force(capsys, tmp_path):
     """Finding 13: a second export must not wipe the edits in the first one."""
     lake = new_lake(tmp_path)
