@@ -43,7 +43,8 @@ def forget(
 
     def human() -> None:
         if "queued" in result:
-            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+            out.print(f"the lake is busy: queued as {result['queued']}; the next nightly run applies it first, "
+                      "or `memory-lake apply-decisions` once the lake is free", markup=False)
             return
         out.print(f"forgot {len(result['forgotten'])}; already deleted {len(result['already_deleted'])}; "
                   f"unknown {len(result['unknown'])}")
@@ -58,6 +59,39 @@ def forget(
 
 # Exit code of a forget that refused a memory (an important one asked by an agent): done in part.
 EXIT_REFUSED = 1
+
+
+def apply_decisions(
+    ctx: typer.Context,
+    as_of: AsOfOpt = None,
+    lake: LakeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Apply now the decisions queued in inbox/decisions/ while a run held the lake (forget,
+    conflicts resolve, unmerge), instead of at the next nightly run, which applies them first.
+    Applied files move to inbox/decisions/applied/; one the lake refuses (an unknown id, a conflict
+    already resolved) to failed/ with its reason; a malformed one stays. Waits for a run that holds
+    the lake ($MEMORY_LAKE_WAIT_S)."""
+    from ..maintain import apply_decisions as apply_queued
+    from ..store import resolve_as_of
+
+    opts = _options(ctx, lake, json_out)
+    report = apply_queued(_open(opts), resolve_as_of(as_of))
+    data = {"counts": report.counts, **report.details} if report.counts else {"counts": {"applied": 0}}
+
+    def human() -> None:
+        if not report.counts:
+            out.print("no decision is queued in inbox/decisions/")
+            return
+        c = report.counts
+        out.print(f"applied {c['applied']} decision(s): forgot {c['forgotten']}, resolved {c['resolved']}; refused "
+                  f"{c['refused']}, failed {c['failed']}, left {c['left']}")
+        for f in report.details.get("failed", []):
+            out.print(f"  failed {f['file']}: {f['reason']} (moved to inbox/decisions/failed/)", markup=False)
+        for f in report.details.get("left", []):
+            out.print(f"  left {f['file']}: {f['reason']} (fix or remove it)", markup=False)
+
+    _show(opts, data, human)
 
 
 def restore(
@@ -141,7 +175,8 @@ def unmerge(
 
     def human() -> None:
         if "queued" in result:
-            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+            out.print(f"the lake is busy: queued as {result['queued']}; the next nightly run applies it first, "
+                      "or `memory-lake apply-decisions` once the lake is free", markup=False)
         else:
             out.print(f"restored {len(result['restored'])} memories of cluster {result['cluster']}")
 
@@ -230,7 +265,8 @@ def conflicts_resolve(
 
     def human() -> None:
         if "queued" in result:
-            out.print(f"the lake is busy: queued for the next run as {result['queued']}")
+            out.print(f"the lake is busy: queued as {result['queued']}; the next nightly run applies it first, "
+                      "or `memory-lake apply-decisions` once the lake is free", markup=False)
             return
         if "other_memory_id" in result:  # a contradiction between two memories
             first, other = result["memory_id"], result["other_memory_id"]

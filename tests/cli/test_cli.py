@@ -768,3 +768,29 @@ def test_status_finds_an_unreadable_file_whose_name_holds_pii(capsys, tmp_path):
     assert "jane.doe@example.com" not in quarantined
     code, out, _ = run(capsys, "--lake", lake, "--json", "status")
     assert (code, json.loads(out)["inbox_unreadable"]) == (0, ["jane.doe@example.com.parquet"])
+
+
+def test_a_forget_queued_while_a_run_held_the_lake_is_applied_on_demand(capsys, tmp_path):
+    """A stranger's forget was queued during a run that ended seconds later; nothing applied it
+    until the next nightly (the phone number stayed for up to a day). The queued message names
+    `apply-decisions`, which applies the queue at once."""
+    from memory_lake import Lake
+
+    lake = new_lake(tmp_path)
+    run(capsys, "--lake", lake, "ingest", str(write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "p-1", "tenant": "acme", "content": "call me at +1 415 555 0100"},
+        {"id": "p-2", "tenant": "acme", "content": "likes tea"}])))
+    code, out, _ = run(capsys, "--lake", lake, "apply-decisions")
+    assert (code, out) == (0, "no decision is queued in inbox/decisions/\n")
+    with Lake.open(lake).writer():   # a run holds the lake
+        code, out, _ = run(capsys, "--lake", lake, "forget", "p-1", "--reason", "user asked")
+    queued = next((Path(lake) / "inbox" / "decisions").glob("*.json"))
+    assert (code, " ".join(out.split())) == (0, f"the lake is busy: queued as {queued}; the next nightly run applies "
+                                                "it first, or `memory-lake apply-decisions` once the lake is free")
+    code, out, _ = run(capsys, "--lake", lake, "apply-decisions")
+    assert (code, out) == (0, "applied 1 decision(s): forgot 1, resolved 0; refused 0, failed 0, left 0\n")
+    code, out, _ = run(capsys, "--lake", lake, "--json", "sql", "SELECT id, status FROM memories ORDER BY id")
+    assert json.loads(out) == [{"id": "p-1", "status": "deleted"}, {"id": "p-2", "status": "active"}]
+    assert [p.name for p in (Path(lake) / "inbox" / "decisions" / "applied").glob("*.json")] == [queued.name]
+    code, out, _ = run(capsys, "--lake", lake, "--json", "apply-decisions")
+    assert (code, json.loads(out)) == (0, {"counts": {"applied": 0}})
