@@ -892,11 +892,14 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
             }
             with transaction(con):
                 if todo.height:
-                    # the reason is free text: kept in history, redacted like everything on disk
-                    reason = redact_text(reason, lake.tenant_salts(con, [])[""])
+                    # the reason is free text: kept in history, redacted like everything on disk,
+                    # with each memory's tenant salt (one e-mail, one placeholder in a tenant)
+                    salts = lake.tenant_salts(con, sorted(set(todo["tenant"].drop_nulls())))
+                    todo = todo.with_columns(said=pl.col("tenant").map_elements(
+                        lambda t: redact_text(reason, salts[t or ""]), return_dtype=pl.String))
                     requests = todo.select("id", operator=pl.lit(operator), reason=pl.when(
-                        pl.col("canonical").is_null()).then(pl.lit(reason)).otherwise(
-                        pl.format(_MERGED_REASON, pl.col("canonical"), pl.lit(reason))))
+                        pl.col("canonical").is_null()).then(pl.col("said")).otherwise(
+                        pl.format(_MERGED_REASON, pl.col("canonical"), pl.col("said"))))
                     forget_memories(con, requests, as_of=as_of, run_id=run_id, source=source)
                 if record:
                     # ids and counts only: the reason is the requester's text and stays in history
@@ -969,7 +972,7 @@ def _resolve_targets(con: duckdb.DuckDBPyConnection, ids: list[str] | None, tena
             UNION ALL
             SELECT id, canonical FROM ({MERGED_MEMBERS_SQL.format(seed=seeds)}) WHERE id NOT IN (SELECT id FROM asked)
         )
-        SELECT t.id, {outcome} AS outcome, t.canonical
+        SELECT t.id, {outcome} AS outcome, t.canonical, m.tenant
         FROM targets t LEFT JOIN memories m ON m.id = t.id AND {scope}
         ORDER BY t.id
     """

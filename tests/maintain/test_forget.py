@@ -523,3 +523,20 @@ def test_a_forget_killed_after_its_commit_is_compacted_by_the_next_command(lake,
     assert leaks(lake, lake.root) == []
     assert rows(lake, "SELECT * FROM pending_compactions") == []
     assert compact_database(lake, only_if_pending=True) is False  # nothing owed any more
+
+
+def test_a_forget_reason_names_an_email_as_the_tenant_s_memories_do(lake, tmp_path):
+    """The reason was redacted with the lake-wide salt, so the e-mail it named got another
+    placeholder than the same e-mail in the tenant's memories ([EMAIL:fcc015b2] against
+    [EMAIL:e7245738]), and an auditor could not tell they were one address."""
+    lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "m1", "tenant": "home", "content": "Maria's e-mail is maria@example.com"},
+        {"id": "m2", "tenant": "home", "content": "reach maria@example.com on weekdays"},
+        {"id": "g1", "tenant": "globex", "content": "maria@example.com is a supplier contact"}])], as_of=AS_OF)
+    forget(lake, ids=["m1", "g1"], reason="maria@example.com asked to be forgotten", as_of=LATER)
+    (kept,) = rows(lake, "SELECT content FROM memories WHERE id = 'm2'")
+    placeholder = re.search(r"\[EMAIL:[0-9a-f]+\]", kept["content"]).group()
+    reasons = {r["memory_id"]: r["reason"] for r in rows(
+        lake, "SELECT memory_id, reason FROM memory_history WHERE change = 'forget'")}
+    assert reasons["m1"] == f"{placeholder} asked to be forgotten"
+    assert re.fullmatch(r"\[EMAIL:[0-9a-f]+\] asked to be forgotten", reasons["g1"]) and placeholder not in reasons["g1"]
