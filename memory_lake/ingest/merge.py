@@ -212,7 +212,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
             GROUP BY h.memory_id
         ), merged AS (
             SELECT c.line, c.operator AS c_operator, c.trace_id AS c_trace_id, c.updated_at AS c_updated_at,
-                   c.content_hash AS c_content_hash, c.last_accessed_at AS c_last_accessed_at,
+                   c.content_hash AS c_content_hash, c.last_accessed_at AS c_last_accessed_at, c.status AS c_status,
                    c.base_version, c.guard,
                    {', '.join(f'm.{n} AS m_{n}' for n in schema.MEMORY_COLUMNS)},
                    {', '.join(new_values)},
@@ -256,8 +256,9 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         FROM (SELECT *, len(changed_fields) > 0 AS versioned, len(conflict_items) > 0 AS conflicted,
                      m_status = 'merged' AND list_contains(changed_fields, 'content') AS revived,
                      -- a dormant memory written to again is in use (as a search's access wakes it)
+                     -- (unless the write itself says dormant)
                      len(changed_fields) > 0 AND len(conflict_items) = 0 AND m_status = 'dormant'
-                         AND status = 'dormant' AS woken
+                         AND status = 'dormant' AND c_status IS NULL AS woken
               FROM merge_changed) x
         WHERE versioned OR conflicted OR access_count <> m_access_count OR reference_count <> m_reference_count
               OR last_accessed_at <> m_last_accessed_at

@@ -611,8 +611,9 @@ def test_a_dormant_memory_disputed_twice_returns_to_dormant_in_either_order(lake
     conflicted) remembered only `conflicted`, and the memory came back active, not dormant."""
     lake.ingest([write_jsonl(tmp_path / "v1.jsonl", [{**BASE, "status": "dormant"}])], as_of=AS_OF)
     for writer, when in (("a", AS_OF), ("b", AS_OF), ("c", LATER)):
-        lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [{**BASE, "version": 1, "content": writer}])],
-                    as_of=when)
+        # a write wakes a dormant memory unless it says dormant itself: these writers do
+        lake.ingest([write_jsonl(tmp_path / f"{writer}.jsonl", [{**BASE, "version": 1, "status": "dormant",
+                                                                  "content": writer}])], as_of=when)
     first, second = lake.conflicts()["conflict_id"].to_list()
     assert rows(lake, "SELECT lake_status FROM conflicts ORDER BY created_at") == [
         {"lake_status": "dormant"}, {"lake_status": "conflicted"}]

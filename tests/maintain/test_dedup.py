@@ -550,7 +550,7 @@ def test_unmerge_keeps_a_memory_with_an_open_conflict_conflicted(lake, tmp_path)
     lake.unmerge("a2", as_of=AS_OF)
     # the rows before the merge, but the two with an open conflict stay conflicted, and the edits
     # made after the merge (the importance the first agent set) stay
-    kept = ("importance", "version", "updated_at", "operator", "trace_id")
+    kept = ("importance", "version", "updated_at", "last_accessed_at", "operator", "trace_id")  # a write is a use
     assert rows(lake, "SELECT * FROM memories ORDER BY id") == [
         {**row, **{k: edited[row["id"]][k] for k in kept}, "status": "conflicted"} if row["id"] in ("a1", "a2")
         else row for row in before.values()]
@@ -655,6 +655,7 @@ def test_unmerge_keeps_the_edits_made_after_the_merge(lake, tmp_path):
     assert after["a2"]["created_at"] == before["a2"]["created_at"]
     # a3: back as a memory of its own, with the importance set after the merge
     assert after["a3"] == {**before["a3"], "importance": 0.7, "version": 2, "updated_at": after["a3"]["updated_at"],
+                           "last_accessed_at": AS_OF,  # the write is a use
                            "operator": "user", "trace_id": after["a3"]["trace_id"]}
     # a1, untouched since the merge: exactly as before
     assert after["a1"] == before["a1"]
