@@ -44,7 +44,9 @@ def _print_entities(result: dict) -> None:
         for fact in entity["history"]:
             out.print(Text(f"  ~ {fact['content']}  ({fact['valid_from'][:10]} to {(fact['valid_to'] or '?')[:10]}; "
                            f"{fact['change']} changed, superseded by {fact['superseded_by']}; from "
-                           f"{', '.join(fact['sources'])})"))
+                           f"{', '.join(fact['sources'])})"
+                           + (f" - disputed: open conflict {fact['disputed']}, a user decides "
+                              f"(memory-lake conflicts list)" if fact.get("disputed") else "")))
     out.print(f"{len(result['entities'])} entities")
 
 

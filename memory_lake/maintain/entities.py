@@ -709,10 +709,17 @@ def list_entities(lake, *, tenant: str | None = None, agent: str | None = None, 
                        ).fetchone()[0]:
             (read,) = con.execute("SELECT count(*) FROM entity_extractions e"
                                   + (" WHERE " + " AND ".join(where) if where else ""), params).fetchone()
+        disputes: dict[frozenset, str] = {}
+        if con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'conflicts'").fetchone()[0]:
+            # dedup's open contradictions: a user decides between the two memories, so a fact the
+            # other one supersedes here is disputed, not settled (the conflict queue says so too)
+            disputes = {frozenset(pair): cid for cid, *pair in con.execute(
+                "SELECT conflict_id, memory_id, other_memory_id FROM conflicts WHERE status = 'open' "
+                "AND kind = 'contradiction' AND other_memory_id IS NOT NULL").fetchall()}
     entities = []
     for (entity_id,), part in rows.group_by(["entity_id"], maintain_order=True):
         first = part.row(0, named=True)
-        facts = group_facts(part.to_dicts())
+        facts = _disputed(group_facts(part.to_dicts()), disputes)
         entities.append({
             "entity_id": entity_id, "tenant": first["tenant"], "agent_id": first["agent_id"],
             "user_id": first["user_id"], "name": first["name"], "kind": first["kind"],
@@ -738,10 +745,22 @@ def list_entities(lake, *, tenant: str | None = None, agent: str | None = None, 
     return {"entities": entities, "notes": notes}
 
 
+def _disputed(facts: list[dict[str, Any]], disputes: dict[frozenset, str]) -> list[dict[str, Any]]:
+    """`facts` with ``disputed``: the open contradiction between a superseded fact's memory and the
+    memory of the fact that superseded it (None when there is none)."""
+    by_id = {f["fact_id"]: f for f in facts}
+    for fact in facts:
+        newer = by_id.get(fact.get("superseded_by") or "")
+        fact["disputed"] = next((disputes[frozenset((a, b))] for a in fact["sources"] for b in (newer or {}).get(
+            "sources", ()) if frozenset((a, b)) in disputes), None)
+    return facts
+
+
 def _fact_json(fact: dict[str, Any]) -> dict[str, Any]:
     return {"fact_id": fact["fact_id"], "content": fact["content"], "sources": fact["sources"],
             "mentions": fact["mentions"], "confidence": fact["confidence"], "valid_from": iso(fact["valid_from"]),
-            "valid_to": iso(fact["valid_to"]), "superseded_by": fact["superseded_by"], "change": fact["change"]}
+            "valid_to": iso(fact["valid_to"]), "superseded_by": fact["superseded_by"], "change": fact["change"],
+            "disputed": fact.get("disputed")}
 
 
 def _scope_text(tenant: str | None, agent: str | None, user: str | None) -> str:

@@ -41,11 +41,12 @@ def test_entities_json_shape(capsys, tmp_path):
     (old,) = alice["history"]
     assert {k: v for k, v in fact.items() if k != "fact_id"} == {
         "content": "Alice lives in Berlin.", "sources": ["m2"], "mentions": 1, "confidence": 0.9,
-        "valid_from": "2026-11-01T00:00:00Z", "valid_to": None, "superseded_by": None, "change": None}
+        "valid_from": "2026-11-01T00:00:00Z", "valid_to": None, "superseded_by": None, "change": None,
+        "disputed": None}
     assert {k: v for k, v in old.items() if k != "fact_id"} == {
         "content": "Alice lives in Paris.", "sources": ["m1"], "mentions": 1, "confidence": 0.9,
         "valid_from": "2026-10-01T00:00:00Z", "valid_to": "2026-11-01T00:00:00Z", "superseded_by": fact["fact_id"],
-        "change": "place"}
+        "change": "place", "disputed": None}
     assert [e["name"] for e in result["entities"]] == ["Alice", "Berlin", "Paris"]
 
 
@@ -101,3 +102,28 @@ def test_context_errors_are_one_line(capsys, tmp_path):
     code, out, err = run(capsys, "--lake", lake, "context", "x", "--tenant", "acme", "--user", "u2", "--json")
     assert code == 0
     assert json.loads(out)["notes"] == []
+
+
+def test_a_fact_superseded_by_a_memory_it_contradicts_is_shown_as_disputed(tmp_path, capsys):
+    """A stranger saw entities call "$600" the current budget, superseding "$500", while the conflict
+    queue held the two memories as an open contradiction for a user to decide: two answers about one
+    fact. The superseded fact now names the open conflict."""
+    lake = Lake.init(tmp_path / "lake")
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [
+        {"id": "maria-4", "tenant": "home", "user_id": "maria", "content": "Maria budget for the trip is $500",
+         "created_at": "2026-11-01T00:00:00Z"},
+        {"id": "maria-5", "tenant": "home", "user_id": "maria", "content": "Maria budget for the trip is $600",
+         "created_at": "2026-11-20T00:00:00Z"}])], as_of=AS_OF)
+    code, _, err = run(capsys, "--lake", str(lake.root), "run", "nightly", "--no-prefect", "--as-of", "2026-12-01T03:00:00Z")
+    assert code == 0, err
+    code, out, _ = run(capsys, "--lake", str(lake.root), "--json", "conflicts", "list")
+    (conflict,) = json.loads(out)
+    assert {conflict["memory_id"], conflict["other_memory_id"]} == {"maria-4", "maria-5"}
+    code, out, _ = run(capsys, "--lake", str(lake.root), "--json", "entities", "--tenant", "home")
+    (maria,) = json.loads(out)["entities"]
+    assert [(f["content"], f["disputed"]) for f in maria["facts"]] == [("Maria budget for the trip is $600", None)]
+    assert [(f["content"], f["change"], f["disputed"]) for f in maria["history"]] == [
+        ("Maria budget for the trip is $500", "number", conflict["conflict_id"])]
+    code, out, _ = run(capsys, "--lake", str(lake.root), "entities", "--tenant", "home")
+    assert out.splitlines()[2].endswith(f"- disputed: open conflict {conflict['conflict_id']}, a user decides "
+                                        "(memory-lake conflicts list)")
