@@ -190,7 +190,8 @@ def conflicts_list(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Open conflicts, oldest first: memory, field, the lake's and the incoming value (JSON text; in --json
+    """Open conflicts (--all: resolved ones too, with how, by whom and when), oldest first: memory,
+    field, the lake's and the incoming value (JSON text; in --json
     the values themselves, as are the base value and found_by),
     both operators and trace ids, the base version the incoming write read, and what found it (the
     snapshot's file name and line of a write, or the dedup pass with its reason: "dedup near (unit 斤/公斤,
@@ -214,9 +215,11 @@ def conflicts_list(
     elif frame.height == 0:
         out.print(_no_conflicts_line(the_lake, tenant, all_rows), markup=False, highlight=False)
     else:
+        # with --all, how and by whom each resolved one was decided
+        decided = ["resolution", "resolved_value", "resolved_by", "resolved_at", "new_memory_id"] if all_rows else []
         print_frame(frame.select("conflict_id", "kind", "memory_id", "other_memory_id", "field", "lake_value", "incoming_value",
                                  "incoming_operator", "base_version", "lake_version", "created_at", "status",
-                                 found_by.alias("found_by")),
+                                 found_by.alias("found_by"), *decided),
                     title=f"{frame.height} conflict(s)")
 
 
