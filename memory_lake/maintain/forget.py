@@ -894,9 +894,9 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
                 if todo.height:
                     # the reason is free text: kept in history, redacted like everything on disk,
                     # with each memory's tenant salt (one e-mail, one placeholder in a tenant)
-                    salts = lake.tenant_salts(con, sorted(set(todo["tenant"].drop_nulls())))
-                    todo = todo.with_columns(said=pl.col("tenant").map_elements(
-                        lambda t: redact_text(reason, salts[t or ""]), return_dtype=pl.String))
+                    tenants = sorted(set(todo["tenant"].drop_nulls()))
+                    said = {t: redact_text(reason, salt) for t, salt in lake.tenant_salts(con, tenants).items()}
+                    todo = todo.with_columns(said=pl.col("tenant").fill_null("").replace_strict(said))
                     requests = todo.select("id", operator=pl.lit(operator), reason=pl.when(
                         pl.col("canonical").is_null()).then(pl.col("said")).otherwise(
                         pl.format(_MERGED_REASON, pl.col("canonical"), pl.col("said"))))
