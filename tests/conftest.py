@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
+import signal
 import sys
 import tempfile
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +34,17 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def warm_python():
+    """A warm Python per test worker (tests/warm.py): a child process that runs the code under test
+    with the stack imported and the models loaded, for tests whose subject is a separate process."""
+    from .warm import WarmPython
+
+    server = WarmPython(code_env())
+    yield server
+    server.close()
 
 
 @pytest.fixture
@@ -72,18 +84,35 @@ def rows(lake: Lake, query: str, params=None) -> list[dict]:
 
 @contextlib.contextmanager
 def held_by_another_process(lake, seconds: float = 60):
-    """A real second process holding the lake for a run (as `run nightly` does) for at most
-    `seconds`; yields its pid once it holds the lock, and ends it on exit."""
+    """A real second process holding the lake for a run (`Lake.hold`, as `run nightly` does) for at
+    most `seconds`; yields its pid once it holds the lock, and kills it on exit.
+
+    The process is a fork of this one (milliseconds; a new Python importing the stack took 2-5 s at
+    each of some 30 call sites). The child only takes the ``flock`` and sleeps: it touches no
+    DuckDB, Polars or torch, whose worker threads do not survive a fork. The lock is the kernel's, so
+    the other process is as real to the lake as a `run nightly` would be."""
     root = lake if isinstance(lake, (str, os.PathLike)) else lake.root  # a Path has a .root too ("/")
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import time; from memory_lake import Lake\n"
-        f"lake = Lake.open({str(root)!r})\n"
-        f"with lake.hold('nightly run'):\n    print('held', flush=True); time.sleep({seconds})\n")],
-        stdout=subprocess.PIPE, text=True)
+    holder = Lake.open(root)  # opened here: the child must not open a database
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: hold, say so, sleep; never return into pytest
+        code = 1
+        try:
+            os.close(read)
+            with holder.hold("nightly run"):
+                os.write(write, b"held\n")
+                time.sleep(seconds)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
     try:
-        assert holder.stdout.readline().strip() == "held"
-        yield holder.pid
+        with os.fdopen(read, "rb") as said:
+            assert said.readline().strip() == b"held", "the lock-holding child ended before it held the lake"
+        yield pid
     finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)

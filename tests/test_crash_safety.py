@@ -1,8 +1,8 @@
 """Crash safety (issue 14 item 5): a nightly run killed with SIGKILL at any point, then re-run with
 the same as_of, leaves the lake as an uninterrupted run does.
 
-The nightly's library steps run in a subprocess through ``run_nightly_steps`` (the steps the flow
-wires, in order; no Prefect), inside ``lake.hold``. The process kills itself
+The nightly's library steps run in a separate process (a child of the warm Python, tests/warm.py)
+through ``run_nightly_steps`` (the steps the flow wires, in order; no Prefect), inside ``lake.hold``. The process kills itself
 (``memory_lake.store.crash_point``) after each step returns, and inside ingest (after one file's transaction committed), dedup (after the merge
 transaction, before its cleanup log) and publish (staging written; renamed to ``v<N>``; CURRENT
 switched, before the publish is recorded). Then: the kernel released the lock, a re-run converges
@@ -17,8 +17,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -70,12 +68,11 @@ LOG_EXCLUDED = {"report"}
 ATTEMPT_LOGS = {"publishes": "status <> 'unchanged'"}
 
 
-def run_nightly(lake_dir: Path, reports: Path, crash_at: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != CRASH_AT_ENV}
-    if crash_at:
-        env[CRASH_AT_ENV] = crash_at
-    return subprocess.run([sys.executable, "-c", NIGHTLY, str(lake_dir), AS_OF, str(reports)], env=env,
-                          capture_output=True, text=True, timeout=300)
+def run_nightly(warm, lake_dir: Path, reports: Path, crash_at: str | None = None):
+    """The nightly in a separate process (a child of the warm Python, tests/warm.py: the stack and
+    models already loaded, so a case costs the run, not 15-30 s of start-up per process)."""
+    return warm.run(NIGHTLY, lake_dir, AS_OF, reports, env={CRASH_AT_ENV: crash_at} if crash_at else None,
+                    remove_env=() if crash_at else (CRASH_AT_ENV,), timeout=300)
 
 
 def _strip(value):
@@ -167,21 +164,22 @@ def base_lake(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reference(base_lake, tmp_path_factory) -> tuple[dict, str]:
+def reference(base_lake, tmp_path_factory, warm_python) -> tuple[dict, str]:
     lake_dir = tmp_path_factory.mktemp("reference") / "lake"
     shutil.copytree(base_lake, lake_dir, symlinks=True)
-    done = run_nightly(lake_dir, lake_dir.parent / "reports")
+    done = run_nightly(warm_python, lake_dir, lake_dir.parent / "reports")
     assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
     return tables(lake_dir), assert_current_complete(lake_dir)
 
 
 @pytest.mark.parametrize("crash_at", CRASH_POINTS)
-def test_a_killed_nightly_reruns_to_the_state_of_an_uninterrupted_one(crash_at, base_lake, reference, tmp_path):
+def test_a_killed_nightly_reruns_to_the_state_of_an_uninterrupted_one(crash_at, base_lake, reference, tmp_path,
+                                                                      warm_python):
     lake_dir = tmp_path / "lake"
     shutil.copytree(base_lake, lake_dir, symlinks=True)
     reports = tmp_path / "reports"
 
-    killed = run_nightly(lake_dir, reports, crash_at=crash_at)
+    killed = run_nightly(warm_python, lake_dir, reports, crash_at=crash_at)
     assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr[-2000:])
     assert "done" not in killed.stdout
 
@@ -189,7 +187,7 @@ def test_a_killed_nightly_reruns_to_the_state_of_an_uninterrupted_one(crash_at, 
     with Lake.open(lake_dir).hold("after the crash", wait_s=0):
         pass
 
-    rerun = run_nightly(lake_dir, reports)
+    rerun = run_nightly(warm_python, lake_dir, reports)
     assert rerun.returncode == 0 and rerun.stdout.strip() == "done", rerun.stderr[-2000:]
     expected_tables, expected_version = reference
     got = tables(lake_dir)

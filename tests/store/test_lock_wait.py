@@ -89,12 +89,20 @@ def test_a_read_before_anything_is_published_still_says_so(tmp_path):
                            "published yet to read from; try again when it finishes\n")
 
 
-def test_a_dry_run_waits_for_the_run_then_answers_live(tmp_path):
+def test_a_dry_run_waits_for_the_run_then_answers_live(tmp_path, capsys, monkeypatch):
+    """In this process (a command started as a new process may take longer than the 3 s hold to
+    import, and then finds the lake free)."""
     lake = published_lake(tmp_path)
-    with held_by_another_process(lake, seconds=3):
-        proc = cli("--lake", str(lake.root), "--json", "dedup", "--dry-run", wait="60")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.startswith("lake busy: pid ") and '"dry_run": true' in proc.stdout
+    monkeypatch.setenv("MEMORY_LAKE_WAIT_S", "60")
+    with held_by_another_process(lake, seconds=3) as pid:
+        started = time.monotonic()
+        code = main(["--lake", str(lake.root), "--json", "dedup", "--dry-run"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert time.monotonic() - started >= 2  # it waited for the holder
+    assert err == (f"lake busy: pid {pid} (nightly run) holds the write lock; waiting up to 60 s for it "
+                   "(MEMORY_LAKE_WAIT_S sets how long)\n")
+    assert '"dry_run": true' in out, out
 
 
 HOLD_THEN_PUBLISH = """
