@@ -36,7 +36,7 @@ test: install
 	$(PY) -m pytest -q -n 2
 
 test-fast: install
-	$(PY) -m pytest -q -n 2 -m "not slow"
+	$(PY) -m pytest -q -n 2 -m "not slow and not process"
 
 # The analyst's notebooks in JupyterLab (installed on first use; not part of demo or test), on the
 # lake `make demo` built (MEMORY_LAKE_DIR=/path/to/lake make notebook for another).

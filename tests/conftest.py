@@ -47,6 +47,28 @@ def warm_python():
     server.close()
 
 
+CLI_MAIN = "import sys\nfrom memory_lake.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+
+
+def cli_process(warm, *args: str, env: dict[str, str] | None = None, timeout: float = 300):
+    """`memory-lake ARGS` as its own process (exit code, stdout and stderr of a real process, the
+    lock of a real process), forked from the warm Python: the console script's entry point without
+    its 2-30 s of start-up. The console script itself runs in `test_console_script_*` and the
+    README journey."""
+    return warm.run(CLI_MAIN, *args, env=env, timeout=timeout)
+
+
+# Tests that start Prefect or the warm Python are of the whole suite, not of the edit loop
+# (`make test-fast` leaves out `slow` and `process`).
+PROCESS_FIXTURES = {"prefect_harness", "warm_python"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.process)
+
+
 @pytest.fixture
 def lake(tmp_path: Path) -> Lake:
     return Lake.open(tmp_path / "lake", create=True)

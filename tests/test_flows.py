@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import rows, write_jsonl
+from .conftest import cli_process, rows, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,12 +74,12 @@ def test_the_flow_wires_the_library_steps_in_order():
                                                                            "write_report": 2}
 
 
-def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "memory-lake"), *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+def _cli(warm, *args: str, **env: str):
+    """The command in its own process (its exit code and output), forked from the warm Python."""
+    return cli_process(warm, *args, env=env)
 
 
-def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path):
+def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path, warm_python):
     """Issue 14.3: when the Prefect API cannot be reached the nightly steps still run, in order, with a
     warning; `--no-prefect` skips Prefect outright; a blocked publish still exits 4."""
     from memory_lake import Lake
@@ -88,7 +88,7 @@ def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path):
     (lake.root / "memory-lake.toml").write_text('[tiers]\ndisabled_rules = ["working_overflow"]\n')
     write_jsonl(lake.inbox / "0001.jsonl", [{"tenant": "acme", "agent_id": "a", "user_id": "u", "tier": "working",
                                              "content": f"item {i}"} for i in range(25)])
-    done = _cli("--lake", str(lake.root), "--json", "run", "nightly", "--no-prefect", "--as-of", "2026-11-30T00:00:00Z",
+    done = _cli(warm_python, "--lake", str(lake.root), "--json", "run", "nightly", "--no-prefect", "--as-of", "2026-11-30T00:00:00Z",
                 "--reports", str(tmp_path / "reports"))
     summary = json.loads(done.stdout)
     assert (done.returncode, summary["status"], summary["publish"]["failed"]) == (
@@ -98,7 +98,7 @@ def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path):
     assert "warning" not in done.stderr
 
     (lake.root / "memory-lake.toml").unlink()  # the overflow rule back on: the next night publishes
-    done = _cli("--lake", str(lake.root), "--json", "run", "nightly", "--as-of", "2026-12-01T00:00:00Z",
+    done = _cli(warm_python, "--lake", str(lake.root), "--json", "run", "nightly", "--as-of", "2026-12-01T00:00:00Z",
                 "--reports", str(tmp_path / "reports"), PREFECT_API_URL="http://127.0.0.1:9/api")
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("warning: no Prefect API could be reached (ConnectError: ")

@@ -12,7 +12,7 @@ import pytest
 
 from memory_lake.cli import app, main
 
-from ..conftest import held_by_another_process, write_jsonl
+from ..conftest import cli_process, held_by_another_process, write_jsonl
 
 
 
@@ -474,7 +474,7 @@ def test_run_nightly_prints_a_line_per_step_on_stderr_and_only_json_on_stdout(pr
     assert ours[0] == "nightly: step 1 apply_decisions …" and ours[2] == "nightly: step 2 ingest_inbox …"
 
 
-def test_a_command_waiting_for_the_lock_says_so_at_once(tmp_path):
+def test_a_command_waiting_for_the_lock_says_so_at_once(tmp_path, warm_python):
     """A stranger's `ingest` on a held lake stayed silent for up to 600 s and looked hung."""
     import time
 
@@ -483,8 +483,7 @@ def test_a_command_waiting_for_the_lock_says_so_at_once(tmp_path):
     lake = Lake.init(tmp_path / "lake")
     with held_by_another_process(lake, seconds=3):
         started = time.monotonic()
-        proc = subprocess.run([str(Path(sys.executable).parent / "memory-lake"), "--lake", str(lake.root), "ingest"],
-                              capture_output=True, text=True, env={**os.environ, "MEMORY_LAKE_WAIT_S": "30"}, timeout=60)
+        proc = cli_process(warm_python, "--lake", str(lake.root), "ingest", env={"MEMORY_LAKE_WAIT_S": "30"}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     first = proc.stderr.splitlines()[0]
     assert first.startswith("lake busy: pid ") and first.endswith(
@@ -523,14 +522,13 @@ def test_a_wide_listing_keeps_every_id_whole_at_80_columns(tmp_path):
     assert 'incoming_value     "Alice prefers sepia mode"' in lines
 
 
-def test_index_honours_the_lock_wait(tmp_path):
+def test_index_honours_the_lock_wait(tmp_path, warm_python):
     """`MEMORY_LAKE_WAIT_S` was ignored by `index` (issue 14): it waited the default 600 s."""
     from memory_lake import Lake
 
     lake = Lake.init(tmp_path / "lake")
     with held_by_another_process(lake, seconds=30):
-        proc = subprocess.run([str(Path(sys.executable).parent / "memory-lake"), "--lake", str(lake.root), "index"],
-                              capture_output=True, text=True, env={**os.environ, "MEMORY_LAKE_WAIT_S": "1"}, timeout=60)
+        proc = cli_process(warm_python, "--lake", str(lake.root), "index", env={"MEMORY_LAKE_WAIT_S": "1"}, timeout=60)
     assert proc.returncode == 3
     assert proc.stderr.splitlines()[-1].startswith(f"error: lake {lake.root} is busy: pid ")
 
@@ -661,7 +659,7 @@ def test_quarantine_list_cuts_long_raw_text_for_people_not_for_json(capsys, tmp_
     assert [r["raw"] for r in json.loads(out)] == [big]
 
 
-def test_entities_context_and_report_say_when_they_answer_from_the_published_version(tmp_path):
+def test_entities_context_and_report_say_when_they_answer_from_the_published_version(tmp_path, warm_python):
     """Every read that answers from the published version while a run holds the lake says so,
     once (a stranger saw `report` answer from it without a word)."""
     from memory_lake import Lake
@@ -671,12 +669,11 @@ def test_entities_context_and_report_say_when_they_answer_from_the_published_ver
                                                       "content": "Alice moved to Lisbon in May."}])],
                 as_of="2026-11-30T00:00:00Z")
     assert lake.publish(as_of="2026-11-30T00:00:00Z").details["version"] == "v1"
-    cli = str(Path(sys.executable).parent / "memory-lake")
     scope = ["--tenant", "acme", "--agent", "bot", "--user", "alice"]
     with held_by_another_process(lake, seconds=60):
         for command in (["entities", *scope], ["context", "Lisbon", *scope],
                         ["report", "--reports", str(tmp_path / "r")]):
-            proc = subprocess.run([cli, "--lake", str(lake.root), *command], capture_output=True, text=True, timeout=120)
+            proc = cli_process(warm_python, "--lake", str(lake.root), *command, timeout=120)
             assert proc.returncode == 0, (command, proc.stderr)
             note = "note: the lake is busy (a run holds it); answered from published v1"
             assert proc.stderr.splitlines().count(note) == 1, (command, proc.stderr)

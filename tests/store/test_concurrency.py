@@ -15,7 +15,10 @@ from memory_lake import Lake, LakeBusy, write_snapshot
 
 from ..conftest import AS_OF, rows
 
-WRITERS, EDITS, SHARED = 8, 200, 50
+# 8 writers x 60 edits at 0.05-0.25 s: ~9 s of writing, 480 files in ~30 ingest runs. (It was 200
+# edits at 0.2-0.6 s, 80 s of sleeping; the same interleavings happen at this scale: many edits are
+# based on versions other writers made, some conflict, and ingest runs many times meanwhile.)
+WRITERS, EDITS, SHARED = 8, 60, 50
 
 
 def writer(lake_dir: str, number: int, log_path: str) -> None:
@@ -25,7 +28,7 @@ def writer(lake_dir: str, number: int, log_path: str) -> None:
     seen = {f"shared-{i:02d}": 1 for i in range(SHARED)}
     with open(log_path, "w", encoding="utf-8") as log:
         for i in range(EDITS):
-            time.sleep(rng.uniform(0.2, 0.6))  # an agent at work, not a loop
+            time.sleep(rng.uniform(0.05, 0.25))  # an agent at work, not a loop
             try:  # read what the lake has now; while an ingest holds it, keep what was seen last
                 seen.update(dict(lake.sql("SELECT id, version FROM memories").rows()))
             except LakeBusy:

@@ -17,7 +17,7 @@ import pytest
 from memory_lake import Lake
 from memory_lake.cli import main
 
-from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
+from ..conftest import AS_OF, cli_process, held_by_another_process, rows, write_jsonl
 
 CLI = str(Path(sys.executable).parent / "memory-lake")
 
@@ -34,13 +34,14 @@ def published_lake(tmp_path: Path, versions: int = 2) -> Lake:
     return lake
 
 
-def cli(*args: str, wait: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "MEMORY_LAKE_WAIT_S": wait})
+@pytest.fixture
+def cli(warm_python):
+    """`memory-lake ARGS` in its own process (forked from the warm Python), waiting `wait` s."""
+    return lambda *args, wait: cli_process(warm_python, *args, env={"MEMORY_LAKE_WAIT_S": wait}, timeout=120)
 
 
 @pytest.mark.parametrize("command", [["publish"], ["backup", "{tmp}/bk1"], ["rollback", "--reason", "test"]])
-def test_publish_backup_and_rollback_wait_only_memory_lake_wait_s(tmp_path, command):
+def test_publish_backup_and_rollback_wait_only_memory_lake_wait_s(tmp_path, command, cli):
     """Finding 5: with MEMORY_LAKE_WAIT_S=2 these said "waiting up to 600 s" and waited for the whole
     run; ingest and index gave up after 2 s with exit 3."""
     lake = published_lake(tmp_path)
@@ -61,7 +62,7 @@ def test_publish_backup_and_rollback_wait_only_memory_lake_wait_s(tmp_path, comm
     assert os.readlink(lake.exports / "CURRENT") == "v2" and not (tmp_path / "bk1").exists()
 
 
-def test_a_read_that_needs_the_live_lake_waits_and_names_the_published_version(tmp_path):
+def test_a_read_that_needs_the_live_lake_waits_and_names_the_published_version(tmp_path, cli):
     """Finding 9: `dedup --dry-run` during a run said "nothing is published yet" while v2 was
     published (its live-only read borrowed the message of `sql`'s no-published-version case) and
     did not wait at all."""
@@ -80,7 +81,7 @@ def test_a_read_that_needs_the_live_lake_waits_and_names_the_published_version(t
         "note: the lake is busy (a run holds it); answered from published v2\n")
 
 
-def test_a_read_before_anything_is_published_still_says_so(tmp_path):
+def test_a_read_before_anything_is_published_still_says_so(tmp_path, cli):
     lake = Lake.init(tmp_path / "lake")
     with held_by_another_process(lake, seconds=90) as pid:
         proc = cli("--lake", str(lake.root), "sql", "SELECT 1", wait="1")
@@ -122,7 +123,7 @@ with lake.hold('nightly run'):
 
 
 @pytest.mark.parametrize("version", [[], ["v1"]])
-def test_a_rollback_never_undoes_a_version_published_while_it_waited(tmp_path, version):
+def test_a_rollback_never_undoes_a_version_published_while_it_waited(tmp_path, version, cli):
     """Finding 5: CURRENT was v2 when the rollback was typed; it waited, the run published v3, and
     the rollback then undid v3 (`CURRENT v3 -> v2`)."""
     lake = published_lake(tmp_path)
