@@ -15,10 +15,11 @@ from memory_lake import Lake, LakeBusy, write_snapshot
 
 from ..conftest import AS_OF, rows
 
-# 8 writers x 60 edits at 0.05-0.25 s: ~9 s of writing, 480 files in ~30 ingest runs. (It was 200
-# edits at 0.2-0.6 s, 80 s of sleeping; the same interleavings happen at this scale: many edits are
-# based on versions other writers made, some conflict, and ingest runs many times meanwhile.)
-WRITERS, EDITS, SHARED = 8, 60, 50
+# 8 writers x 100 edits at 0.1-0.3 s: ~20 s of writing, 800 files. (It was 200 edits at 0.2-0.6 s,
+# 80 s of sleeping; the same interleavings happen at this scale: edits based on versions other
+# writers made, conflicts, and ingest running many times meanwhile. At 60 edits at 0.05-0.25 s a
+# loaded machine saw as few as 6 edits based on a later version, too close to none.)
+WRITERS, EDITS, SHARED = 8, 100, 50
 
 
 def writer(lake_dir: str, number: int, log_path: str) -> None:
@@ -28,7 +29,7 @@ def writer(lake_dir: str, number: int, log_path: str) -> None:
     seen = {f"shared-{i:02d}": 1 for i in range(SHARED)}
     with open(log_path, "w", encoding="utf-8") as log:
         for i in range(EDITS):
-            time.sleep(rng.uniform(0.05, 0.25))  # an agent at work, not a loop
+            time.sleep(rng.uniform(0.1, 0.3))  # an agent at work, not a loop
             try:  # read what the lake has now; while an ingest holds it, keep what was seen last
                 seen.update(dict(lake.sql("SELECT id, version FROM memories").rows()))
             except LakeBusy:
