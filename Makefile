@@ -32,11 +32,13 @@ install: $(STAMP)
 demo: install
 	$(CLI) --lake lake demo
 
+# PYTEST_ARGS: more pytest options (.ci/run adds --durations=10, the ten slowest tests of the run).
+PYTEST_ARGS ?=
 test: install
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -q -n 2 -m "not slow and not process"
+	$(PY) -m pytest -q -n 2 -m "not slow and not process" $(PYTEST_ARGS)
 
 # The analyst's notebooks in JupyterLab (installed on first use; not part of demo or test), on the
 # lake `make demo` built (MEMORY_LAKE_DIR=/path/to/lake make notebook for another).

@@ -75,6 +75,7 @@ def _blocked_lake(root: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.process  # starts a process (the subject here)
 def test_deploy_then_nightly_runs_from_the_deployment(prefect_server, tmp_path):
     from prefect.client.orchestration import SyncPrefectClient
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId

@@ -12,6 +12,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.process  # starts a process (the subject here)
 def test_notebook_runs(path, tmp_path, monkeypatch):
     notebook = nbformat.read(path, as_version=4)
     assert not any(cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), "commit without outputs"

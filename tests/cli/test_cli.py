@@ -124,6 +124,7 @@ def test_status(capsys, tmp_path):
     assert (code, data["inbox_files"], data["memories"]) == (0, 1, 0)
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_console_script_never_prints_a_traceback(tmp_path):
     script = Path(sys.executable).parent / "memory-lake"
     proc = subprocess.run([str(script), "--lake", new_lake(tmp_path), "sql", "SELEC nonsense"],
@@ -503,6 +504,7 @@ def test_quarantine_list_with_an_unknown_reason_is_an_error_that_suggests(capsys
     assert code == 0 and [r["reason"] for r in json.loads(out)] == ["bad JSON"]
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_a_wide_listing_keeps_every_id_whole_at_80_columns(tmp_path):
     """`conflicts list` split a 16-character conflict id over four lines at 80 columns (piped)."""
     from memory_lake import Lake

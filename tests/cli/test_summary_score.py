@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memory_lake.cli import main
 
 from ..maintain.test_evaluate import SOURCE_EN, SOURCE_ZH, SUMMARY_EN, SUMMARY_ZH, THRESHOLDS
@@ -108,6 +110,7 @@ def test_max_tokens_option_is_a_threshold(tmp_path, capsys):
     assert data["summary_tokens"] > 50
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_console_script_help_names_the_exit_codes(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     done = subprocess.run([sys.executable, "-m", "memory_lake.cli", "summary-score", "--help"], capture_output=True,

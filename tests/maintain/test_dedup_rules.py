@@ -211,6 +211,7 @@ def test_a_new_number_is_new_detail_whatever_the_models_say():
                          "User purchased a used Honda Civic for £6,000.", close=close) is None
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_the_dictionaries_are_read_as_utf8_whatever_the_locale():
     """A nightly run under a plain ASCII locale (cron's POSIX, no UTF-8 mode) reads Cilin and
     CC-CEDICT as this process does. Also read here, so `make mutate` runs this test for them."""

@@ -493,6 +493,7 @@ def database_bytes(lake) -> bytes:
 
 
 @pytest.mark.parametrize("next_command", ["forget again", "another forget", "nightly"])
+@pytest.mark.process  # starts a process (the subject here)
 def test_a_forget_killed_after_its_commit_is_compacted_by_the_next_command(lake, tmp_path, next_command):
     lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
         {"id": "diary", "tenant": "acme", "content": "my secret diary ZEBRA-42"},

@@ -183,6 +183,7 @@ def test_policy_numbers_written_as_integers_per_tenant(lake, tmp_path):
         "gs000": ("long_term", "active"), "gvip": ("important", "active"), "s000": ("short_term", "archived")}
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_cleanup_log_is_utf8_whatever_the_locale(lake, tmp_path):
     """Ids and tenants may be Chinese; a process under a plain ASCII locale still writes the log."""
     land(lake, tmp_path, [{**memory("记忆-1", "long_term", expires_at=z(AS_OF - SECOND)), "tenant": "租户"}])
@@ -202,6 +203,7 @@ def test_cleanup_log_is_utf8_whatever_the_locale(lake, tmp_path):
         first, "2026-12-01T00:00:00Z run=s rule=restore id=记忆-1"]
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_a_writer_meeting_a_tier_run_is_told_what_holds_the_lake(lake, tmp_path):
     """While the tier run holds the write lock (here: waiting for a reader of another process to let
     go of the database file), a second writer is refused with the run named: "tier rules"."""

@@ -254,6 +254,7 @@ def test_scope_table_is_capped(tmp_path, health, run, publish):
     assert '<td class="num hot">20 / 20</td>' in first_row[:200]  # fullest first, highlighted
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_screenshot_with_headless_chromium(tmp_path, health, run, publish):
     candidates = ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
     chromium = next((p for p in candidates if p and Path(p).exists()), None)

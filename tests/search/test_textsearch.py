@@ -95,6 +95,7 @@ def test_stop_word_lists():
     assert {"的", "了", "是", "一个", "我们", "，", "。"} <= CHINESE_STOP_WORDS
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_jieba_prints_nothing_and_caches_in_a_temp_folder(tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path))
     code = "from memory_lake.search.textsearch import tokenize; print(tokenize('用户喜欢喝咖啡'))"

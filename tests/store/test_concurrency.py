@@ -15,11 +15,10 @@ from memory_lake import Lake, LakeBusy, write_snapshot
 
 from ..conftest import AS_OF, rows
 
-# 8 writers x 100 edits at 0.1-0.3 s: ~20 s of writing, 800 files. (It was 200 edits at 0.2-0.6 s,
-# 80 s of sleeping; the same interleavings happen at this scale: edits based on versions other
-# writers made, conflicts, and ingest running many times meanwhile. At 60 edits at 0.05-0.25 s a
-# loaded machine saw as few as 6 edits based on a later version, too close to none.)
-WRITERS, EDITS, SHARED = 8, 100, 50
+# 8 writers x 50 edits at 0.1-0.3 s: ~10 s of writing, 400 files. (It was 200 edits at 0.2-0.6 s:
+# 80 s of sleeping, and 1,600 files whose ingest took minutes; the same interleavings happen at this
+# scale: edits based on versions other writers made, conflicts, ingest running many times meanwhile.)
+WRITERS, EDITS, SHARED = 8, 50, 50
 
 
 def writer(lake_dir: str, number: int, log_path: str) -> None:
@@ -48,6 +47,7 @@ def writer(lake_dir: str, number: int, log_path: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.process  # starts a process (the subject here)
 def test_eight_writers_while_ingest_runs(lake, tmp_path):
     lake.ingest([write_snapshot([{"id": f"shared-{i:02d}", "tenant": "acme", "content": f"shared memory {i}"}
                                  for i in range(SHARED)], lake.root, name="seed")], as_of=AS_OF)
@@ -95,6 +95,7 @@ def test_eight_writers_while_ingest_runs(lake, tmp_path):
     assert all(v["version"] == 1 + v["updates"] for v in versions)
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_two_ingests_of_one_inbox_both_exit_cleanly_and_every_record_lands_once(lake):
     """Two `memory-lake ingest` processes started together on the same inbox: the second used to
     list the files before the first released the lake, then crash on a file the first had taken

@@ -60,6 +60,7 @@ def test_second_writer_gets_a_clear_message(lake):
         pass  # free again
 
 
+@pytest.mark.process  # starts a process (the subject here)
 def test_writer_waits_for_the_lock(lake, tmp_path):
     # another process holds the lock for one second; the writer waits and then gets it
     script = textwrap.dedent(f"""

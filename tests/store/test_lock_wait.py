@@ -123,6 +123,7 @@ with lake.hold('nightly run'):
 
 
 @pytest.mark.parametrize("version", [[], ["v1"]])
+@pytest.mark.process  # starts a process (the subject here)
 def test_a_rollback_never_undoes_a_version_published_while_it_waited(tmp_path, version, cli):
     """Finding 5: CURRENT was v2 when the rollback was typed; it waited, the run published v3, and
     the rollback then undid v3 (`CURRENT v3 -> v2`)."""
