@@ -135,6 +135,7 @@ def build(lake, tmp_path, memories, now):
     lake.ingest([write_jsonl(tmp_path / "p.jsonl", records)], as_of=now)
 
 
+@pytest.mark.slow  # 25-40 s: Hypothesis examples, each a whole lake
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(memories=st.lists(memory_strategy, min_size=1, max_size=40), hours=st.integers(0, 23))
 def test_one_run_reaches_a_fixed_point_and_loses_nothing(tmp_path_factory, memories, hours):

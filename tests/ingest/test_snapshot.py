@@ -372,6 +372,7 @@ def snapshot(draw) -> list[tuple[str, str | None]]:
     return lines
 
 
+@pytest.mark.slow  # 25-40 s: Hypothesis examples, each a whole lake
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(snapshot())
 def test_random_values_never_abort_ingest_and_land_or_quarantine_exactly(lines):
