@@ -175,6 +175,11 @@ def test_a_damaged_backup_names_what_is_missing_and_what_changed(lake, tmp_path)
         restore_backup(bk, tmp_path / "copy")
     assert str(error.value) == (f"backup {bk} does not match its manifest (missing: report-folders; checksum differs: "
                                 "memory-lake.toml): it is damaged; use another backup")
+    (bk / "report-folders").write_text("/tmp/other-reports\n")  # two files changed: both named
+    with pytest.raises(BackupError) as error:
+        read_manifest(bk)
+    assert str(error.value) == (f"backup {bk} does not match its manifest (checksum differs: memory-lake.toml, "
+                                "report-folders): it is damaged; use another backup")
     (bk / "report-folders").write_text("/tmp/reports\n")
     (bk / "memory-lake.toml").write_text("[retention]\ndays = 10\n")
     os.remove(bk / "exports" / "CURRENT")
