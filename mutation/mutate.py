@@ -139,7 +139,8 @@ def prepare(rule: Rule) -> Path:
     [tool.mutmut] limits mutmut to the rule's files and test modules."""
     work = WORK / rule.name
     work.mkdir(parents=True, exist_ok=True)
-    for folder in ("memory_lake", "tests"):
+    # docs/: the contract tests read docs/EXPORT.md (without it the contract rule cannot start)
+    for folder in ("memory_lake", "tests", "docs"):
         shutil.rmtree(work / folder, ignore_errors=True)
         shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__"))
     settings = {
@@ -147,6 +148,7 @@ def prepare(rule: Rule) -> Path:
         "only_mutate": sorted(rule.code),
         "pytest_add_cli_args_test_selection": tests_of(rule),
         "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", "-m", "not slow"],
+        "also_copy": ["docs/"],
         # A server process imports polars, DuckDB, GX and torch once and forks a worker per
         # mutant; a plain fork of the test process is not safe with torch's threads.
         "process_isolation": "forkserver",
