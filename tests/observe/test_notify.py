@@ -17,15 +17,20 @@ from ..conftest import AS_OF
 
 
 class Endpoint:
-    """A local HTTP server answering every POST with `status`, after `delay` seconds."""
+    """A local HTTP server answering every POST with `status`, after `delay` seconds; keeps each
+    body parsed (`received`) and as sent (`raw`), and when it came (`times`)."""
 
     def __init__(self, status: int = 200, delay: float = 0.0):
         self.received: list[dict] = []
+        self.raw: list[bytes] = []
+        self.times: list[float] = []
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
+                endpoint.times.append(time.monotonic())
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                endpoint.raw.append(body)
                 endpoint.received.append({"content_type": self.headers["Content-Type"], "body": json.loads(body)})
                 time.sleep(delay)
                 self.send_response(status)
@@ -37,6 +42,10 @@ class Endpoint:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def bodies(self) -> list[dict]:
+        return [r["body"] for r in self.received]
 
     def __enter__(self):
         self.thread.start()

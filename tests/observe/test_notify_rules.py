@@ -6,56 +6,19 @@ attempts and the UTF-8 body. A real HTTP server on 127.0.0.1, a real lake."""
 from __future__ import annotations
 
 import json
-import time
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import threading
 
 import pytest
 
 from memory_lake.observe import WEBHOOK_ENV, notify, snapshot_health
 
 from ..conftest import AS_OF, write_jsonl
+from .test_notify import Endpoint
 
 STEPS = [
     {"name": "ingest", "counts": {"files": 1}, "details": {}},
     {"name": "write_report", "counts": {"alerts": 1}, "details": {"path": "/tmp/报告/health-2026-11-30.html"}},
 ]
-
-
-class Endpoint:
-    """A local HTTP server answering every POST with `status`; keeps each raw body and when it came."""
-
-    def __init__(self, status: int = 200):
-        self.raw: list[bytes] = []
-        self.times: list[float] = []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                endpoint.times.append(time.monotonic())
-                endpoint.raw.append(self.rfile.read(int(self.headers["Content-Length"])))
-                self.send_response(status)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def bodies(self) -> list[dict]:
-        return [json.loads(raw) for raw in self.raw]
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ Prefect; a test takes its own copy (`demo_copy`) to plant a defect in."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,8 @@ import pytest
 from memory_lake import Lake
 from memory_lake.demo import DEMO_AS_OF, generate_demo
 from memory_lake.observe.runs import run_nightly_steps
+
+from ..conftest import copy_lake
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +26,4 @@ def demo_lake_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def demo_copy(demo_lake_dir, tmp_path) -> Lake:
-    target = tmp_path / "lake"
-    shutil.copytree(demo_lake_dir, target, symlinks=True)
-    return Lake.open(target)
+    return copy_lake(demo_lake_dir, tmp_path / "lake")

@@ -8,7 +8,6 @@ the published lake (built once per module)."""
 from __future__ import annotations
 
 import locale
-import shutil
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from memory_lake.publish.diff import MEMORY_SCHEMA, SCOPE_SCHEMA, diff_batches, 
 from memory_lake.publish.export import stage_export
 from memory_lake.store import Policy
 
-from ..conftest import AS_OF, write_jsonl
+from ..conftest import AS_OF, copy_lake, write_jsonl
 
 LATER = AS_OF + timedelta(days=1)
 ZH = ("中科", "客服", "王芳")
@@ -51,9 +50,7 @@ def published_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def lake(published_dir, tmp_path) -> Lake:
-    target = tmp_path / "o'lake"
-    shutil.copytree(published_dir, target, symlinks=True)
-    return Lake.open(target)
+    return copy_lake(published_dir, tmp_path / "o'lake")
 
 
 def plant(lake, *statements: str) -> None:

@@ -17,7 +17,7 @@ from memory_lake.publish import list_publishes, publish, rollback
 from memory_lake.publish.rollback import LISTED
 from memory_lake.store import Policy
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, copy_lake, rows, write_jsonl
 
 DAY = timedelta(days=1)
 BLOCKED = "working within capacity per scope"
@@ -42,9 +42,7 @@ def published_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def lake(published_dir, tmp_path) -> Lake:
-    target = tmp_path / "lake"
-    shutil.copytree(published_dir, target, symlinks=True)
-    return Lake.open(target)
+    return copy_lake(published_dir, tmp_path / "lake")
 
 
 def manifest(lake, version: str) -> dict:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from memory_lake.store import BackupError, FORGET_WARNING, backup, restore_backu
 from memory_lake.store import schema
 from memory_lake.store.backup import MANIFEST, _verify_subset, file_sha256, read_manifest
 
-from ..conftest import AS_OF, write_jsonl
+from ..conftest import AS_OF, copy_lake, write_jsonl
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +34,7 @@ def lake_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def lake(lake_dir, tmp_path) -> Lake:
-    target = tmp_path / "lake"
-    shutil.copytree(lake_dir, target, symlinks=True)
-    return Lake.open(target)
+    return copy_lake(lake_dir, tmp_path / "lake")
 
 
 def on_disk(root: Path) -> dict[str, str]:
