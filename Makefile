@@ -38,7 +38,7 @@ test: install
 	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -q -n 2 -m "not slow and not process" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 -m "not slow and not process and not models" $(PYTEST_ARGS)
 
 # The analyst's notebooks in JupyterLab (installed on first use; not part of demo or test), on the
 # lake `make demo` built (MEMORY_LAKE_DIR=/path/to/lake make notebook for another).

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
-from prefect.states import Failed
+from prefect.states import Completed, Failed
 
 from memory_lake.observe import (NIGHTLY_STEPS, PublishBlocked, RunFailed, blocked_message, lake_for_run, run_digest,
                                  run_nightly_steps)
@@ -49,7 +49,9 @@ def nightly(lake_dir: str, as_of: str | None = None, reports_dir: str | None = N
             wait_s: float | None = None):
     """Decisions -> ingest -> events -> tier rules -> index -> dedup -> summaries -> health -> checks -> publish ->
     report (lake_dir: absolute path of an existing lake; as_of: now, taken once; policy: overrides of
-    the lake's memory-lake.toml for this run). A blocked publish ends the run Failed (PublishBlocked)."""
+    the lake's memory-lake.toml for this run). A blocked publish ends the run Failed (PublishBlocked);
+    a degraded run (a maintenance step skipped a scope after an error, the rest published) ends
+    Completed, named Degraded, with the step errors in its summary artifact."""
     logger = get_run_logger()
     lake = lake_for_run(lake_dir, policy)
     when = resolve_as_of(as_of)
@@ -69,4 +71,9 @@ def nightly(lake_dir: str, as_of: str | None = None, reports_dir: str | None = N
         logger.error(message)
         return Failed(message=message, data=PublishBlocked(message, summary))
     print(f"nightly {summary['status']}: publish {summary['publish']['status']}, report {summary['report']}")
+    if summary["status"] == "degraded":
+        # published, but a step skipped a scope after an error: a Completed state named Degraded
+        message = run_digest(lake, summary)["headline"]
+        logger.warning(message)
+        return Completed(name="Degraded", message=message, data=summary)
     return summary

@@ -62,12 +62,70 @@ def cli_process(warm, *args: str, env: dict[str, str] | None = None, timeout: fl
 # Tests that start Prefect or the warm Python are of the whole suite, not of the edit loop
 # (`make test-fast` leaves out `slow` and `process`).
 PROCESS_FIXTURES = {"prefect_harness", "warm_python"}
+# Fixtures built with the embedding models (a lake after a nightly, a module's embedded pairs or
+# queries): their tests are `models` tests, whichever test happens to build the fixture first.
+MODEL_FIXTURES = {"demo_lake_dir", "demo_copy",       # tests/publish/conftest.py
+                  "pairs_lake",                       # tests/maintain/test_dedup_thresholds.py
+                  "judge",                            # tests/maintain/test_dedup_paraphrase.py
+                  "zh_lake", "measured"}              # tests/search/test_retrieval_zh.py
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if PROCESS_FIXTURES & fixtures:
             item.add_marker(pytest.mark.process)
+        if MODEL_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.models)
+
+
+# A test that runs an embedding model (loads one, or embeds with one) carries the `models` mark
+# (or `slow` or `process`, which the edit loop leaves out as well): `make test-fast` leaves those
+# out, so the edit loop loads no model. The mark is checked, not trusted: a test that embeds without
+# one fails and says so (under `make test` too, so CI keeps the marks honest). MODEL_USE_LOG=path
+# writes every test that embedded, one node id a line.
+_MODEL_USE = {"used": False}
+
+
+def _watch_model_use() -> None:
+    from memory_lake.search import providers
+
+    def watched(method):
+        def call(*args, **kwargs):
+            _MODEL_USE["used"] = True
+            return method(*args, **kwargs)
+        call.__wrapped__ = method
+        return call
+
+    for cls in (providers.SentenceTransformerProvider, providers.UniversalSentenceEncoderProvider,
+                providers.E5Provider):
+        for name in ("__init__", "embed", "embed_queries"):
+            if name in vars(cls) and not hasattr(vars(cls)[name], "__wrapped__"):
+                setattr(cls, name, watched(vars(cls)[name]))
+
+
+_watch_model_use()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    _MODEL_USE["used"] = False  # a fixture that embeds (a lake after a nightly) counts for its test
+    yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield  # a test that failed on its own is reported as it failed
+    if not _MODEL_USE["used"]:
+        return result
+    log = os.environ.get("MODEL_USE_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(item.nodeid + "\n")
+    elif not any(item.get_closest_marker(mark) for mark in ("models", "slow", "process")):
+        pytest.fail(f"{item.nodeid} runs an embedding model but is not marked `models`: add "
+                    f"@pytest.mark.models (make test-fast leaves such tests out; make test runs them)", pytrace=False)
+    return result
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from memory_lake import Lake
 from memory_lake.demo import DEMO_AS_OF, generate_demo
 from memory_lake.maintain import enforce_tiers
@@ -17,6 +19,7 @@ def python_blocks(text: str) -> list[str]:
     return re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
 
 
+@pytest.mark.models
 def test_the_readme_python_examples_run_against_the_demo_lake(tmp_path, monkeypatch):
     blocks = python_blocks(README.read_text(encoding="utf-8"))
     assert len(blocks) >= 2  # write_snapshot, and the library tour

@@ -28,6 +28,8 @@ from memory_lake.publish import UnknownScope, contract, scope_folder
 
 from .maintain.conversation import build_conversation
 
+pytestmark = pytest.mark.models  # its lakes are built and searched with the embedding models
+
 AS_OF = datetime(2026, 11, 30)
 AGENT = "support-bot"
 

@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         result = app(args=argv, prog_name="memory-lake", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except MemoryLakeError as exc:
+        if os.environ.get("MEMORY_LAKE_DEBUG") and exc.__cause__ is not None:  # a failed run: the step's traceback
+            import traceback
+
+            err.print("".join(traceback.format_exception(exc.__cause__)), markup=False, highlight=False)
         err.print(f"error: {exc}")
         return exc.exit_code
     except typer.Exit as exc:

@@ -47,6 +47,7 @@ app.add_typer(run_app, name="run")
 
 # Exit codes beyond errors: a run whose publish was blocked by a failed check.
 EXIT_BLOCKED = 4
+EXIT_DEGRADED = 5  # a run published, but a step skipped a scope after an error (step_errors)
 
 # Memory text, file names and ids are printed as they are: never read as rich markup ("[/x]") or
 # emoji codes (":x:"). Cells of tables are Text for the same reason.

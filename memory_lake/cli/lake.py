@@ -134,7 +134,7 @@ def demo(
 
     def human() -> None:
         out.print(f"demo data (seed {seed}): {len(data.files)} snapshot file(s) in {the_lake.inbox}")
-        _print_run(summary)
+        _print_run(summary, the_lake.root)
         out.print("active memories by tier: " + ", ".join(f"{k} {v}" for k, v in result["memories_by_tier"].items()))
         out.print(f"report: {result['report']}")
         out.print(f"export: {result['export']} -> {summary['publish'].get('current')}")

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..store import write_wait_s
-from .common import AsOfOpt, EXIT_BLOCKED, JsonOpt, LakeOpt, Options, ReportsOpt, SetOpt, _note_source, _open, _options, _show, err, out, parse_overrides, step_lines
+from ..store import describe_error, write_wait_s
+from .common import AsOfOpt, EXIT_BLOCKED, EXIT_DEGRADED, JsonOpt, LakeOpt, Options, ReportsOpt, SetOpt, _note_source, _open, _options, _show, err, out, parse_overrides, step_lines
 
 
 # Prefect's temporary API gives up after 20 s, which a busy machine can exceed on its first start;
@@ -63,7 +63,7 @@ def _rate(hit_rate: dict[str, Any]) -> str:
     return f"{value:.0%}"
 
 
-def _print_run(summary: dict[str, Any]) -> None:
+def _print_run(summary: dict[str, Any], lake_root: Path | None = None) -> None:
     out.print(f"run {summary['run_id']} ({summary['as_of']}): {summary['status']} in {summary['duration_s']} s")
     for name, step in summary["steps"].items():
         out.print(f"  {name}: {step['summary']}")
@@ -74,6 +74,11 @@ def _print_run(summary: dict[str, Any]) -> None:
         out.print(f"published {publish['version']}: {publish['path']} (exports/CURRENT points at it)", markup=False)
     elif publish.get("status") == "unchanged":
         out.print(f"nothing changed since {publish.get('current')}: no new version", markup=False)
+    for error in summary.get("errors") or []:
+        err.print(f"step {error['step']} skipped {describe_error(error)}; the rest of the run went on "
+                  f"(traceback: {error.get('traceback_file')}; MEMORY_LAKE_DEBUG=1 prints it here)", markup=False, highlight=False)
+        if os.environ.get("MEMORY_LAKE_DEBUG") and error.get("traceback_file") and lake_root is not None:
+            err.print((Path(lake_root) / error["traceback_file"]).read_text(encoding="utf-8"), markup=False, highlight=False)
     ingest_step = summary["steps"].get("ingest_inbox") or {}
     ingest = ingest_step.get("counts") or {}
     unrecognised = (ingest_step.get("details") or {}).get("unrecognised_files") or []
@@ -113,7 +118,9 @@ def run_nightly(
 ) -> None:
     """The nightly run, in this order: queued decisions, ingest, usage events, tier rules, search
     index, dedup, entities, summaries, health, stage, checks, publish, housekeeping, report, notify.
-    Exits 0 ok, 1 a step failed, 2 bad input, 3 lake busy, 4 publish blocked by a failed check."""
+    Exits 0 ok, 1 a step failed, 2 bad input, 3 lake busy, 4 publish blocked by a failed check,
+    5 degraded: published, but a maintenance step skipped a scope (or itself) after an error - the
+    output names the step, the scope and the error; `step_errors` and logs/step-errors/ keep them."""
     from ..store import iso, resolve_as_of
 
     opts = _options(ctx, lake, json_out)
@@ -122,9 +129,11 @@ def run_nightly(
     when = resolve_as_of(as_of)
     _note_an_earlier_as_of(the_lake, when)
     summary = _run_nightly(the_lake, iso(when), reports, opts, overrides, use_prefect=not no_prefect)
-    _show(opts, summary, lambda: (_print_run(summary), out.print(f"report: {summary.get('report')}")))
+    _show(opts, summary, lambda: (_print_run(summary, the_lake.root), out.print(f"report: {summary.get('report')}")))
     if summary["status"] == "blocked":
         raise typer.Exit(EXIT_BLOCKED)
+    if summary["status"] == "degraded":
+        raise typer.Exit(EXIT_DEGRADED)
 
 
 def report(ctx: typer.Context, as_of: AsOfOpt = None, reports: ReportsOpt = None, lake: LakeOpt = None,

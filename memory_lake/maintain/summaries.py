@@ -90,7 +90,7 @@ from typing import Any, Iterable, Sequence
 
 import polars as pl
 
-from ..store import HISTORY_COLUMNS, Policy, StepReport, iso, next_history_seq, row_image, transaction
+from ..store import HISTORY_COLUMNS, Policy, StepReport, iso, next_history_seq, row_image, step_error, transaction
 from .forget import register_scrubber
 
 CUES_FILE = Path(__file__).parent / "data" / "summary_cues.tsv"
@@ -223,6 +223,10 @@ def language(texts: Iterable[str]) -> str:
 
 
 # ---------------------------------------------------------------------------- key facts and the skip rule
+# least_tokens when the facts a summary must keep are not all held by whole sentences
+UNREACHABLE_TOKENS = 10**9
+
+
 @dataclass
 class Coverage:
     """The source's key facts (the evaluator's ``extract_facts``) and which of them each text holds,
@@ -274,7 +278,10 @@ class Coverage:
             for n in held:
                 share[n] = min(share[n], tokens / len(held))
         need = math.ceil(min_retention * len(self.facts) - 1e-9)
-        return math.ceil(sum(sorted(share)[:need])) if need else 0
+        least = sum(sorted(share)[:need]) if need else 0
+        # a fact that no whole sentence holds (seen on a LoCoMo turn quoting a book title: the fact
+        # is found in the text, not in any one of its sentences) costs more than any budget
+        return math.ceil(least) if math.isfinite(least) else UNREACHABLE_TOKENS
 
 
 def key_fact_coverage(texts: Sequence[str]) -> Coverage:
@@ -314,10 +321,14 @@ def why_not_summarised(coverage: Coverage, *, what: str, title: str, policy: Pol
         return None
     limit = math.floor(coverage.source_tokens / policy.summaries.min_compression)
     heading = min(count_tokens(f"## {h}") for h in HEADINGS[lang].values())
-    least = count_tokens(title) + heading + coverage.least_tokens(policy.summaries.min_retention)
+    share = f"{policy.summaries.min_retention:.0%}".replace("%", " %")
+    fact_tokens = coverage.least_tokens(policy.summaries.min_retention)
+    if fact_tokens >= UNREACHABLE_TOKENS:
+        return (f"{what} hold key facts that no whole sentence of them holds ({len(coverage.facts)} key facts): "
+                f"a summary of whole sentences cannot keep {share} of them; agents read them directly")
+    least = count_tokens(title) + heading + fact_tokens
     if least <= limit:
         return None
-    share = f"{policy.summaries.min_retention:.0%}".replace("%", " %")
     return (f"{what} are already dense facts ({len(coverage.facts)} key facts in {coverage.source_tokens} tokens): "
             f"keeping {share} of them takes at least {least} tokens, more than the {limit} a "
             f"{policy.summaries.min_compression:g}x summary may use, so any summary would drop facts; "
@@ -734,10 +745,13 @@ class Planned:
     result: SummaryResult | None = None
     skip_reason: str | None = None  # why no summary can pass (why_not_summarised)
     key_facts: int = 0
+    error: dict[str, Any] | None = None  # making it raised (`step_error`): left as it was, tried next run
 
     @property
     def status(self) -> str:
-        """passed | failed | skipped (no summary can pass: see the module docstring)."""
+        """passed | failed | skipped (no summary can pass: see the module docstring) | error."""
+        if self.error:
+            return "error"
         if self.skip_reason:
             return "skipped"
         return "passed" if self.result is not None and self.result.passed else "failed"
@@ -864,7 +878,13 @@ def summarize(lake, as_of: datetime, policy: Policy | None = None, run_id: str |
         known = {tuple(r[k] for k in _KEY): (r["source_hash"], r["summary_id"]) for r in state.iter_rows(named=True)}
         todo = [p for p in planned if known.get(tuple(p.key[k] for k in _KEY), (None,))[0] != p.source_hash]
         for item in todo:
-            make_summary(item, policy.for_tenant(item.key["tenant"]), policy.summaries.max_tokens)
+            try:
+                make_summary(item, policy.for_tenant(item.key["tenant"]), policy.summaries.max_tokens)
+            except Exception as exc:  # one key's text must not stop every other key's summary
+                item.error = step_error("summarize", exc, item="session summary" if item.key["session_id"]
+                                        else "scope summary", **item.key)
+        errors = [p for p in todo if p.error]
+        todo = [p for p in todo if not p.error]  # an errored key keeps its summary and state: tried next run
         wanted = {tuple(p.key[k] for k in _KEY) for p in planned}
         gone = [key for key in known if key not in wanted]
         skipped = [p for p in todo if p.status == "skipped"]
@@ -875,9 +895,10 @@ def summarize(lake, as_of: datetime, policy: Policy | None = None, run_id: str |
                                known, as_of, run_id)
             _record_state(con, todo, published, known, as_of, run_id)
     failed = [p for p in todo if p.status == "failed"]
-    report.counts = {"keys": len(planned) + len(small), "unchanged": len(planned) - len(todo),
+    report.counts = {"keys": len(planned) + len(small), "unchanged": len(planned) - len(todo) - len(errors),
                      "regenerated": len(todo) - len(skipped), "published": len(published), "failed": len(failed),
                      "skipped": len(skipped), "fits_budget": len(small), "archived": archived}
+    report.errors = [p.error for p in errors]
     report.details = {"published": [dict(p.key, summary_id=published[id(p)]) for p in todo if id(p) in published],
                       "failed": [_failure(p) for p in failed], "skipped": [p.skipped() for p in skipped],
                       "fallbacks": [dict(p.key, reason=p.result.fallback) for p in todo

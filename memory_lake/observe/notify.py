@@ -46,6 +46,11 @@ def run_payload(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]],
     body = {"run_id": run_id, "kind": kind, "as_of": iso(as_of), "outcome": outcome,
             "counts": {s["name"]: s["counts"] for s in steps},
             "alerts": alerts, "publish_version": publish.get("version"), "report": report}
+    errors = [e for s in steps for e in s.get("errors") or []]
+    if errors:  # a degraded run: the step, the scope and the error's kind (its message may quote data)
+        body["step_errors"] = [{"step": e["step"], **{k: e.get(k) for k in ("tenant", "agent_id", "user_id",
+                                                                            "session_id")},
+                                "error": e["error"].split(":", 1)[0]} for e in errors]
     if error is not None:
         body["failed_step"] = getattr(error, "failed_step", None)
         body["error"] = type(error).__name__  # the message may quote data: only the error's kind leaves

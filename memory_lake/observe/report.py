@@ -182,6 +182,15 @@ def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None =
         steps_html = f"<h3>{title}</h3>" + _table(["step", ("duration", "num"), "summary"], rows)
     else:
         steps_html = '<p class="muted">No steps recorded.</p>'
+    errors = [error for step in steps for error in step.get("errors") or []]
+    if errors:  # a degraded run: what it skipped, where, why, and where the traceback is
+        rows = [[_e(e.get("step", "")), _e("/".join(str(e[k]) for k in ("tenant", "agent_id", "user_id")
+                                                  if e.get(k) is not None) or "the whole step"),
+                 _e(e.get("session_id") or ""), _e(e.get("error", "")), f"<code>{_e(e.get('traceback_file') or '')}</code>"]
+                for e in errors]
+        steps_html += ("<h3>Skipped after an error</h3><p>These steps skipped what is listed (it keeps its last "
+                       "published state) and the run went on; the next run tries again.</p>"
+                       + _table(["step", "scope", "session", "error", "traceback"], rows))
     return (
         "<header>"
         f"<h1>memory-lake health — {_e(as_of[:10])}</h1>{facts}{steps_html}"

@@ -87,9 +87,50 @@ def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
 
 
 def run_status(steps: list[dict[str, Any]]) -> str:
-    """ok, or blocked when the publish was blocked by a failed check."""
+    """ok; blocked when the publish was blocked by a failed check; degraded when a step skipped a
+    scope (or itself) because it raised, and the run published the rest."""
     blocked = any(s["name"] in ("publish_export", "publish") and s["details"].get("status") == "blocked" for s in steps)
-    return "blocked" if blocked else "ok"
+    if blocked:
+        return "blocked"
+    return "degraded" if any(s.get("errors") for s in steps) else "ok"
+
+
+# The maintenance steps a run survives: when one raises as a whole (a scope of it that raises the
+# step records itself and goes on), the run records the error (`step_errors`), skips the step for
+# tonight and goes on; the gate still checks what is published, and the run ends degraded. Ingest,
+# staging, the checks, the publish and the report are not among them: a failure there fails the run.
+ISOLATED_STEPS = frozenset({"apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
+                            "snapshot_health"})
+
+
+def skipped_step(name: str, as_of: datetime, run_id: str, exc: Exception) -> dict[str, Any]:
+    """The dict of an isolated step that raised: no counts, the error (with its traceback)."""
+    from ..store import StepReport, step_error
+
+    report = StepReport(name, as_of, run_id, details={"skipped": "the step raised; tonight it did nothing"})
+    report.errors = [step_error(name, exc)]
+    return {**report.as_dict(), "duration_s": 0.0}
+
+
+def record_step_errors(lake, run_id: str, as_of: datetime, step: dict[str, Any]) -> None:
+    """Write a step's errors to `step_errors`, each traceback to a file under the lake
+    (``logs/step-errors/<run_id>/<step>-<n>.txt``); in the step dict the traceback becomes that path."""
+    errors = step.get("errors") or []
+    if not errors:
+        return
+    folder = lake.root / "logs" / "step-errors" / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n, error in enumerate(errors, 1):
+        path = folder / f"{error['step']}-{n}.txt"
+        if "traceback" in error:
+            path.write_text(error.pop("traceback"), encoding="utf-8")
+            error["traceback_file"] = str(path.relative_to(lake.root))
+        rows.append([run_id, as_of, error["step"], error.get("tenant"), error.get("agent_id"), error.get("user_id"),
+                     error.get("session_id"), error.get("item"), error["error"], error.get("traceback_file")])
+    with lake.writer(purpose="record step errors") as con:
+        con.execute("DELETE FROM step_errors WHERE run_id = ? AND step = ?", [run_id, step["name"]])
+        con.executemany("INSERT INTO step_errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]] | None = None,
@@ -113,7 +154,8 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
         publish = last_publish(lake)
     run = {"run_id": run_id, "status": run_status(steps) if steps else "ok",
            "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
-           "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"]} for s in steps]}
+           "steps": [{"name": s["name"], "duration_s": s.get("duration_s"), "summary": s["summary"],
+                      **({"errors": s["errors"]} if s.get("errors") else {})} for s in steps]}
     if not steps:
         # rendered outside a run (`memory-lake report`): the page of that day would lose the
         # nightly's steps; it shows the latest run's steps, saying whose they are
@@ -196,6 +238,9 @@ def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[s
                "status": "failed" if error is not None else run_status(steps),
                "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
                "steps": {s["name"]: {"counts": s["counts"], "summary": s["summary"]} for s in steps}}
+    errors = [e for s in steps for e in s.get("errors") or []]
+    if errors:  # what a degraded run skipped: step, scope, error, traceback file
+        summary["errors"] = [{k: v for k, v in e.items() if k != "traceback"} for e in errors]
     if error is not None:
         summary["failed_step"] = getattr(error, "failed_step", None)
         message = (str(error).strip().splitlines() or [""])[0]
@@ -348,7 +393,7 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
     row and a compaction a forget still owes. Returns the run summary (status ok or blocked);
     raises RunFailed (recorded, staging removed, CURRENT untouched) when a step fails."""
     from ..maintain import compact_database
-    from ..store import DEFAULT_WRITE_WAIT_S, crash_point
+    from ..store import DEFAULT_WRITE_WAIT_S, LakeBusy, crash_point
 
     reports = str(reports_dir) if reports_dir else None
     run_id = lake.new_run_id("nightly", as_of)
@@ -357,7 +402,13 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
         done: dict[str, dict[str, Any]] = {}
         try:
             for step in NIGHTLY_STEPS:
-                done[step.name] = call(step, run_id, dict(done))
+                try:
+                    done[step.name] = call(step, run_id, dict(done))
+                except Exception as exc:
+                    if step.name not in ISOLATED_STEPS or isinstance(exc, LakeBusy):
+                        raise
+                    done[step.name] = skipped_step(step.name, as_of, run_id, exc)
+                record_step_errors(lake, run_id, as_of, done[step.name])
                 crash_point(f"after:{step.name}")  # crash-safety tests kill the run here
         except Exception as exc:
             # a failed run is recorded too (status failed, the step and the error), CURRENT untouched,
@@ -386,8 +437,9 @@ def lake_for_run(lake_dir: str | os.PathLike | None, policy: dict | None = None)
 
 
 def run_digest(lake, summary: dict[str, Any]) -> dict[str, Any]:
-    """What an orchestrator shows of a run: a Markdown headline with the alerts and failed checks,
-    a table of per-step counts, and the report's path."""
+    """What an orchestrator shows of a run: a Markdown headline with the alerts, failed checks and
+    step errors, a table of per-step counts, and the report's path."""
+    from ..store import describe_error
     publish = summary.get("publish") or {}
     status = summary["status"]
     if status == "failed":
@@ -397,12 +449,17 @@ def run_digest(lake, summary: dict[str, Any]) -> dict[str, Any]:
     else:
         what = {"published": f"published {publish.get('version')}",
                 "unchanged": f"nothing changed since {publish.get('current')}"}.get(publish.get("status"), "done")
-        headline = f"nightly {summary['run_id']} ok: {what}"
+        headline = f"nightly {summary['run_id']} {status if status == 'ok' else status.upper()}: {what}"
+        if status == "degraded":
+            headline += f"; {len(summary.get('errors') or [])} skipped after an error (see Step errors)"
     health = latest_health(lake)
     alerts = (health or {}).get("overall") or {}
     alerts = alerts.get("alerts") or [] if alerts else []
     lines = [f"# {headline}", "", f"as_of {summary['as_of']}, {summary['duration_s']} s", "", "## Failed checks", ""]
     lines += [f"- {name}" for name in publish.get("failed") or []] or ["none"]
+    lines += ["", "## Step errors", ""]
+    lines += [f"- {error['step']}, {describe_error(error)} (traceback: {error.get('traceback_file')})"
+              for error in summary.get("errors") or []] or ["none"]
     lines += ["", "## Alerts", ""]
     lines += [f"- [{a['level']}] {a['message']} - {a['action']}" for a in alerts] or ["none"]
     table = [{"step": name, "summary": step["summary"],

@@ -477,6 +477,24 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        14,
+        "step errors: a scope a maintenance step skipped because it raised (the run ends degraded)",
+        """
+        CREATE TABLE step_errors (
+            run_id VARCHAR NOT NULL,
+            as_of TIMESTAMP NOT NULL,
+            step VARCHAR NOT NULL,            -- summarize, extract_entities, dedup ...
+            tenant VARCHAR,                   -- the scope skipped (NULL: the whole step)
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            session_id VARCHAR,
+            item VARCHAR,                     -- what within it, when narrower (a summary key)
+            error VARCHAR NOT NULL,           -- the exception, one line
+            traceback_file VARCHAR            -- under the lake: logs/step-errors/<run_id>/...
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -28,15 +28,51 @@ class StepReport:
     details: dict[str, Any] = field(default_factory=dict)
     # how a count reads in the summary when its key alone would mislead ("missing": "missing before")
     labels: dict[str, str] = field(default_factory=dict)
+    # what the step skipped because it raised (a scope, a summary key): `step_error` entries; the
+    # run records them (`step_errors`) and ends degraded instead of failed
+    errors: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def summary(self) -> str:
-        return ", ".join(f"{v} {_counted(v, self.labels.get(k, k.replace('_', ' ')))}"
+        text = ", ".join(f"{v} {_counted(v, self.labels.get(k, k.replace('_', ' ')))}"
                          for k, v in self.counts.items()) or "nothing to do"
+        if self.errors:
+            text += f"; {len(self.errors)} skipped after an error ({describe_error(self.errors[0])}" + \
+                    (f" and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ")")
+        return text
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "as_of": iso(self.as_of), "run_id": self.run_id, "counts": self.counts,
-                "details": self.details, "summary": self.summary}
+        out = {"name": self.name, "as_of": iso(self.as_of), "run_id": self.run_id, "counts": self.counts,
+               "details": self.details, "summary": self.summary}
+        if self.errors:
+            out["errors"] = self.errors
+        return out
+
+
+SCOPE_FIELDS = ("tenant", "agent_id", "user_id", "session_id")
+
+
+def step_error(step: str, exc: BaseException, item: str | None = None, **scope: Any) -> dict[str, Any]:
+    """What a step records when one scope (or one item of it) raised, instead of failing the run:
+    the step, the scope (tenant, agent_id, user_id, session_id; None where not known), the item, the
+    error as one line and its traceback."""
+    import traceback
+
+    message = (str(exc).strip().splitlines() or [""])[0][:500]
+    return {"step": step, **{k: scope.get(k) for k in SCOPE_FIELDS}, "item": item,
+            "error": f"{type(exc).__name__}: {message}" if message else type(exc).__name__,
+            "traceback": "".join(traceback.format_exception(exc))}
+
+
+def describe_error(error: dict[str, Any]) -> str:
+    """``scope acme/bot/u1 session s1: OverflowError: ...`` (or ``the whole step: ...``)."""
+    scope = "/".join(str(error[k]) for k in ("tenant", "agent_id", "user_id") if error.get(k) is not None)
+    where = f"scope {scope}" if scope else "the whole step"
+    if error.get("session_id"):
+        where += f" session {error['session_id']}"
+    if error.get("item"):
+        where += f" ({error['item']})"
+    return f"{where}: {error['error']}"
 
 
 _SINGULAR = {"memories": "memory", "summaries": "summary", "entities": "entity", "copies": "copy"}

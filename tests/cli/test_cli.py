@@ -318,6 +318,7 @@ def test_unknown_tenants_scopes_and_ids_are_errors_that_suggest(capsys, tmp_path
     assert not list((Path(lake) / "inbox").glob("*.jsonl")) and not list((Path(lake) / "inbox" / "decisions").glob("*"))
 
 
+@pytest.mark.models
 def test_known_names_still_work(capsys, tmp_path):
     lake = scoped_lake(capsys, tmp_path)
     code, out, _ = run(capsys, "--lake", lake, "--json", "restore", "pref-2")
@@ -442,6 +443,7 @@ def test_markup_in_content_is_printed_as_it_is(capsys, tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------- issue 11.10: progress on stderr
+@pytest.mark.models
 def test_ingest_and_index_report_progress_on_stderr_never_stdout(capsys, tmp_path):
     lake = new_lake(tmp_path)
     for n in range(3):

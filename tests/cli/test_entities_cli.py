@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memory_lake import Lake
 from memory_lake.maintain.entities import extract_entities
 
@@ -75,6 +77,7 @@ def test_entities_empty_scopes_say_why(capsys, tmp_path):
     assert code == 2 and err.startswith("error: unknown tenant 'acmee'") and "acme" in err
 
 
+@pytest.mark.models
 def test_context_json_and_markdown(capsys, tmp_path):
     lake = lake_with_alice(tmp_path)
     code, out, err = run(capsys, "--lake", lake, "context", "Where does Alice live?", "--tenant", "acme",
@@ -93,6 +96,7 @@ def test_context_json_and_markdown(capsys, tmp_path):
     assert "## Known entities" in out and err.strip().endswith("of 2000 tokens")
 
 
+@pytest.mark.models
 def test_context_errors_are_one_line(capsys, tmp_path):
     lake = lake_with_alice(tmp_path)
     code, _, err = run(capsys, "--lake", lake, "context", "x", "--tenant", "acme", "--max-tokens", "0")
@@ -104,6 +108,7 @@ def test_context_errors_are_one_line(capsys, tmp_path):
     assert json.loads(out)["notes"] == []
 
 
+@pytest.mark.models
 def test_a_fact_superseded_by_a_memory_it_contradicts_is_shown_as_disputed(tmp_path, capsys):
     """A stranger saw entities call "$600" the current budget, superseding "$500", while the conflict
     queue held the two memories as an open contradiction for a user to decide: two answers about one

@@ -65,6 +65,7 @@ def test_json_lines_source_with_bad_lines_skips_and_names_them(tmp_path, capsys)
                            "line 6: no string field 'content'")
 
 
+@pytest.mark.models
 def test_failing_summary_exits_1_and_lists_what_failed(tmp_path, capsys):
     (tmp_path / "source.txt").write_text("\n".join(SOURCE_EN), encoding="utf-8")
     summary = SUMMARY_EN.replace("- Bob needs to write the rollback plan by Friday.\n", "")

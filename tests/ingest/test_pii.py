@@ -32,6 +32,8 @@ from memory_lake import Lake
 from memory_lake.store.clock import resolve_as_of
 from memory_lake.demo.generator import generate_demo
 
+pytestmark = pytest.mark.models  # its lakes are built and searched with the embedding models
+
 AS_OF = resolve_as_of("2026-11-30T00:00:00Z")
 
 

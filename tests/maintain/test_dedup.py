@@ -16,6 +16,7 @@ from ..conftest import AS_OF, rows, write_jsonl
 PAIRS = json.loads((Path(__file__).parents[1] / "data" / "dedup_pairs.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.models
 def test_the_labelled_pairs(lake, tmp_path):
     """Each pair in its own scope, real MiniLM embeddings: precision >= 0.98, recall >= 0.90, and
     not one contradiction merged (they are filed for a person instead)."""
@@ -399,6 +400,7 @@ def test_an_identifier_is_not_a_value(a, b, why):
     assert (contradiction(a, b), contradiction(b, a)) == (why, why)
 
 
+@pytest.mark.models
 def test_identifiers_are_kept_apart_and_changed_values_are_queued(lake, tmp_path):
     """Issue 11.2, each pair in its own scope with real embeddings: nothing merges; only the
     changed values go to the conflict queue as contradictions."""
@@ -569,6 +571,7 @@ def test_unmerge_keeps_a_memory_with_an_open_conflict_conflicted(lake, tmp_path)
     assert lake.resolve_conflict(a1_conflict, "lake", as_of=AS_OF)["status"] == "active"
 
 
+@pytest.mark.models
 def test_a_letter_for_a_letter_is_a_changed_value(lake, tmp_path):
     """Observed on the old blind set after issue 17: "blood type is O positive" / "A positive" (and
     血型是O型 / A型) merged, because "a" is a stop word and the models put O and A close. A capital

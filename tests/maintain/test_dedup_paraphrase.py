@@ -94,11 +94,13 @@ def test_a_one_word_paraphrase_is_a_rewording(judge, a, b):
     assert (contradiction(a, b, judge), contradiction(b, a, judge)) == (None, None)
 
 
+@pytest.mark.models
 @pytest.mark.parametrize(("a", "b"), TOO_FAR)
 def test_a_paraphrase_the_models_cannot_tell_from_a_changed_fact_stays_apart(judge, a, b):
     assert (contradiction(a, b, judge), contradiction(b, a, judge)) == (CHANGED_VALUE, CHANGED_VALUE)
 
 
+@pytest.mark.models
 @pytest.mark.parametrize(("a", "b", "why"), KEPT_APART)
 def test_a_hard_signal_or_a_distant_replacement_keeps_a_pair_apart(judge, a, b, why):
     swapped = {"swap tom/anna": "swap anna/tom"}
@@ -116,6 +118,7 @@ def test_without_a_model_the_dictionaries_still_explain_a_synonym():
     assert contradiction("User likes jazz", "User likes jazz and plays guitar in a band every weekend") == CHANGED_VALUE
 
 
+@pytest.mark.models
 def test_the_judge_uses_only_the_models_covering_the_language(judge):
     # Chinese: USE alone (MiniLM does not cover it); English: the mean of MiniLM and USE
     zh = judge.cosine("年会在杭州举行", "年会在杭州举办")
@@ -127,6 +130,7 @@ def test_the_judge_uses_only_the_models_covering_the_language(judge):
     assert judge.cosine("ሰላም ለዓለም", "ሰላም ለሁሉም") is None  # Ethiopic: no model covers it
 
 
+@pytest.mark.models
 def test_the_nightly_dedup_merges_paraphrases_in_both_languages_and_files_contradictions(lake, tmp_path):
     records = []
     for n, (a, b) in enumerate(PARAPHRASES + [(a, b) for a, b, _ in KEPT_APART]):

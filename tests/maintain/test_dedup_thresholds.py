@@ -87,6 +87,7 @@ def scores(lake, **dedup_overrides) -> dict[str, float]:
             for row in plan(lake, **dedup_overrides).merges.iter_rows(named=True)}
 
 
+@pytest.mark.models
 def test_the_pairs_sit_where_the_thresholds_decide(pairs_lake):
     """The premise of the tests below, measured: each pair's cosine (MiniLM) and, for the pairs
     the near pass finds at all (MinHash LSH buckets), the Jaccard of their 3-gram sets. The
@@ -151,6 +152,7 @@ TYPES_AND_TAGS = {
 }
 
 
+@pytest.mark.models
 def test_the_semantic_pass_needs_a_shared_type_or_tag(lake, tmp_path):
     records = []
     for name, ((type_a, tags_a), (type_b, tags_b), _) in TYPES_AND_TAGS.items():

@@ -157,6 +157,7 @@ def _inject(summary: str, old: str | None, new: str) -> str:
     return summary.replace(old, new)
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("kind,old,new", INJECTIONS_EN, ids=[i[0] for i in INJECTIONS_EN])
 def test_english_injection_drops_accuracy_and_names_the_statement(kind, old, new):
     score = evaluate_summary(SOURCE_EN, _inject(SUMMARY_EN, old, new))
@@ -173,6 +174,7 @@ def test_chinese_injection_drops_accuracy_and_names_the_statement(kind, old, new
     assert "accuracy" in score.failed and not score.passed
 
 
+@pytest.mark.models
 def test_english_deleted_facts_drop_retention_and_are_listed():
     summary = SUMMARY_EN.replace("- Latency dropped from 850 ms to 320 ms after the cache change (Carol).\n", "")
     summary = summary.replace("- Bob needs to write the rollback plan by Friday.\n", "")
@@ -277,6 +279,7 @@ def test_numbers_with_multiplier_suffixes_are_one_value():
         "2026-04-08 月薪38k，年终奖2个月。"]
 
 
+@pytest.mark.models
 def test_a_value_tied_to_another_word_is_not_supported():
     # two values swapped between the words they count: every value occurs in the sentence, but not
     # with the word the statement ties it to

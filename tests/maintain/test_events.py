@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+import pytest
+
 from memory_lake.maintain.events import apply_events
 
 from ..conftest import AS_OF, rows, write_jsonl
@@ -99,6 +101,7 @@ def test_events_dated_after_as_of_wait_for_a_later_run(lake, tmp_path):
         {"id": "m2", "access_count": 1, "last_accessed_at": datetime(2026, 12, 3, 6, 8, 51)}]
 
 
+@pytest.mark.models
 def test_events_touch_only_their_own_tenant(lake, tmp_path):
     lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
         {"id": "a1", "tenant": "A", "content": "tenant A plans the launch", "created_at": "2026-11-01T00:00:00Z"},

@@ -113,6 +113,7 @@ def test_every_store_holding_text_is_registered():
     assert file_scrubbers() == ["raw", "events", "exports", "reports"]
 
 
+@pytest.mark.models
 def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
     reports = build_lake(lake, tmp_path)
     # the check below is not vacuous: before the forget the text is in all of these
@@ -357,6 +358,7 @@ def test_forget_memories_tombstones_and_scrubs(lake, tmp_path):
                                as_of=when, run_id="run-2") == 0
 
 
+@pytest.mark.models
 def test_a_forget_line_in_a_snapshot_reaches_the_files_too(lake, tmp_path):
     reports = build_lake(lake, tmp_path)
     write_jsonl(lake.inbox / "20261201-forget.jsonl", [

@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
+import pytest
+
 from memory_lake import Lake
 from memory_lake.maintain import compress_conversation, evaluate_summary, forget, summarize
 from memory_lake.maintain.summaries import Source, classify, is_chatter, summarize_extractive
@@ -151,6 +153,7 @@ def test_nightly_publishes_once_then_regenerates_nothing_on_unchanged_sources(la
     assert exported["id"].to_list() == [summary["id"]]
 
 
+@pytest.mark.models
 def test_a_failing_summary_is_not_published_the_previous_stays_and_the_report_shows_why(lake, tmp_path):
     lake.ingest([write_jsonl(tmp_path / "a.jsonl", _turn_memories())], as_of=AS_OF)
     summarize(lake, AS_OF)
@@ -202,6 +205,7 @@ def test_forgetting_a_source_forgets_its_summaries_everywhere_and_the_next_run_s
     assert "rotate the warehouse" not in rows(lake, "SELECT content FROM memories WHERE id = ?", [fresh["id"]])[0]["content"]
 
 
+@pytest.mark.models
 def test_demo_summaries_pass_and_dense_scopes_are_skipped_with_the_reason(tmp_path):
     """Acceptance on the demo data, as the nightly run meets it (ingest, tiers, dedup, summarize):
     the two long support conversations (English and Chinese sessions) are summarised and pass all
@@ -253,6 +257,7 @@ def test_demo_summaries_pass_and_dense_scopes_are_skipped_with_the_reason(tmp_pa
     assert "- 主管决定退还启航科技11月的租金860元。" in chinese and "再见" not in chinese
 
 
+@pytest.mark.models
 def test_a_chatty_source_squeezed_into_too_small_a_budget_fails_and_is_reported(lake, tmp_path):
     """The skip rule does not hide failures: a chatty conversation (whose key facts would fit the
     default budget) made to fit --max-tokens 60 is attempted, fails retention and says what it lost."""

@@ -172,6 +172,7 @@ def test_long_term_dormant_and_woken_by_use(lake, tmp_path, idle, dormant):
             {"rule": "wake_on_use", "from_status": "dormant", "to_status": "active"}]
 
 
+@pytest.mark.models
 def test_an_include_inactive_search_shows_a_dormant_memory_without_waking_it(lake, tmp_path):
     from memory_lake.search.query import search
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
+
 from memory_lake.maintain.events import apply_events
 from memory_lake.observe.health import NO_LOG_NOTE, compute_health, latest_health, snapshot_health
 
@@ -185,6 +187,7 @@ def test_an_empty_lake_has_a_health_snapshot(lake):
     assert overall["hit_rate"] == {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE}
 
 
+@pytest.mark.models
 def test_imported_history_that_goes_dormant_is_counted_not_hidden(lake, tmp_path, capsys):
     """History imported with old dates: never used for 180 days, every long-term memory goes dormant
     on the first nightly run. The dashboard counts live memories only; it says how many rest, per

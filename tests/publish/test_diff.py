@@ -8,12 +8,16 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from memory_lake.demo import DEMO_AS_OF
 from memory_lake.observe.runs import run_nightly_steps
 from memory_lake.publish import publish
 from memory_lake.store import Policy
 
 from ..conftest import AS_OF, rows, write_jsonl
+
+pytestmark = pytest.mark.models  # its lakes are built and searched with the embedding models
 
 
 def published(lake, version: str = "v1") -> tuple[int, int]:

@@ -50,6 +50,7 @@ def fill(lake, tmp_path, texts, user="u1"):
     extract_entities(lake, AS_OF)
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("texts,query", [(EN, "Who owns the billing service?"), (ZH, "计费系统谁负责")],
                          ids=["english", "chinese"])
 @pytest.mark.parametrize("budget", [200, 500, 2000])
@@ -79,6 +80,7 @@ def test_the_pack_stays_within_its_budget_and_drops_from_the_bottom(lake, tmp_pa
         assert "recent" not in names
 
 
+@pytest.mark.models
 def test_important_lines_are_never_dropped_while_a_recent_one_stays(lake, tmp_path):
     fill(lake, tmp_path, EN)
     for budget in range(40, 1400, 60):
@@ -89,6 +91,7 @@ def test_important_lines_are_never_dropped_while_a_recent_one_stays(lake, tmp_pa
             assert kept.get("important") == 6 and kept.get("summary") == 1
 
 
+@pytest.mark.models
 def test_a_small_pack_whole(lake, tmp_path):
     lake.ingest([write_jsonl(tmp_path / "a.jsonl", [
         {"id": "pin", "tenant": "acme", "user_id": "u1", "tier": "important", "type": "fact",
@@ -114,6 +117,7 @@ def test_a_small_pack_whole(lake, tmp_path):
     assert (pack.tokens, pack.max_tokens, pack.dropped, pack.notes) == (count_tokens(pack.markdown), 2000, 0, [])
 
 
+@pytest.mark.models
 def test_disputed_memories_are_marked_and_shown_with_their_other_side(lake, tmp_path):
     base = {"tenant": "acme", "agent_id": "bot", "user_id": "u1", "type": "preference", "tier": "short_term"}
     lake.ingest([write_jsonl(tmp_path / "a.jsonl", [
@@ -139,6 +143,7 @@ def test_disputed_memories_are_marked_and_shown_with_their_other_side(lake, tmp_
     assert sum(line.startswith("- 2026-11-2") for line in small.markdown.splitlines()) == 8
 
 
+@pytest.mark.models
 def test_the_pack_reads_the_published_version_while_another_process_holds_the_lake(lake, tmp_path):
     fill(lake, tmp_path, EN)
     publish(lake, AS_OF)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from memory_lake.search.embeddings import PACKAGED_MODEL
 from memory_lake.search.providers import USE_MODEL
 from memory_lake.search.indexing import index
@@ -12,6 +14,7 @@ from memory_lake.store.policy import Policy
 from ..conftest import AS_OF, rows, write_jsonl
 
 
+@pytest.mark.models
 def test_once_per_content_hash_by_the_models_covering_its_language_then_nothing_then_lazily(lake, tmp_path):
     lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
         {"id": "a", "tenant": "t", "content": "User prefers dark mode"},
@@ -56,6 +59,7 @@ def test_once_per_content_hash_by_the_models_covering_its_language_then_nothing_
                       "WHERE m.id = 'c' AND e.model = 'all-MiniLM-L6-v2'") == [{"d": 384}]
 
 
+@pytest.mark.models
 def test_the_index_embeds_only_what_is_missing_in_batches(lake, tmp_path):
     from memory_lake.search import embeddings
 
@@ -90,6 +94,7 @@ def test_no_model_degrades_with_a_note(lake, tmp_path):
     assert "switched off" in report.details["note"]
 
 
+@pytest.mark.models
 def test_forget_removes_vectors_and_postings_no_other_memory_shares_live_and_exported(lake, tmp_path):
     import duckdb
 

@@ -111,6 +111,7 @@ def test_dataset_is_well_formed(dataset):
 
 
 # ------------------------------------------------------------------ retrieval quality
+@pytest.mark.models
 def test_keyword_recall_at_5(measured):
     kw = measured["keyword"]
     assert kw["recall"] >= KEYWORD_RECALL_MIN, (

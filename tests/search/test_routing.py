@@ -28,6 +28,7 @@ def mixed(lake, tmp_path):
     return lake
 
 
+@pytest.mark.models
 def test_each_memory_has_vectors_from_the_models_covering_its_language(mixed):
     table = rows(mixed, "SELECT m.id, e.model, len(e.vector) > 0 AS embedded FROM memories m "
                         "JOIN embeddings e ON e.text_hash = m.content_hash ORDER BY m.id, e.model")
@@ -43,6 +44,7 @@ def test_each_memory_has_vectors_from_the_models_covering_its_language(mixed):
     ]
 
 
+@pytest.mark.models
 def test_a_chinese_query_finds_an_english_memory_through_the_multilingual_model(mixed):
     found = search(mixed, "十二月假期期间禁止部署生产环境", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
     assert found.mode_used == "semantic"
@@ -57,6 +59,7 @@ def test_a_chinese_query_finds_an_english_memory_through_the_multilingual_model(
                            "query's language (100% unknown tokens))"]
 
 
+@pytest.mark.models
 def test_an_english_query_scores_english_memories_with_minilm_and_chinese_ones_with_use(mixed):
     found = search(mixed, "dentist appointment", tenant="acme", mode="semantic", as_of=AS_OF, explain=True)
     by_id = {r.id: r.parts["model"] for r in found}
@@ -70,6 +73,7 @@ def test_an_english_query_scores_english_memories_with_minilm_and_chinese_ones_w
     assert [r.id for r in english][:1] == ["en-coffee"] and english[0].parts["model"] == PACKAGED_MODEL
 
 
+@pytest.mark.models
 def test_a_query_in_a_language_no_model_covers_says_so_instead_of_returning_noise(mixed):
     found = search(mixed, "ሰላም እንዴት ነህ ዛሬ", tenant="acme", mode="semantic", as_of=AS_OF)
     assert (found.mode_used, list(found)) == ("keyword", [])
@@ -77,6 +81,7 @@ def test_a_query_in_a_language_no_model_covers_says_so_instead_of_returning_nois
                               f"{USE_MODEL}: 100% unknown tokens); its semantic weight moved to keyword")
 
 
+@pytest.mark.models
 def test_switching_the_multilingual_model_off_keeps_the_old_behaviour(mixed):
     mixed.policy = mixed.policy.with_overrides({"search": {"multilingual_model": "none"}})
     found = search(mixed, "十二月假期期间禁止部署生产环境", tenant="acme", as_of=AS_OF)
@@ -84,6 +89,7 @@ def test_switching_the_multilingual_model_off_keeps_the_old_behaviour(mixed):
                               "its semantic weight moved to keyword")
 
 
+@pytest.mark.models
 def test_a_model_does_not_cover_a_script_it_was_not_trained_on_whatever_its_tokenizer_knows(lake, tmp_path):
     """A stranger's lake: MiniLM's WordPiece has a piece for most common Chinese characters, so
     小明住在上海 came out at 28 % unknown and got a MiniLM vector while 小明住在杭州 (43 %) did not,
@@ -111,6 +117,7 @@ def test_a_model_does_not_cover_a_script_it_was_not_trained_on_whatever_its_toke
                               f"{USE_MODEL}: 100% unknown tokens); its semantic weight moved to keyword")
 
 
+@pytest.mark.models
 def test_an_index_run_empties_the_vectors_a_model_holds_for_a_script_it_does_not_read(lake, tmp_path):
     """A lake indexed before the script check holds MiniLM vectors of short Chinese texts; the next
     index run empties them (keeping the share), touches nothing else, and the run after finds none."""

@@ -101,6 +101,7 @@ def test_ties_sort_by_id_and_limit_cuts(lake, tmp_path):
         search(lake, "widget", tenant="acme", limit=0)
 
 
+@pytest.mark.models
 def test_chinese_queries(lake, tmp_path):
     _ingest(lake, tmp_path, [
         SCOPE | {"id": "z1", "content": "用户喜欢喝咖啡"},
@@ -127,6 +128,7 @@ def test_chinese_queries(lake, tmp_path):
                            "its semantic weight moved to keyword"]
 
 
+@pytest.mark.models
 def test_scope_isolation(lake, tmp_path):
     _ingest(lake, tmp_path, [
         {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "id": "a1", "content": "Quarterly budget review"},
@@ -147,6 +149,7 @@ def test_scope_isolation(lake, tmp_path):
         search(lake, "budget", tenant="")
 
 
+@pytest.mark.models
 def test_filters(lake, tmp_path):
     _english(lake, tmp_path)
     ids = lambda query="dark", **kw: [r.id for r in search(lake, query, tenant="acme", as_of=AS_OF, **kw)]  # noqa: E731
@@ -181,6 +184,7 @@ def test_bad_input_is_an_input_error(lake, tmp_path):
     assert not list(lake.events.glob("searches-*"))  # a refused search is not logged
 
 
+@pytest.mark.models
 def test_inactive_and_merged_are_excluded_unless_asked(lake, tmp_path):
     _ingest(lake, tmp_path, [
         SCOPE | {"id": "live", "content": "Invoice template v2"},
@@ -200,6 +204,7 @@ def test_inactive_and_merged_are_excluded_unless_asked(lake, tmp_path):
     assert [r["status"] for r in found.as_dict()["results"]] == ["conflicted", "active", "archived", "dormant", "active"]
 
 
+@pytest.mark.models
 def test_semantic_and_hybrid_need_the_index_and_say_so(lake, tmp_path):
     _english(lake, tmp_path)
     for mode in ("semantic", "hybrid", "HYBRID"):
@@ -233,6 +238,7 @@ def test_no_model_degrades_to_keyword_and_says_so(tmp_path):
     assert found.notes == [NOTE_NO_INDEX]
 
 
+@pytest.mark.models
 def test_default_mode_is_hybrid(lake, tmp_path):
     _english(lake, tmp_path)
     assert search(lake, "coffee", tenant="acme", as_of=AS_OF).mode_used == "hybrid"
@@ -253,6 +259,7 @@ def test_empty_queries_and_no_matches(lake, tmp_path):
         ("  ", [], False), ("the and of, was!", [], False), ("kubernetes", [], False)]
 
 
+@pytest.mark.models
 def test_each_search_appends_one_log_line(lake, tmp_path):
     _english(lake, tmp_path)
     first = search(lake, "dark mode", tenant="acme", agent="bot", mode="semantic", as_of="2026-11-30T08:15:00Z",
@@ -281,12 +288,14 @@ def test_each_search_appends_one_log_line(lake, tmp_path):
     assert (lake.events / "searches-2026-11-30.jsonl").read_bytes().endswith(b"}\n")
 
 
+@pytest.mark.models
 def test_many_searches_append_whole_lines(lake, tmp_path):
     _english(lake, tmp_path)
     ids = [search(lake, "dark", tenant="acme", as_of=AS_OF).search_id for _ in range(5)]
     assert [line["search_id"] for line in _log_lines(lake)] == ids
 
 
+@pytest.mark.models
 def test_query_pii_is_redacted_before_logging_and_matches_placeholders(lake, tmp_path):
     _ingest(lake, tmp_path, [
         SCOPE | {"id": "p1", "content": "Alice's phone is 13812345678"},
@@ -367,6 +376,7 @@ UNRELATED = ["Deploy the billing service on Friday", "Dentist appointment next T
              "Uses Python 3.12 for the data pipeline", "Weekly sync with the sales team on Mondays"]
 
 
+@pytest.mark.models
 def test_a_word_most_memories_hold_admits_no_memory_alone(lake, tmp_path):
     """A stranger asked "where does the user live" and got 9 of 10 memories: every one says "User".
     With a cosine to judge by, a word more than half the scope holds still scores but admits no
@@ -384,6 +394,7 @@ def test_a_word_most_memories_hold_admits_no_memory_alone(lake, tmp_path):
     assert len(search(lake, "user", tenant="acme", mode="keyword", as_of=AS_OF).results) == 6
 
 
+@pytest.mark.models
 def test_nothing_relevant_gives_no_results_and_says_why(lake, tmp_path):
     """11.12: "dark mode" over eight unrelated memories returned all eight at ~0.27 (hybrid)."""
     _ingest(lake, tmp_path, [SCOPE | {"id": f"u{i}", "content": c} for i, c in enumerate(UNRELATED, 1)])
@@ -448,6 +459,7 @@ def test_both_sides_of_a_contradiction_carry_the_marker(lake, tmp_path):
         False, False, False]
 
 
+@pytest.mark.models
 def test_a_conflicted_memory_is_marked_without_a_partner(lake, tmp_path):
     _ingest(lake, tmp_path, [SCOPE | {"id": "both", "content": "Invoice template disputed", "status": "conflicted"},
                              SCOPE | {"id": "live", "content": "Invoice template v2"}])
@@ -534,6 +546,7 @@ def test_human_output_with_derived_ids_at_80_columns_prints_one_block_per_result
     assert any(line.split()[:1] == [memory_id] and "用户住在杭州" in line for line in out.splitlines())
 
 
+@pytest.mark.models
 def test_human_output_explains_scores_and_says_why_nothing_matched(lake, tmp_path, capsys, monkeypatch):
     _english(lake, tmp_path)
     lake.index(as_of=AS_OF)

@@ -20,6 +20,7 @@ def scoped(lake, tmp_path):
     return lake
 
 
+@pytest.mark.models
 def test_lake_search_with_an_unknown_tenant_raises(scoped):
     with pytest.raises(InputError) as caught:
         scoped.search("tea", tenant="nosuch")

@@ -1,0 +1,165 @@
+"""Issue 35.1: a scope that makes a maintenance step raise is recorded, skipped, and the run goes on
+for every other scope; the run publishes the rest and ends degraded (exit 5, a Completed state
+named Degraded under Prefect), and the report, the CLI and the webhook body name the scope."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from memory_lake import Lake
+from memory_lake.cli import main
+from memory_lake.maintain import summaries as summaries_module
+from memory_lake.maintain import summarize
+from memory_lake.maintain.summaries import UNREACHABLE_TOKENS, key_fact_coverage
+from memory_lake.observe import run_nightly_steps
+from memory_lake.observe.notify import run_payload
+
+from ..conftest import AS_OF, rows, write_jsonl
+from ..maintain.conversation import build_conversation
+
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "locomo" / "locomo10.json"
+# no embedding model: the steps under test do not need one, and the test stays in the edit loop
+NO_MODELS = '[search]\nmodel = "none"\nmultilingual_model = "none"\n'
+
+
+def _conversation(tenant: str, user: str) -> list[dict]:
+    """A scope whose short-term memories are a long planning conversation: worth a summary."""
+    return [{"id": f"{tenant}-t{k:02d}", "tenant": tenant, "agent_id": "bot", "user_id": user, "tier": "short_term",
+             "content": t["content"], "created_at": (AS_OF - timedelta(days=12 - k)).isoformat() + "Z"}
+            for k, t in enumerate(build_conversation(turns=12, filler=8))]
+
+
+@pytest.fixture
+def two_tenants(tmp_path) -> Lake:
+    lake = Lake.init(tmp_path / "lake")
+    (lake.root / "memory-lake.toml").write_text(NO_MODELS, encoding="utf-8")
+    write_jsonl(lake.inbox / "a.jsonl", _conversation("acme", "alice") + _conversation("globex", "gina"))
+    return Lake.open(lake.root)
+
+
+def _raise_for(tenant: str, monkeypatch) -> None:
+    """An injected failure: making the summary of `tenant`'s scope raises (a stand-in for text the
+    summariser cannot handle; the real one, fixed, is the LoCoMo test below)."""
+    real = summaries_module.make_summary
+
+    def make_summary(item, policy, max_tokens=None):
+        if item.key["tenant"] == tenant:
+            raise OverflowError("cannot convert float infinity to integer")
+        return real(item, policy, max_tokens)
+
+    monkeypatch.setattr(summaries_module, "make_summary", make_summary)
+
+
+def test_a_scope_whose_summary_raises_is_skipped_and_the_run_publishes_the_rest_degraded(two_tenants, monkeypatch,
+                                                                                          tmp_path):
+    lake = two_tenants
+    _raise_for("globex", monkeypatch)
+    summary = run_nightly_steps(lake, AS_OF, tmp_path / "reports")
+
+    assert summary["status"] == "degraded" and summary["publish"]["status"] == "published"
+    (error,) = summary["errors"]
+    traceback_file = f"logs/step-errors/{summary['run_id']}/summarize-1.txt"
+    assert error == {"step": "summarize", "tenant": "globex", "agent_id": "bot", "user_id": "gina", "session_id": None,
+                     "item": "scope summary", "error": "OverflowError: cannot convert float infinity to integer",
+                     "traceback_file": traceback_file}
+    assert "in make_summary" in (lake.root / traceback_file).read_text(encoding="utf-8")
+    assert rows(lake, "SELECT * EXCLUDE (as_of) FROM step_errors") == [
+        {"run_id": summary["run_id"], "step": "summarize", "tenant": "globex", "agent_id": "bot", "user_id": "gina",
+         "session_id": None, "item": "scope summary", "error": "OverflowError: cannot convert float infinity to integer",
+         "traceback_file": traceback_file}]
+    assert summary["steps"]["summarize"]["summary"] == (
+        "2 keys, 0 unchanged, 1 regenerated, 1 published, 0 failed, 0 skipped, 0 fits budget, 0 archived; "
+        "1 skipped after an error (scope globex/bot/gina (scope summary): OverflowError: cannot convert float "
+        "infinity to integer)")
+    # the other tenant's summary is published; the failed one is not, and is tried again next run
+    published = pl.read_parquet(lake.exports / "CURRENT" / "memories.parquet")
+    assert published.group_by("tenant", "type").len().sort("tenant", "type").rows() == [
+        ("acme", "other", 12), ("acme", "summary", 1), ("globex", "other", 12)]
+    assert rows(lake, "SELECT tenant, status FROM summary_state ORDER BY tenant") == [
+        {"tenant": "acme", "status": "published"}]
+    # the report names the step, the scope and the error, and where the traceback is
+    page = Path(summary["report"]).read_text(encoding="utf-8")
+    assert "Skipped after an error" in page and "globex/bot/gina" in page and traceback_file in page
+    assert "degraded" in page
+    # the webhook body: the outcome and the scope, the error's kind only (a message may quote data)
+    body = run_payload(lake, AS_OF, summary["run_id"], [{"name": n, **s, "details": {}}
+                                                        for n, s in summary["steps"].items()] +
+                       [{"name": "summarize", "counts": {}, "details": {}, "errors": summary["errors"]}])
+    assert body["outcome"] == "degraded" and body["step_errors"] == [
+        {"step": "summarize", "tenant": "globex", "agent_id": "bot", "user_id": "gina", "session_id": None,
+         "error": "OverflowError"}]
+
+    # the next run, with the failure gone, summarises the skipped scope: nothing was lost
+    monkeypatch.undo()
+    again = run_nightly_steps(lake, AS_OF + timedelta(days=1), tmp_path / "reports")
+    assert again["status"] == "ok" and "errors" not in again
+    assert rows(lake, "SELECT tenant, status FROM summary_state ORDER BY tenant") == [
+        {"tenant": "acme", "status": "published"}, {"tenant": "globex", "status": "published"}]
+
+
+def test_a_whole_step_that_raises_is_skipped_and_the_cli_exits_5_naming_it(two_tenants, monkeypatch, capsys):
+    import memory_lake.maintain as maintain
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("entity table unreadable")
+
+    monkeypatch.setattr(maintain, "extract_entities", broken)
+    code = main(["--lake", str(two_tenants.root), "run", "nightly", "--no-prefect", "--as-of", "2026-11-30T00:00:00Z"])
+    out, err = capsys.readouterr()
+    assert code == 5, err
+    assert "run nightly-20261130T000000" in out and "): degraded in" in out
+    assert ("step extract_entities skipped the whole step: RuntimeError: entity table unreadable; the rest of the run "
+            "went on (traceback: logs/step-errors/") in err
+    assert "published v1" in out  # the rest was published
+    assert rows(two_tenants, "SELECT step, tenant, error FROM step_errors") == [
+        {"step": "extract_entities", "tenant": None, "error": "RuntimeError: entity table unreadable"}]
+    assert rows(two_tenants, "SELECT status FROM runs") == [{"status": "degraded"}]
+
+
+def test_a_failure_outside_the_maintenance_steps_still_fails_the_run(two_tenants, monkeypatch):
+    import memory_lake.publish as publish
+
+    def stage_export(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(publish, "stage_export", stage_export)
+    with pytest.raises(Exception, match="failed in step stage_export: RuntimeError: disk full"):
+        run_nightly_steps(two_tenants, AS_OF)
+    assert rows(two_tenants, "SELECT status FROM runs") == [{"status": "failed"}]
+    assert not (two_tenants.exports / "CURRENT").exists()
+
+
+LOCOMO_CRASH = (0, "session_6")  # conversation 0, the session whose turn quotes "Charlotte's Web"
+
+
+def _locomo_session() -> list[str]:
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo is read from {LOCOMO} (../shared/benchmarks/locomo): not here")
+    conversation = json.loads(LOCOMO.read_text(encoding="utf-8"))[LOCOMO_CRASH[0]]["conversation"]
+    return [f"{turn['speaker']}: {turn['text']}" for turn in conversation[LOCOMO_CRASH[1]]]
+
+
+def test_the_locomo_session_that_stopped_every_night_is_skipped_with_the_reason(tmp_path):
+    """Observed: every nightly run failed in summarize with OverflowError (a key fact, the book
+    title, held by no whole sentence cost infinitely many tokens, and math.ceil(inf) raised)."""
+    turns = _locomo_session()
+    coverage = key_fact_coverage(turns)
+    assert coverage.least_tokens(0.9) == UNREACHABLE_TOKENS
+    lake = Lake.init(tmp_path / "lake")
+    (lake.root / "memory-lake.toml").write_text(NO_MODELS + "[summaries]\nmax_tokens = 100\n", encoding="utf-8")
+    lake = Lake.open(lake.root)
+    write_jsonl(lake.inbox / "locomo.jsonl", [
+        {"id": f"conv0-s6-{n:02d}", "tenant": "locomo", "agent_id": "chat", "user_id": "conv-0", "session_id": "session_6",
+         "tier": "short_term", "content": text, "created_at": (AS_OF - timedelta(minutes=60 - n)).isoformat() + "Z"}
+        for n, text in enumerate(turns)])
+    lake.ingest(as_of=AS_OF)
+    report = summarize(lake, AS_OF)
+    assert report.errors == []
+    (skipped,) = [s for s in report.details["skipped"] if s["session_id"] == "session_6"]
+    assert skipped["reason"].startswith("the 16 memories of session session_6 hold key facts that no whole "
+                                        "sentence of them holds")
