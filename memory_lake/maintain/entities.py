@@ -57,7 +57,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ..store import InputError, Policy, StepReport, check_scope, iso, transaction
+from ..store import InputError, Policy, StepReport, check_scope, iso, step_error, transaction
 from .dedup import DIFFERENT, contradiction, near_pairs
 from .forget import register_scrubber
 from .lexicon import common_word, is_chinese_word
@@ -482,7 +482,7 @@ def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id
                               ).fetchone()
         if todo.height == 0 and gone == 0:
             return report
-        mentions = extract_mentions(todo, policy)
+        mentions, todo, report.errors = _mentions_isolated(todo, policy)
         with transaction(con):
             con.execute(f"CREATE OR REPLACE TEMP TABLE entity_stale AS SELECT memory_id FROM entity_extractions "
                         f"WHERE memory_id NOT IN (SELECT id FROM ({_SOURCE}))")
@@ -517,6 +517,28 @@ def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id
             con.execute("DROP TABLE entity_touched")
             con.execute("DROP TABLE entity_stale")
     return report
+
+
+def _mentions_isolated(todo: pl.DataFrame, policy: Policy) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
+    """`extract_mentions` of all of `todo` at once (the words seen across it inform each scope's
+    reading); when that raises, scope by scope, and a scope that raises is left out with its error
+    (`step_error`): its memories are not marked read, so the next run reads them again. Returns
+    the mentions, the memories read and the errors."""
+    try:
+        return extract_mentions(todo, policy), todo, []
+    except Exception:
+        pass
+    found, read, errors = [], [], []
+    for (tenant, agent, user), part in todo.group_by(["tenant", "agent_id", "user_id"], maintain_order=True):
+        try:
+            found.append(extract_mentions(part, policy))
+            read.append(part)
+        except Exception as exc:
+            errors.append(step_error("extract_entities", exc, item=f"{part.height} memor{'y' if part.height == 1 else 'ies'}", tenant=tenant,
+                                     agent_id=agent, user_id=user))
+    empty = extract_mentions(todo.head(0), policy)
+    return (pl.concat(found, how="vertical_relaxed") if found else empty,
+            pl.concat(read) if read else todo.head(0), errors)
 
 
 def _relink(con: duckdb.DuckDBPyConnection, policy: Policy, as_of: datetime) -> None:

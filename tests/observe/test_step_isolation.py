@@ -163,3 +163,32 @@ def test_the_locomo_session_that_stopped_every_night_is_skipped_with_the_reason(
     (skipped,) = [s for s in report.details["skipped"] if s["session_id"] == "session_6"]
     assert skipped["reason"].startswith("the 16 memories of session session_6 hold key facts that no whole "
                                         "sentence of them holds")
+
+
+def test_a_scope_whose_entities_raise_is_left_unread_and_the_others_are_extracted(tmp_path, monkeypatch):
+    from memory_lake.maintain import entities as entities_module
+    from memory_lake.maintain import extract_entities
+
+    lake = Lake.init(tmp_path / "lake")
+    write_jsonl(lake.inbox / "a.jsonl", [
+        {"id": "a1", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "content": "Alice met Priya in Berlin."},
+        {"id": "b1", "tenant": "acme", "agent_id": "bot", "user_id": "bruno", "content": "Bruno flew to Zanzibar."}])
+    lake.ingest(as_of=AS_OF)
+    real = entities_module._english_mentions
+
+    def english_mentions(sentence, *args):
+        if "Zanzibar" in sentence:  # an injected failure on one scope's text
+            raise ValueError("unreadable sentence")
+        return real(sentence, *args)
+
+    monkeypatch.setattr(entities_module, "_english_mentions", english_mentions)
+    report = extract_entities(lake, AS_OF)
+    assert [{k: e[k] for k in ("step", "tenant", "agent_id", "user_id", "item", "error")} for e in report.errors] == [
+        {"step": "extract_entities", "tenant": "acme", "agent_id": "bot", "user_id": "bruno", "item": "1 memory",
+         "error": "ValueError: unreadable sentence"}]
+    assert rows(lake, "SELECT memory_id FROM entity_extractions ORDER BY 1") == [{"memory_id": "a1"}]
+    assert {r["name"] for r in rows(lake, "SELECT name FROM entities")} >= {"Alice", "Priya"}
+    monkeypatch.undo()  # the next run reads the scope left out
+    again = extract_entities(lake, AS_OF + timedelta(days=1))
+    assert again.errors == [] and again.counts["memories_read"] == 1
+    assert rows(lake, "SELECT memory_id FROM entity_extractions ORDER BY 1") == [{"memory_id": "a1"}, {"memory_id": "b1"}]
