@@ -57,7 +57,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ..store import InputError, Policy, StepReport, check_scope, iso, step_error, transaction
+from ..store import InputError, MemoryLakeError, Policy, StepReport, check_scope, iso, step_error, transaction
 from .dedup import DIFFERENT, contradiction, near_pairs
 from .forget import register_scrubber
 from .lexicon import common_word, is_chinese_word
@@ -526,6 +526,8 @@ def _mentions_isolated(todo: pl.DataFrame, policy: Policy) -> tuple[pl.DataFrame
     the mentions, the memories read and the errors."""
     try:
         return extract_mentions(todo, policy), todo, []
+    except MemoryLakeError:
+        raise  # the lake's own settings (a bad user dictionary entry): one clear error, not a scope's
     except Exception:
         pass
     found, read, errors = [], [], []
@@ -533,6 +535,8 @@ def _mentions_isolated(todo: pl.DataFrame, policy: Policy) -> tuple[pl.DataFrame
         try:
             found.append(extract_mentions(part, policy))
             read.append(part)
+        except MemoryLakeError:
+            raise
         except Exception as exc:
             errors.append(step_error("extract_entities", exc, item=f"{part.height} memor{'y' if part.height == 1 else 'ies'}", tenant=tenant,
                                      agent_id=agent, user_id=user))

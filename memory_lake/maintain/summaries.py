@@ -90,7 +90,8 @@ from typing import Any, Iterable, Sequence
 
 import polars as pl
 
-from ..store import HISTORY_COLUMNS, Policy, StepReport, iso, next_history_seq, row_image, step_error, transaction
+from ..store import (HISTORY_COLUMNS, MemoryLakeError, Policy, StepReport, iso, next_history_seq, row_image,
+                     step_error, transaction)
 from .forget import register_scrubber
 
 CUES_FILE = Path(__file__).parent / "data" / "summary_cues.tsv"
@@ -880,6 +881,8 @@ def summarize(lake, as_of: datetime, policy: Policy | None = None, run_id: str |
         for item in todo:
             try:
                 make_summary(item, policy.for_tenant(item.key["tenant"]), policy.summaries.max_tokens)
+            except MemoryLakeError:
+                raise  # the lake's own settings (an LLM endpoint misconfigured): one clear error
             except Exception as exc:  # one key's text must not stop every other key's summary
                 item.error = step_error("summarize", exc, item="session summary" if item.key["session_id"]
                                         else "scope summary", **item.key)

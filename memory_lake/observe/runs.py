@@ -393,7 +393,7 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
     row and a compaction a forget still owes. Returns the run summary (status ok or blocked);
     raises RunFailed (recorded, staging removed, CURRENT untouched) when a step fails."""
     from ..maintain import compact_database
-    from ..store import DEFAULT_WRITE_WAIT_S, LakeBusy, crash_point
+    from ..store import DEFAULT_WRITE_WAIT_S, MemoryLakeError, crash_point
 
     reports = str(reports_dir) if reports_dir else None
     run_id = lake.new_run_id("nightly", as_of)
@@ -405,7 +405,8 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
                 try:
                     done[step.name] = call(step, run_id, dict(done))
                 except Exception as exc:
-                    if step.name not in ISOLATED_STEPS or isinstance(exc, LakeBusy):
+                    if step.name not in ISOLATED_STEPS or isinstance(exc, MemoryLakeError):
+                        # not a step's own failure: a busy lake, the lake's settings (bad input)
                         raise
                     done[step.name] = skipped_step(step.name, as_of, run_id, exc)
                 record_step_errors(lake, run_id, as_of, done[step.name])

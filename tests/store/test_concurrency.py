@@ -63,7 +63,10 @@ def test_eight_writers_while_ingest_runs(lake, tmp_path):
         while any(p.is_alive() for p in procs):
             lake.ingest(as_of=AS_OF)
             runs += 1
-            time.sleep(0.3)  # between scheduled runs the lake is free for readers
+            # between scheduled runs the lake is free for readers (0.3 s was too short on a loaded
+            # machine: an ingest of many files held the lake nearly all the time, no writer read a
+            # version another had made, and the test's own check of that failed)
+            time.sleep(1.0)
     finally:
         for p in procs:
             p.join(timeout=120)
