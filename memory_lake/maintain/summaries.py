@@ -671,6 +671,16 @@ def compress_conversation(turns: Sequence[dict[str, Any] | str], keep_last: int 
                                       f"kept every turn whole: {dense}")
     result = summarize_sources(sources, title=heading, max_tokens=budget, policy=policy, lang=lang,
                                coverage=coverage)
+    if not result.passed:
+        # a summary that failed its own gate never stands in for the turns (it drops facts or says
+        # what they do not): the turns stay verbatim, `result` keeps the scores, `note` says why
+        context = older_text + "\n\n" + recent_text + "\n" if recent_text else older_text + "\n"
+        tokens = count_tokens(context)
+        over = (f"; the context takes {tokens} tokens, over max_tokens={max_tokens}"
+                if max_tokens is not None and tokens > max_tokens else "")
+        return CompressedConversation("", messages, context, source_tokens, tokens, result,
+                                      f"kept every turn whole: the summary of turns 1-{len(older)} failed its gate "
+                                      f"({describe_failure(result.score)}){over}")
     context = result.markdown + ("\n" + recent_text + "\n" if recent_text else "")
     return CompressedConversation(result.markdown, recent, context, source_tokens, count_tokens(context), result)
 

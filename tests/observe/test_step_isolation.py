@@ -192,3 +192,22 @@ def test_a_scope_whose_entities_raise_is_left_unread_and_the_others_are_extracte
     again = extract_entities(lake, AS_OF + timedelta(days=1))
     assert again.errors == [] and again.counts["memories_read"] == 1
     assert rows(lake, "SELECT memory_id FROM entity_extractions ORDER BY 1") == [{"memory_id": "a1"}, {"memory_id": "b1"}]
+
+
+def test_compress_conversation_keeps_the_turns_when_its_summary_fails_the_gate():
+    """Issue 35.4, from LoCoMo conversation 1, session 1 (the one with "Lost my job as a banker"):
+    in 200 tokens the summary of its older turns fails its gate (a key fact, a book title, dropped);
+    it used to replace them all the same. The turns stay verbatim and the note says why."""
+    from memory_lake.maintain import compress_conversation
+
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo is read from {LOCOMO} (../shared/benchmarks/locomo): not here")
+    session = json.loads(LOCOMO.read_text(encoding="utf-8"))[1]["conversation"]["session_1"]
+    turns = [{"role": t["speaker"], "content": t["text"]} for t in session]
+    compressed = compress_conversation(turns, max_tokens=200)
+    assert compressed.result is not None and not compressed.result.passed
+    assert compressed.summary == "" and compressed.recent == turns
+    assert compressed.context == "\n\n".join(f"{t['role']}: {t['content']}" for t in turns) + "\n"
+    assert compressed.note.startswith("kept every turn whole: the summary of turns 1-23 failed its gate (retention ")
+    assert compressed.note.endswith(f"the context takes {compressed.context_tokens} tokens, over max_tokens=200")
+    assert "Lost my job as a banker" in compressed.context
