@@ -599,7 +599,9 @@ def summarize_sources(sources: Sequence[Source], *, title: str, max_tokens: int 
 def describe_failure(score: Any) -> str:
     """One line: each failed threshold with its value, then the first missing facts and unsupported
     statements."""
-    parts = [f"{name} {getattr(score, name):.2f} < {score.thresholds.get(name)}" for name in score.failed]
+    parts = [f"{name} {getattr(score, name):.2f} < {score.thresholds.get(name)}" if isinstance(getattr(score, name, None), float)
+             else f"{score.summary_tokens} tokens > {name} {score.thresholds.get(name)}" if name == "max_tokens"
+             else name for name in score.failed]
     if score.missing_facts:
         parts.append("missing: " + "; ".join(map(str, score.missing_facts[:5])))
     if score.unsupported_statements:

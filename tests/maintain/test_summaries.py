@@ -98,8 +98,12 @@ def test_older_turns_as_dense_as_a_summary_are_kept_whole():
         "takes at least 19 tokens, more than the 3 a 3x summary may use, so any summary would drop facts; agents "
         "read them directly")
     assert compressed.as_dict()["note"] == compressed.note
-    # too long for the budget: summarised anyway (and the score says what it lost)
-    assert compress_conversation(turns, max_tokens=20).result is not None
+    # too long for the budget: a summary is tried; it fails its gate, so the turns stay whole
+    # (issue 35.4: a failed summary never replaces them) and the note says so, with the score
+    tight = compress_conversation(turns, max_tokens=20)
+    assert tight.result is not None and not tight.result.passed and tight.recent == turns
+    assert tight.note.startswith("kept every turn whole: the summary of turns 1-1 failed its gate (")
+    assert tight.note.endswith(f"the context takes {tight.context_tokens} tokens, over max_tokens=20")
 
 
 # ---------------------------------------------------------------------------- the nightly step
