@@ -200,14 +200,9 @@ def conflicts_list(
     the_lake = _open(opts)
     frame = the_lake.conflicts(tenant=tenant, status=None if all_rows else "open")
     _note_source(the_lake)
-    import polars as pl
-
-    # a snapshot by its file name and line (the full path is source_file), or the dedup reason
-    found_by = pl.when(pl.col("source_line").is_null()).then(pl.col("source_file")).otherwise(
-        pl.format("{}:{}", pl.col("source_file").str.extract(r"([^/\\]+)$"), "source_line"))
     if opts.json:
         # the two values are JSON text in the lake; a machine reads them as the values they hold
-        records = frame_records(frame.with_columns(found_by.alias("found_by")))
+        records = frame_records(frame)
         for record in records:
             for key in ("base_value", "lake_value", "incoming_value"):
                 record[key] = _json_value(record.get(key))
@@ -219,7 +214,7 @@ def conflicts_list(
         decided = ["resolution", "resolved_value", "resolved_by", "resolved_at", "new_memory_id"] if all_rows else []
         print_frame(frame.select("conflict_id", "kind", "memory_id", "other_memory_id", "field", "lake_value", "incoming_value",
                                  "incoming_operator", "base_version", "lake_version", "created_at", "status",
-                                 found_by.alias("found_by"), *decided),
+                                 "found_by", *decided),
                     title=f"{frame.height} conflict(s)")
 
 

@@ -55,7 +55,8 @@ CONTRADICTION_PARTNERS_SQL = """
 
 
 def list_conflicts(lake, *, tenant: str | None = None, status: str | None = "open") -> pl.DataFrame:
-    """Conflicts (open ones by default), oldest first, with the memory's current version and status."""
+    """Conflicts (open ones by default), oldest first, with the memory's current version and status
+    and what found each (`found_by`, as `conflicts list` shows it)."""
     where, params = [], []
     if tenant:
         where.append("c.tenant = ?")
@@ -70,7 +71,10 @@ def list_conflicts(lake, *, tenant: str | None = None, status: str | None = "ope
                c.base_version, c.lake_version, c.base_value, c.lake_value, c.incoming_value,
                c.lake_operator, c.incoming_operator, c.lake_trace_id, c.incoming_trace_id,
                c.source_file, c.source_line, c.created_at, c.resolved_at, c.resolution, c.resolved_by,
-               c.resolved_value, c.new_memory_id, m.version AS memory_version, m.status AS memory_status
+               c.resolved_value, c.new_memory_id, m.version AS memory_version, m.status AS memory_status,
+               -- what found it: a snapshot by its file name and line, or the dedup pass and its reason
+               CASE WHEN c.source_line IS NULL THEN c.source_file
+                    ELSE regexp_extract(c.source_file, '([^/\\\\]+)$', 1) || ':' || c.source_line END AS found_by
         FROM conflicts c LEFT JOIN memories m ON m.id = c.memory_id
         {clause}
         ORDER BY c.created_at, c.source_file, c.source_line, c.field, c.conflict_id

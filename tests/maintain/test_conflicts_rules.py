@@ -536,7 +536,7 @@ def test_the_listing_filters_by_tenant_and_status_oldest_first_with_the_memorys_
         "conflict_id", "kind", "status", "tenant", "memory_id", "other_memory_id", "field", "base_version",
         "lake_version", "base_value", "lake_value", "incoming_value", "lake_operator", "incoming_operator",
         "lake_trace_id", "incoming_trace_id", "source_file", "source_line", "created_at", "resolved_at", "resolution",
-        "resolved_by", "resolved_value", "new_memory_id", "memory_version", "memory_status"]
+        "resolved_by", "resolved_value", "new_memory_id", "memory_version", "memory_status", "found_by"]
     lake.resolve_conflict(everything[1]["conflict_id"], "lake", as_of=LATER)
     assert lake.conflicts().to_dicts() == [everything[0], everything[2],
                                            {**everything[3], "memory_version": 3}]
