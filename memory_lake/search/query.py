@@ -40,7 +40,7 @@ import os
 import secrets
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -87,10 +87,13 @@ NOTE_NO_CONFLICTS = ("{source} has no conflicts table: results are not marked as
                      "(a conflicted status still is)")
 
 @dataclass
-class SearchResult:
+class SearchResult(Mapping):
     """One returned memory: `score` is its rank score in 0..1 (keyword: BM25 / the best BM25 of the
     query; semantic: scaled cosine; hybrid: the weighted sum). `conflict` is True when the memory is
-    ``conflicted`` or a side of an open contradiction; `conflict_with` lists the other side(s)."""
+    ``conflicted`` or a side of an open contradiction; `conflict_with` lists the other side(s).
+
+    It reads as attributes (``r.id``) and as the mapping `search --json` prints (``r["id"]``,
+    ``dict(r)``, the same keys: `as_dict`), so code written against the CLI's JSON works on it."""
 
     id: str
     content: str
@@ -135,6 +138,15 @@ class SearchResult:
         if self.parts is not None:
             out["parts"] = dict(self.parts)
         return out
+
+    def __getitem__(self, key: str) -> Any:
+        return self.as_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.as_dict())
+
+    def __len__(self) -> int:
+        return len(self.as_dict())
 
 
 class SearchResults(list):

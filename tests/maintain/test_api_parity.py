@@ -23,3 +23,15 @@ def test_lake_conflicts_carries_found_by_as_conflicts_list_json_does(lake, tmp_p
     (listed,) = json.loads(capsys.readouterr().out)
     assert listed["found_by"] == conflict["found_by"] and listed["conflict_id"] == conflict["conflict_id"]
     assert set(listed) == set(conflict)  # the same keys: the values of three are JSON values there
+
+
+def test_search_results_read_as_the_mappings_search_json_prints(lake, tmp_path, capsys):
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [
+        {"id": "m1", "tenant": "acme", "content": "The office opens at 9 on weekdays.", "tags": ["office"]},
+        {"id": "m2", "tenant": "acme", "content": "Lunch is served at noon."}])], as_of=AS_OF)
+    found = lake.search("office opens", tenant="acme", mode="keyword")
+    assert main(["--lake", str(lake.root), "--json", "search", "office opens", "--tenant", "acme", "--mode", "keyword"]) == 0
+    printed = json.loads(capsys.readouterr().out)["results"]
+    assert [dict(r) for r in found] == printed
+    first = found[0]
+    assert (first["id"], first.id, first["tags"], "content" in first) == ("m1", "m1", ["office"], True)
