@@ -96,23 +96,47 @@ def apply_decisions(
 
 def restore(
     ctx: typer.Context,
-    ids: Annotated[list[str], typer.Argument(help="Ids of archived or dormant memories.")],
+    ids: Annotated[Optional[list[str]], typer.Argument(help="Ids of archived or dormant memories.")] = None,
+    all_dormant: Annotated[bool, typer.Option("--all-dormant", help="Every dormant memory of --tenant (and "
+                                              "--agent / --user): imported history gone dormant, in one go.")] = False,
+    tenant: Annotated[Optional[str], typer.Option(help="With --all-dormant: the tenant (required).")] = None,
+    agent: Annotated[Optional[str], typer.Option(help="With --all-dormant: only this agent's.")] = None,
+    user: Annotated[Optional[str], typer.Option(help="With --all-dormant: only this user's.")] = None,
     operator: Annotated[str, typer.Option(help="Who decides: user (default) or agent.")] = "user",
     as_of: AsOfOpt = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Bring archived or dormant memories back to active (audited, version + 1). An archived
+    """Bring archived or dormant memories back to active (audited, version + 1): by id, or every
+    dormant one of a scope (`--all-dormant --tenant T [--agent A] [--user U]`). An archived
     short_term memory comes back in long_term (short_term's FIFO would archive it again)."""
-    from ..store import resolve_as_of
+    from ..store import InputError, check_ids, check_scope, resolve_as_of
     from ..maintain import restore_memories
-
-    from ..store import check_ids
 
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts)
-    check_ids(the_lake, ids)
+    if all_dormant == bool(ids):
+        raise InputError("name the memories to restore: ids, or --all-dormant --tenant T [--agent A] [--user U] "
+                         "(not both)")
+    if not all_dormant and (tenant or agent or user):
+        raise InputError("--tenant, --agent and --user choose the scope of --all-dormant; with ids, drop them")
+    if all_dormant:
+        if not tenant:
+            raise InputError("--all-dormant needs --tenant (and optionally --agent, --user): the scope to restore")
+        check_scope(the_lake, tenant, agent, user)
+        where = " AND ".join(["status = 'dormant'", "tenant = ?"] + (["agent_id = ?"] if agent else [])
+                             + (["user_id = ?"] if user else []))
+        ids = [r["id"] for r in the_lake.read(f"SELECT id FROM memories WHERE {where} ORDER BY id",
+                                              [v for v in (tenant, agent, user) if v]).frame.to_dicts()]
+    else:
+        check_ids(the_lake, ids)
+    if not ids:  # --all-dormant on a scope with none: say so, change nothing
+        _show(opts, {"restored": [], "not_restorable": [], "unknown": []},
+              lambda: out.print(f"no dormant memories in tenant {tenant}" + (f", agent {agent}" if agent else "")
+                                + (f", user {user}" if user else "") + ": nothing to restore", markup=False))
+        return
     report = restore_memories(the_lake, ids, operator=operator, as_of=resolve_as_of(as_of))
+
     def human() -> None:
         d = report.details
         out.print(f"restored {len(d['restored'])}; not archived or dormant: {', '.join(d['not_restorable']) or '-'}; "
