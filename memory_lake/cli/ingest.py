@@ -21,6 +21,9 @@ def ingest(
     as_of: AsOfOpt = None,
     max_content_bytes: Annotated[Optional[int], typer.Option("--max-content-bytes",
                                                              help="Quarantine content larger than this (default 65536).")] = None,
+    history: Annotated[bool, typer.Option("--history", help="Old history with its real dates: start the idle "
+                                          "clock of new memories now, so they are not dormant after the first "
+                                          "night ([ingest] history = true for every ingest).")] = False,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -29,7 +32,9 @@ def ingest(
     from ..ingest import ingest_paths
 
     opts = _options(ctx, lake, json_out)
-    overrides = {"ingest": {"max_content_bytes": max_content_bytes}} if max_content_bytes else None
+    ingest_overrides = ({"max_content_bytes": max_content_bytes} if max_content_bytes else {}) | (
+        {"history": True} if history else {})
+    overrides = {"ingest": ingest_overrides} if ingest_overrides else None
     the_lake = _open(opts, policy_overrides=overrides)
     with progress_on_stderr("ingest", "files") as on_progress:
         report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=write_wait_s(),

@@ -79,6 +79,12 @@ def _print_run(summary: dict[str, Any], lake_root: Path | None = None) -> None:
                   f"(traceback: {error.get('traceback_file')}; MEMORY_LAKE_DEBUG=1 prints it here)", markup=False, highlight=False)
         if os.environ.get("MEMORY_LAKE_DEBUG") and error.get("traceback_file") and lake_root is not None:
             err.print((Path(lake_root) / error["traceback_file"]).read_text(encoding="utf-8"), markup=False, highlight=False)
+    tiers = (summary["steps"].get("enforce_tiers") or {}).get("counts") or {}
+    if tiers.get("long_term_dormant"):
+        err.print(f"note: {tiers['long_term_dormant']} long-term memories went dormant tonight (unused for longer than "
+                  f"the policy allows: history imported with its old dates does this on its first night); search leaves "
+                  f"them out (--include-inactive finds them). `memory-lake restore --all-dormant --tenant T` brings a scope's back; "
+                  f"`ingest --history` starts the idle clock at ingest", markup=False, highlight=False)
     ingest_step = summary["steps"].get("ingest_inbox") or {}
     ingest = ingest_step.get("counts") or {}
     unrecognised = (ingest_step.get("details") or {}).get("unrecognised_files") or []

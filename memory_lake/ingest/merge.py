@@ -117,7 +117,9 @@ _NEW_ROWS = """
            coalesce(importance, $default_importance) AS importance, source,
            coalesce(created_at, $as_of) AS created_at,
            greatest(coalesce(updated_at, created_at, $as_of), coalesce(created_at, $as_of)) AS updated_at,
-           greatest(coalesce(last_accessed_at, created_at, $as_of), coalesce(created_at, $as_of)) AS last_accessed_at,
+           CASE WHEN $history THEN greatest(coalesce(last_accessed_at, $as_of), $as_of, coalesce(created_at, $as_of))
+                ELSE greatest(coalesce(last_accessed_at, created_at, $as_of), coalesce(created_at, $as_of))
+           END AS last_accessed_at,
            coalesce(access_count, 0) AS access_count, coalesce(reference_count, 0) AS reference_count, expires_at,
            base_version AS version, coalesce(status, 'active') AS status, content_hash,
            NULL::VARCHAR AS merged_into, operator, trace_id, extra, NULL::TIMESTAMP AS published_at,
@@ -133,7 +135,7 @@ def _insert_new(con: duckdb.DuckDBPyConnection, params: dict, policy: IngestPoli
     projection is cheap, a copy of a million rows is not.
     """
     values = {"as_of": params["as_of"], "default_tier": policy.default_tier, "default_type": policy.default_type,
-              "default_importance": policy.default_importance}
+              "default_importance": policy.default_importance, "history": policy.history}
     count = con.execute("SELECT count(*) FROM merge_checked WHERE NOT exists_ AND NOT is_forget").fetchone()[0]
     if count:
         con.execute(f"INSERT INTO memories SELECT {', '.join(schema.MEMORY_COLUMNS)} FROM ({_NEW_ROWS})", values)

@@ -43,6 +43,12 @@ class IngestPolicy:
     default_type: str = "other"
     default_importance: float = 0.5
     default_operator: str = "agent"
+    # Issue 35.5: history imported with its real (old) dates. On, the idle clock of a new memory
+    # starts when it is ingested (last_accessed_at = the ingest's as_of unless the record gives a
+    # later one), so a year-old conversation is not dormant after its first night; off (default),
+    # a memory never used since it was made is as idle as its age. `ingest --history` turns it on
+    # for one call; `[ingest] history = true` for every ingest of the lake.
+    history: bool = False
 
 
 @dataclass(frozen=True)
@@ -261,6 +267,13 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
         if unknown:
             raise InputError(f"unknown policy key(s) in [{name}]: {', '.join(unknown)}")
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        for key, value in values.items():  # a switch must be true or false, a number a number
+            default = getattr(current, key)
+            if isinstance(default, bool) and not isinstance(value, bool):
+                raise InputError(f"[{name}] {key} = {value!r}: write true or false")
+            if (isinstance(default, (int, float)) and not isinstance(default, bool)
+                    and (isinstance(value, bool) or not isinstance(value, (int, float)))):
+                raise InputError(f"[{name}] {key} = {value!r}: write a number (default {default})")
         sections[name] = dataclasses.replace(current, **values)
     tenants = policy.tenants if keep_tenants else {}
     if keep_tenants and "tenants" in overrides:

@@ -48,3 +48,23 @@ def test_all_dormant_needs_a_tenant_and_not_ids_too(lake, tmp_path, capsys):
     assert main(["--lake", str(lake.root), "restore", "--all-dormant", "--tenant", "acmee"]) == 2
     assert "acme" in capsys.readouterr().err  # the closest known tenant is suggested
     assert rows(lake, "SELECT count(*) AS n FROM memories WHERE status = 'dormant'") == [{"n": 6}]
+
+
+def test_ingest_history_starts_the_idle_clock_at_ingest_so_the_first_night_keeps_it_active(lake, tmp_path, capsys):
+    records = [{"id": f"h{n}", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "tier": "long_term",
+                "content": f"alice memory {n} from last year", "created_at": OLD} for n in range(3)]
+    path = write_jsonl(tmp_path / "history.jsonl", records)
+    assert main(["--lake", str(lake.root), "ingest", str(path), "--history", "--as-of", "2026-11-30T00:00:00Z"]) == 0
+    enforce_tiers(lake, AS_OF)
+    assert rows(lake, "SELECT id, status, created_at::VARCHAR AS created, last_accessed_at::VARCHAR AS idle_since "
+                      "FROM memories ORDER BY id") == [
+        {"id": f"h{n}", "status": "active", "created": "2025-01-15 10:00:00", "idle_since": "2026-11-30 00:00:00"}
+        for n in range(3)]
+    # without --history the same file's memories are as idle as their age: dormant on the first night
+    plain = tmp_path / "plain"
+    assert main(["--lake", str(plain), "init"]) == 0
+    assert main(["--lake", str(plain), "ingest", str(path), "--as-of", "2026-11-30T00:00:00Z"]) == 0
+    from memory_lake import Lake
+
+    enforce_tiers(Lake.open(plain), AS_OF)
+    assert {r["status"] for r in rows(Lake.open(plain), "SELECT status FROM memories")} == {"dormant"}
