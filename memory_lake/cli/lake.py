@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import EXIT_BLOCKED, AsOfOpt, JsonOpt, LakeOpt, ReportsOpt, _open, _options, _show, emit_json, err, frame_records, out, print_frame
+from .common import EXIT_BLOCKED, EXIT_DEGRADED, AsOfOpt, JsonOpt, LakeOpt, ReportsOpt, _open, _options, _show, emit_json, err, frame_records, out, print_frame
 from .runs import _run_nightly
 from .runs import _print_run
 
@@ -142,6 +142,8 @@ def demo(
     _show(opts, result, human)
     if summary["status"] == "blocked":
         raise typer.Exit(EXIT_BLOCKED)
+    if summary["status"] == "degraded":
+        raise typer.Exit(EXIT_DEGRADED)
 
 
 def backup(

@@ -211,3 +211,18 @@ def test_compress_conversation_keeps_the_turns_when_its_summary_fails_the_gate()
     assert compressed.note.startswith("kept every turn whole: the summary of turns 1-23 failed its gate (retention ")
     assert compressed.note.endswith(f"the context takes {compressed.context_tokens} tokens, over max_tokens=200")
     assert "Lost my job as a banker" in compressed.context
+
+
+def test_under_prefect_a_degraded_run_is_a_completed_state_named_degraded(prefect_harness, two_tenants, monkeypatch):
+    import memory_lake.maintain as maintain
+    from flows.nightly import nightly
+
+    def extract_entities(*args, **kwargs):
+        raise RuntimeError("entity table unreadable")
+
+    monkeypatch.setattr(maintain, "extract_entities", extract_entities)
+    state = nightly(str(two_tenants.root), as_of="2026-11-30T00:00:00Z", return_state=True)
+    assert (state.type.value, state.name) == ("COMPLETED", "Degraded")
+    assert state.message.endswith("DEGRADED: published v1; 1 skipped after an error (see Step errors)")
+    summary = state.result()
+    assert summary["status"] == "degraded" and summary["errors"][0]["step"] == "extract_entities"
