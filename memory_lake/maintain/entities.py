@@ -540,9 +540,8 @@ def _mentions_isolated(todo: pl.DataFrame, policy: Policy) -> tuple[pl.DataFrame
         except Exception as exc:
             errors.append(step_error("extract_entities", exc, item=f"{part.height} memor{'y' if part.height == 1 else 'ies'}", tenant=tenant,
                                      agent_id=agent, user_id=user))
-    empty = extract_mentions(todo.head(0), policy)
-    return (pl.concat(found, how="vertical_relaxed") if found else empty,
-            pl.concat(read) if read else todo.head(0), errors)
+    mentions = pl.concat(found, how="vertical_relaxed") if found else extract_mentions(todo.head(0), policy)
+    return mentions, pl.concat(read) if read else todo.head(0), errors
 
 
 def _relink(con: duckdb.DuckDBPyConnection, policy: Policy, as_of: datetime) -> None:

@@ -184,8 +184,9 @@ def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None =
         steps_html = '<p class="muted">No steps recorded.</p>'
     errors = [error for step in steps for error in step.get("errors") or []]
     if errors:  # a degraded run: what it skipped, where, why, and where the traceback is
-        rows = [[_e(e.get("step", "")), _e("/".join(str(e[k]) for k in ("tenant", "agent_id", "user_id")
-                                                  if e.get(k) is not None) or "the whole step"),
+        from ..store import error_scope
+
+        rows = [[_e(e.get("step", "")), _e(error_scope(e) or "the whole step"),
                  _e(e.get("session_id") or ""), _e(e.get("error", "")), f"<code>{_e(e.get('traceback_file') or '')}</code>"]
                 for e in errors]
         steps_html += ("<h3>Skipped after an error</h3><p>These steps skipped what is listed (it keeps its last "

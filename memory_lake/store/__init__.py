@@ -18,7 +18,7 @@ from .lake import is_lake, lake_not_found
 from .names import unknown_message
 from .policy import HealthPolicy, IngestPolicy, Policy, load_policy
 from .schema import PUBLISHED_STATUSES, TIERS, TYPES
-from .steps import SCOPE_FIELDS, StepReport, describe_error, step_error, tenant_limits
+from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_error, tenant_limits
 
 __all__ = [
     "schema", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
@@ -30,5 +30,5 @@ __all__ = [
     "is_lake", "lake_not_found", "unknown_message",
     "HealthPolicy", "IngestPolicy", "Policy", "load_policy",
     "PUBLISHED_STATUSES", "TIERS", "TYPES",
-    "SCOPE_FIELDS", "StepReport", "describe_error", "step_error", "tenant_limits",
+    "SCOPE_FIELDS", "StepReport", "describe_error", "error_scope", "step_error", "tenant_limits",
 ]

@@ -64,9 +64,14 @@ def step_error(step: str, exc: BaseException, item: str | None = None, **scope: 
             "traceback": "".join(traceback.format_exception(exc))}
 
 
+def error_scope(error: dict[str, Any]) -> str:
+    """``acme/bot/u1``: the scope a step error names, or "" when it names none (the whole step)."""
+    return "/".join(str(error[k]) for k in ("tenant", "agent_id", "user_id") if error.get(k) is not None)
+
+
 def describe_error(error: dict[str, Any]) -> str:
     """``scope acme/bot/u1 session s1: OverflowError: ...`` (or ``the whole step: ...``)."""
-    scope = "/".join(str(error[k]) for k in ("tenant", "agent_id", "user_id") if error.get(k) is not None)
+    scope = error_scope(error)
     where = f"scope {scope}" if scope else "the whole step"
     if error.get("session_id"):
         where += f" session {error['session_id']}"
