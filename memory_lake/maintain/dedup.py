@@ -77,7 +77,18 @@ PASSES = ("exact", "near", "semantic")
 CHANGED_VALUE = "changed value"
 IDENTIFIER = "identifier"
 # Reasons that mean two different memories, not one fact with two values: kept apart, not queued.
-DIFFERENT = (CHANGED_VALUE, IDENTIFIER)
+# Chat (issue 35, ``chat.py``): two turns by different speakers say what each of them thinks, and
+# a turn of greetings, thanks, goodbyes or questions states no fact: never a contradiction.
+OTHER_SPEAKER = "other speaker"
+NO_STATEMENT = "states nothing"
+# A changed value of two different things ("the checklist for Hooli by Nov 26" / "for Wayne Retail
+# by Nov 14", "the churn report every Monday" / "the SLA report every Tuesday"): two memories.
+OTHER_THING = "other thing"
+# More content words than this that only one of two texts holds make a "swap" two statements.
+SWAP_OTHER_WORDS = 2
+# The signs that only a value changed: read with the values masked, the rest must say the same.
+_VALUE_SIGNS = frozenset({"number", "date", "time", "letter"})
+DIFFERENT = (CHANGED_VALUE, IDENTIFIER, OTHER_SPEAKER, NO_STATEMENT, OTHER_THING)
 ANTONYMS_FILE = Path(__file__).parent / "data" / "antonyms.tsv"
 _SHINGLE = 3
 # The near pass works on at most about this many memories at once (whole scopes per chunk).
@@ -1240,7 +1251,35 @@ def contradiction(a: str, b: str, close=None, window: int = 3) -> str | None:
     True when the embedding models covering their language put them close in meaning), a replaced
     word is a rewording when `close` says so for the replaced words with `window` words of context,
     unless it names an entity (a name, a place, a product, a time) or the other text adds new
-    detail (see `_rewording`)."""
+    detail (see `_rewording`).
+
+    Chat turns are read as a speaker and an utterance (``chat.py``): turns of two speakers are two
+    memories (OTHER_SPEAKER), and only what the utterances state is compared: their questions and
+    phatic sentences ("Hey Mel! Good to see you!", "不用谢！") are left out, and a text that states
+    nothing is kept apart (NO_STATEMENT), never queued."""
+    from .chat import split_turn, statement
+
+    turn_a, turn_b = split_turn(a), split_turn(b)
+    if turn_a and turn_b and turn_a.key != turn_b.key:
+        return OTHER_SPEAKER
+    said_a, said_b = statement(a), statement(b)
+    if not said_a or not said_b:
+        return NO_STATEMENT
+    why = _guard(said_a, said_b, close, window)
+    if why.startswith("swap") if why else False:
+        # a swap is two items trading places in one statement; two statements that differ in more
+        # than a couple of words besides are two things said ("I appreciate your support. It means
+        # a lot" / "Your support means a lot. I really appreciate it. I'll keep you posted")
+        return OTHER_THING if len(_content_words(said_a) ^ _content_words(said_b)) > SWAP_OTHER_WORDS else why
+    if why is None or why in DIFFERENT or why.startswith(("antonym", "comparison")):
+        return why
+    if _about_other_things(said_a, said_b, close, window, values=why in _VALUE_SIGNS, negation=why == "negation"):
+        return OTHER_THING
+    return why
+
+
+def _guard(a: str, b: str, close, window: int) -> str | None:
+    """`contradiction` on two statements (see there)."""
     fa, fb = _facts(a), _facts(b)
     idioms_a, idioms_b = _fixed_expressions(fa.text), _fixed_expressions(fb.text)
     if idioms_a - idioms_b and idioms_b - idioms_a:
@@ -1401,6 +1440,96 @@ def _negation_count(words: tuple[str, ...]) -> int:
     """Negations in a stretch of words, counted as `_facts` counts them."""
     english = sum(1 for w in words if w.replace("'", "") in _NEGATIONS_EN or w.endswith("n't"))
     return english + _chinese_negations(tuple(w for w in words if _HAN.match(w)))
+
+
+_MASKED_VALUE = re.compile(r"\d+(?:[.,:/-]\d+)*(?:\s?(?:am|pm|st|nd|rd|th))?(?![a-z])|[$€£¥]", re.IGNORECASE)
+_MASKED_DAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|"
+                         r"may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|"
+                         r"sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?", re.IGNORECASE)
+_MASKED_TIME = re.compile(r"\b(?:" + "|".join(w for w in _VALUE_WORDS[3] if w.isascii()) + r")\b", re.IGNORECASE)
+_MASKED_TIME_ZH = re.compile("|".join(sorted((w for w in _VALUE_WORDS[3] if not w.isascii()), key=len, reverse=True)))
+_MASKED_DAY_ZH = re.compile(r"(?:星期|礼拜|周)[一二三四五六日天]")
+
+
+def _masked(text: str) -> str:
+    """`text` with its numbers, times, dates, weekdays and months read as one placeholder each."""
+    text = _MASKED_DAY_ZH.sub("周几", text)
+    text = _MASKED_DAY.sub("someday", text)
+    text = _MASKED_TIME.sub("sometime", text)
+    text = _MASKED_TIME_ZH.sub("某时", text)
+    text = _LETTER_VALUE.sub("X", text)                   # blood type O / A
+    text = re.sub(r"(?<![a-z])(?:" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")(?![a-z])",
+                  "0", text, flags=re.IGNORECASE)
+    text = _NUMERAL_RUN.sub("0", text)
+    return _MASKED_VALUE.sub("0", text)
+
+
+def _names(text: str) -> frozenset:
+    """`_entities` of `text` without its values (numbers, dates, weekdays, times): the things it names."""
+    return frozenset(w for w in _entities(text) if _masked(w) == w and not _NUMERAL_RUN.fullmatch(w)
+                     and not any(c.isdigit() for c in w))
+
+
+def _opening_word(text: str) -> str:
+    """The capitalised word a text opens with, lower case ("" when none): `_entities` reads no
+    capital at the start of a sentence."""
+    match = re.match(r"\s*([A-Z][a-z]+)\b", text)
+    return match.group(1).lower() if match else ""
+
+
+def _name_like(word: str) -> bool:
+    from . import lexicon
+
+    return not lexicon.is_english_word(word)
+
+
+def _thing_word(word: str) -> bool:
+    """Whether a content word names a thing: an English noun (by its most used sense), a Chinese
+    noun, or a name."""
+    from . import lexicon
+
+    if word.isascii():
+        return lexicon.noun_first(word) or not lexicon.is_english_word(word)
+    return _chinese_noun(word) or bool(_jieba_flags(word)) and _jieba_flags(word)[0] in _NAME_FLAGS
+
+
+def _without_negations(text: str) -> str:
+    """`text` with its negations left out ("does not like" -> "does like", "不喜欢" -> "喜欢")."""
+    text = re.sub(r"(?<=[a-z])n['’]t\b", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(?:" + "|".join(sorted(_NEGATIONS_EN, key=len, reverse=True)) + r")\b", " ", text,
+                  flags=re.IGNORECASE)
+    return re.sub(r"[不没]", "", text)
+
+
+def _about_other_things(a: str, b: str, close, window: int, values: bool = True, negation: bool = False) -> bool:
+    """Whether two texts whose values differ are about two different things: one names what the
+    other does not (a customer, a person, a project), or, read with their values masked
+    (`values`), a content word of one is replaced by one that is not its synonym (churn report /
+    SLA report, 拆分 / 重构), or, for a `negation`, read without their negations, the two still say
+    different things. A contradiction changes the value of one and the same thing."""
+    masked_a, masked_b = _masked(a), _masked(b)
+    if _normalise(masked_a) == _normalise(masked_b):
+        return False
+    open_a, open_b = _opening_word(a), _opening_word(b)
+    if open_a and open_b and open_a != open_b and (_name_like(open_a) or _name_like(open_b)):
+        return True                                       # "Alice does not like tea" / "Bob likes tea"
+    named_a, named_b = _names(a), _names(b)
+    if named_a - named_b and named_b - named_a:
+        return True
+    if negation:
+        # one negates what the other says of something else ("haven't talked in a few days" /
+        # "quite a week since we last talked"): read without the negations, they still differ
+        bare_a, bare_b = _without_negations(masked_a), _without_negations(masked_b)
+        words_a, words_b = _content_words(bare_a), _content_words(bare_b)
+        if not any(map(_thing_word, words_a - words_b)) or not any(map(_thing_word, words_b - words_a)):
+            # only added detail ("never drinks coffee" / "drinks coffee every day") or another
+            # adverb (从来不喝酒 / 一直喝酒): the same thing, negated
+            return False
+        return (_normalise(bare_a) != _normalise(bare_b)
+                and _rewording(bare_a, bare_b, close or _never_close, window) == CHANGED_VALUE)
+    if not values:
+        return False
+    return _rewording(masked_a, masked_b, close or _never_close, window) == CHANGED_VALUE
 
 
 def _never_close(x: str, y: str) -> bool:

@@ -60,7 +60,7 @@ import polars as pl
 from ..store import InputError, MemoryLakeError, Policy, StepReport, check_scope, iso, step_error, transaction
 from .dedup import DIFFERENT, contradiction, near_pairs
 from .forget import register_scrubber
-from .lexicon import common_word, is_chinese_word
+from .lexicon import cedict_name, common_word, is_chinese_word
 
 EXTRACTOR_VERSION = "entities-1"
 KINDS = ("person", "place", "organisation", "thing")
@@ -140,6 +140,26 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip(" \t.!?。！？；;")]
 
 
+def _english_word(word: str) -> bool:
+    from . import lexicon
+    from ..search import ENGLISH_STOP_WORDS
+
+    return word in ENGLISH_STOP_WORDS or lexicon.is_english_word(word)
+
+
+def _english_noun(word: str) -> bool:
+    from . import lexicon
+
+    return lexicon.is_lemma(word)
+
+
+@functools.lru_cache(maxsize=1)
+def phatic_words() -> frozenset[str]:
+    from .chat import phatic_words as words
+
+    return words()
+
+
 def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozenset) -> list[tuple[str, str, float]]:
     """(surface, kind, confidence) of each capitalised span of an English sentence. `lowercase`:
     words the batch writes in lower case; `capitalised`: words it capitalises inside a sentence."""
@@ -150,13 +170,17 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
         opener = bool(_OPENER.search(sentence[:start]))
         # strip common words that open the span ("Remind Alice" -> "Alice", "The Q4" -> "Q4")
         while words and (words[0].lower() in _STARTERS or words[0].lower() in _NOT_NAMES
-                         or words[0].lower() in _MONTHS_DAYS):
+                         or words[0].lower() in _MONTHS_DAYS or words[0].lower() in phatic_words()):
+            if words[0].lower() in ("new", "old") and len(words) > 1:
+                break                                     # New York, Old Trafford
+            # a word after "Wow" or "Hey" still opens the sentence ("Wow Love it"); after "Remind"
+            # it does not ("Remind Alice")
+            opener = opener and words[0].lower() in phatic_words()
             start += len(words[0]) + 1
             words = words[1:]
-            opener = False if words else opener
         while words and (words[-1].lower() in _MONTHS_DAYS or words[-1].lower() in _NOT_NAMES):
             words = words[:-1]
-        while words and words[-1].lower() in ("of", "de", "van", "von", "du", "da", "&"):
+        while words and (words[-1].lower() in ("of", "de", "van", "von", "du", "da", "&") or words[-1] == "I"):
             words = words[:-1]
         if not words:
             continue
@@ -167,8 +191,10 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
             continue
         before, after = sentence[:start], sentence[start + len(surface):]
         if opener and len(words) == 1 and (lowered in _STARTERS or (
-                lowered in lowercase and lowered not in capitalised and not _PERSON_AFTER.match(after))):
-            continue  # a common word that opens the sentence
+                lowered in lowercase and lowered not in capitalised and not _PERSON_AFTER.match(after))
+                or (lowered not in capitalised and not _HAN.search(sentence) and _english_word(lowered)
+                    and not (_PERSON_AFTER.match(after) and _english_noun(lowered)))):
+            continue  # a common word that opens the sentence ("Sounds great", "Just wanted to say")
         last = words[-1].lower().rstrip(".")
         prev = before.rstrip().rsplit(" ", 1)[-1].lower().rstrip(".") if before.strip() else ""
         if prev in _TITLES or title:
@@ -213,6 +239,12 @@ def _chinese_tokenizer(user_dict: tuple[str, ...]):
         tokenizer.add_word(word, freq=max(tokenizer.suggest_freq(word), 1000), tag=tag)
         user_tags[word] = tag
     return tokenizer, tags, user_tags, posseg
+
+
+# A word of jieba's dictionary this rare (its count in jieba's corpus) that carries a name's tag is
+# read as a name only when CC-CEDICT glosses it as one: the dictionary holds phrases such as 注意安全
+# (nz), 太多 (ns) and 白衬衫 (nr) with a count of 3.
+_RARE_TAGGED = 10
 
 
 def _surname(word: str) -> bool:
@@ -290,7 +322,10 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
                 found.append((word, "person", CONFIDENCE["new_word"]))  # 小明, 老王
             elif kind == "person" and not (2 <= len(word) <= 4 and _surname(word) and not common_word(word)):
                 pass  # jieba tags some common words nr (索引, 脱敏): a Chinese name starts with a surname
-            elif kind and len(word) >= 2 and not (kind != "thing" and common_word(word)):  # 日志 ns: "journal"
+            elif kind and len(word) >= 2 and not common_word(word) and (
+                    new_word or known.get(word, 0) >= _RARE_TAGGED or cedict_name(word)):
+                # 日志 ns "journal", 聊天 nz "to chat": a common word is no entity; nor is a word
+                # jieba's dictionary holds only as a rare entry with a name's tag (太多 ns, 白衬衫 nr)
                 found.append((word, kind, CONFIDENCE["tag" if not new_word else "new_word"]))
         i += 1
     return found
@@ -301,14 +336,25 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
     one row per entity, memory and sentence with the entity's id, name key and spelling, the
     mention's kind and confidence, and the sentence's places and placeholders. Each distinct
     sentence is read once (one loop over distinct sentences, then joins)."""
+    from .chat import split_turn, statement
+
     user_dict = tuple(policy.entities.user_dict)
+    # a chat turn ("Caroline: I went to the show", "用户：...") is read as its speaker and what its
+    # utterance says: greetings, thanks, goodbyes and interjections name nothing (chat.py)
+    turns = memories.select("id", "tenant", "agent_id", "user_id", "created_at", turn=pl.col("content").map_elements(
+        _turn_parts, return_dtype=pl.List(pl.String)))
+    speakers, roles = _speakers(turns)
     parts = memories.select("id", "tenant", "agent_id", "user_id", "created_at",
-                            sentence=pl.col("content").map_elements(sentences, return_dtype=pl.List(pl.String)))
+                            sentence=pl.col("content").map_elements(
+                                lambda text: sentences(statement(text, questions=True)),
+                                return_dtype=pl.List(pl.String)))
     parts = parts.explode("sentence").drop_nulls("sentence").with_columns(
         position=pl.int_range(pl.len()).over("id"))
     distinct = parts["sentence"].unique().to_list()
     lowercase = frozenset(w for s in distinct for w in _LOWER_WORD.findall(s))
-    capitalised = frozenset(m.group().lower() for s in distinct for m in re.finditer(r"(?<=[a-z,] )[A-Z][a-z]+", s))
+    # capitalised inside a sentence, after a lower-case word (in chat, people capitalise after a
+    # comma: "Wow, Love it")
+    capitalised = frozenset(m.group().lower() for s in distinct for m in re.finditer(r"(?<=[a-z] )[A-Z][a-z]+", s))
     rows = []
     for sentence in distinct:
         # a PII placeholder ([PHONE:3f2a9c1d], [SECRET]) names no entity: its capitals are blanked
@@ -333,6 +379,7 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
                                        "mention_kind": pl.String, "confidence": pl.Float64,
                                        "slot_values": pl.List(pl.String)}, orient="row")
     joined = parts.join(found, on="sentence")
+    joined = _with_speakers(joined, parts, turns, speakers, roles)
     scope = [pl.col("tenant"), pl.col("agent_id").fill_null("\x00"), pl.col("user_id").fill_null("\x00")]
     return joined.with_columns(
         entity_id=pl.lit("e_") + pl.concat_str([*scope, pl.col("key")], separator="\x1f")
@@ -344,6 +391,45 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
     ).select("fact_id", "entity_id", "tenant", "agent_id", "user_id", memory_id="id", content="sentence",
              surface="surface", key="key", mention_kind="mention_kind", slot_values="slot_values",
              confidence="confidence", mentioned_at="created_at")
+
+
+def _turn_parts(text: str) -> list[str]:
+    from .chat import split_turn
+
+    turn = split_turn(text)
+    return [turn.speaker, "true" if turn.role else "", turn.utterance] if turn else ["", "", ""]
+
+
+def _speakers(turns: pl.DataFrame) -> tuple[set[tuple], set[tuple]]:
+    """(scope + name key) of the named speakers and of the roles that speak in `turns`."""
+    named, roles = set(), set()
+    for tenant, agent, user, (speaker, role, _) in turns.select("tenant", "agent_id", "user_id", "turn").iter_rows():
+        if speaker:
+            (roles if role == "true" else named).add((tenant, agent, user, _key(speaker)))
+    return named, roles
+
+
+def _with_speakers(joined: pl.DataFrame, parts: pl.DataFrame, turns: pl.DataFrame, speakers: set[tuple],
+                   roles: set[tuple]) -> pl.DataFrame:
+    """The mentions with each named speaker as a person mentioned by the first sentence of each
+    turn it says something in, a scope's speakers read as persons wherever they are named, and
+    its roles ("AI", "用户": the assistant, the user) as no entity."""
+    if not speakers and not roles:
+        return joined
+    said = turns.filter(pl.col("turn").list.get(0) != "", pl.col("turn").list.get(1) != "true").select(
+        "id", surface=pl.col("turn").list.get(0))
+    first = parts.filter(pl.col("position") == 0).join(said, on="id")
+    own = first.with_columns(key=pl.col("surface").map_elements(_key, return_dtype=pl.String),
+                             mention_kind=pl.lit("person"), confidence=pl.lit(CONFIDENCE["pattern"]),
+                             slot_values=pl.lit([], dtype=pl.List(pl.String))).select(joined.columns)
+    scope_key = pl.concat_list(pl.col("tenant"), pl.col("agent_id").fill_null("\x00"),
+                               pl.col("user_id").fill_null("\x00"), pl.col("key")).list.join("\x1f")
+    flat = {"\x1f".join("\x00" if v is None else v for v in entry) for entry in speakers}
+    flat_roles = {"\x1f".join("\x00" if v is None else v for v in entry) for entry in roles}
+    both = pl.concat([own, joined.filter(~scope_key.is_in(list(flat_roles)))], how="vertical_relaxed")
+    both = both.with_columns(mention_kind=pl.when(scope_key.is_in(list(flat))).then(pl.lit("person"))
+                             .otherwise(pl.col("mention_kind")))
+    return both.unique(subset=["id", "position", "key"], keep="first", maintain_order=True)
 
 
 # ---------------------------------------------------------------------------- merging facts

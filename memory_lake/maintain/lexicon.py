@@ -221,6 +221,12 @@ def _english_synsets(words: tuple[str, ...], senses: int | None = None) -> dict[
     return found
 
 
+@functools.lru_cache(maxsize=50_000)
+def is_english_word(word: str) -> bool:
+    """Whether WordNet lists `word` (lower case, any inflection) as a word of any part of speech."""
+    return any(_bases(word, pos) for pos in _POS)
+
+
 def is_lemma(form: str) -> bool:
     """Whether WordNet lists `form` (words joined by ``_``, any inflection) as a noun."""
     return bool(_bases(form, "noun"))
@@ -558,6 +564,24 @@ def _common_words() -> frozenset[str]:
             if first[:1].islower():
                 found.add(word)
     return frozenset(found)
+
+
+@functools.lru_cache(maxsize=1)
+def _cedict_names() -> frozenset[str]:
+    """Chinese words CC-CEDICT glosses as a name: an entry whose first sense starts with a capital
+    letter (马德里 "Madrid", 华为 "Huawei", 周杰伦 "Jay Chou")."""
+    found = set()
+    for word, senses in _cedict_entries():
+        if len(word) >= 2 and senses:
+            first = _BRACKETS.sub("", senses[0]).strip()
+            if first[:1].isupper():
+                found.add(word)
+    return frozenset(found)
+
+
+def cedict_name(word: str) -> bool:
+    """Whether CC-CEDICT knows `word` as a name (see `_cedict_names`)."""
+    return word in _cedict_names()
 
 
 def common_word(word: str) -> bool:
