@@ -15,9 +15,9 @@ their text is committed: the labels file holds ids, names and verdicts only):
 
 Dates are shifted so that the newest turn is a day before ``as_of`` ("recent dates") and the chats
 are ingested as history (``ingest --history``: the idle clock starts at ingest), then one nightly
-run, in one process, on a fresh temporary lake per corpus. The short-term FIFO (seed: 100 per
-scope) is switched off unless ``--seed-tiers``: with it, dedup would read only the newest 100 turns
-of each conversation.
+run, in one process, on a fresh temporary lake per corpus. The short-term capacity (seed: 100 per
+scope, FIFO) is raised out of reach unless ``--seed-tiers``: with it, the FIFO archives all but the
+newest 100 turns of each conversation and dedup reads only those.
 
 Writes ``benchmarks/out/real_chat/<corpus>.json`` (figures, step errors) and, for labelling,
 ``benchmarks/out/real_chat/<corpus>-contradictions.jsonl`` and ``<corpus>-entities.jsonl``
@@ -133,7 +133,7 @@ def run_corpus(corpus: str, limit: int | None, keep: Path | None = None, seed_ti
         if not seed_tiers:
             # every turn stays active, so that every turn meets dedup's guard (the seed's short-term
             # FIFO of 100 per scope would archive all but the newest 100 turns of a conversation)
-            overrides["tiers"] = {"disabled_rules": ["short_term_overflow"]}
+            overrides["tiers"] = {"short_term_capacity": 1_000_000}
         lake = Lake.open(Path(tmp) / "lake", create=True, policy_overrides=overrides)
         started = time.perf_counter()
         ingest = lake.ingest([inbox], as_of=AS_OF).as_dict()
@@ -199,8 +199,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", nargs="+", choices=CORPORA, default=list(CORPORA))
     parser.add_argument("--seed-tiers", action="store_true",
-                        help="keep the seed's short-term FIFO (archives all but 100 turns per scope, which dedup "
-                             "then never reads); by default it is off so that every turn meets every step")
+                        help="keep the seed's short-term capacity (its FIFO archives all but 100 turns per scope, which "
+                             "dedup then never reads); by default it is out of reach so every turn meets every step")
     parser.add_argument("--keep", type=Path, default=None, help="build the lakes under this folder and keep them")
     parser.add_argument("--limit-tenants", type=int, default=None, help="only the first N conversations / users")
     args = parser.parse_args()

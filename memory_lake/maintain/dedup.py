@@ -56,7 +56,7 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,7 @@ import polars as pl
 from ..store import schema
 from ..store import iso, resolve_as_of
 from ..store import crash_point, transaction
-from ..store import InputError, NotApplicable
+from ..store import InputError, MemoryLakeError, NotApplicable, step_error
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..store import Policy
 from ..store import StepReport
@@ -88,7 +88,9 @@ OTHER_THING = "other thing"
 SWAP_OTHER_WORDS = 2
 # The signs that only a value changed: read with the values masked, the rest must say the same.
 _VALUE_SIGNS = frozenset({"number", "date", "time", "letter"})
-DIFFERENT = (CHANGED_VALUE, IDENTIFIER, OTHER_SPEAKER, NO_STATEMENT, OTHER_THING)
+# A pair the guard raised on (recorded as a step error): kept apart, never merged on doubt.
+UNREADABLE = "unreadable"
+DIFFERENT = (CHANGED_VALUE, IDENTIFIER, OTHER_SPEAKER, NO_STATEMENT, OTHER_THING, UNREADABLE)
 ANTONYMS_FILE = Path(__file__).parent / "data" / "antonyms.tsv"
 _SHINGLE = 3
 # The near pass works on at most about this many memories at once (whole scopes per chunk).
@@ -1777,6 +1779,7 @@ class Plan:
     examined: int
     different: int = 0  # similar pairs kept apart as two memories (an identifier or a content word changed; not filed)
     left_out: int = 0  # memories similar to a cluster member that differ from another member (not merged)
+    errors: list = field(default_factory=list)  # step errors: a pair the guard could not read, a scope that raised
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
@@ -1832,13 +1835,28 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
                     kind=pl.lit("semantic")))
     judge = closeness(policy) if isinstance(close, str) else close
     window = d.paraphrase_window
+    errors: list[dict[str, Any]] = []
+    scope_columns = frame.select("tenant", "agent_id", "user_id").rows()
+
+    def guard(a: int, b: int) -> str | None:
+        """The contradiction guard on the texts of rows a and b; a pair it cannot read is kept
+        apart (UNREADABLE) and recorded, never merged on doubt."""
+        try:
+            return contradiction(contents[a], contents[b], judge, window)
+        except MemoryLakeError:
+            raise
+        except Exception as exc:
+            tenant, agent, user = scope_columns[a]
+            errors.append(step_error("dedup", exc, item=f"memories {ids[a]} and {ids[b]}", tenant=tenant,
+                                     agent_id=agent, user_id=user))
+            return UNREADABLE
     pairs = (pl.concat(candidates).sort("score", descending=True).unique(["a", "b"], keep="first")
              if candidates else pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64, "kind": pl.String}))
     good, bad = [], []
     for a, b, score, kind in pairs.select("a", "b", "score", "kind").iter_rows():
         if (ids[a], ids[b]) in kept_apart or (ids[b], ids[a]) in kept_apart:
             continue
-        why = contradiction(contents[a], contents[b], judge, window)
+        why = guard(a, b)
         (bad if why else good).append((a, b, kind, score, why))
     edges.append(pl.DataFrame([(a, b, k, s) for a, b, k, s, _ in good],
                               schema={"a": pl.Int64, "b": pl.Int64, "kind": pl.String, "score": pl.Float64}, orient="row"))
@@ -1850,8 +1868,7 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         all_edges = (all_edges.join(names.rename({"row": "a", "id": "x"}), on="a")
                      .join(names.rename({"row": "b", "id": "y"}), on="b")
                      .join(apart, on=["x", "y"], how="anti").drop("x", "y"))
-    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components,
-                                 lambda x, y: contradiction(x, y, judge, window))
+    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components, guard)
     # a pair is filed between the memories that stay: a member stands for its canonical memory
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
     # Only the signals of a contradiction (number, date, negation, antonym, swap) go to a person; a
@@ -1870,14 +1887,13 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         schema={"a": pl.String, "b": pl.String, "reason": pl.String, "pass": pl.String, "score": pl.Float64},
         orient="row")
     return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height,
-                different=different, left_out=left_out)
+                different=different, left_out=left_out, errors=errors)
 
 
-def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, guard=contradiction
-              ) -> tuple[pl.DataFrame, int]:
+def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, guard) -> tuple[pl.DataFrame, int]:
     """Clusters from the guarded edges, and how many memories were left out of one. Complete
     linkage on the guard: a memory joins a cluster only through an edge to one of its members and
-    only if it passes the guard against every member already in it (A~B and B~C never merge A
+    only if it passes the guard (`guard(row_a, row_b)`) against every member already in it (A~B and B~C never merge A
     with a C that differs from A). Memories with the same strict key count once, and the guard
     runs per cluster (a few members), never over all pairs of a scope."""
     import heapq
@@ -1930,8 +1946,7 @@ def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, gua
             if assigned[node] or node in tried:
                 continue
             tried.add(node)
-            text = contents[node_rows[node][0]]
-            if all(guard(contents[node_rows[m][0]], text) is None for m in cluster):
+            if all(guard(node_rows[m][0], node_rows[node][0]) is None for m in cluster):
                 cluster.append(node)
                 assigned[node] = True
                 for nxt in neighbours[node]:
@@ -2002,7 +2017,36 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
             "WHERE unmerged_at IS NOT NULL AND unmerged_by IS DISTINCT FROM ? GROUP BY cluster_id",
             [schema.UNMERGED_BY_WRITE]).fetchall():
         kept_apart |= {(x, y) for x in members for y in members if x != y}
-    return find_duplicates(frame, None, policy, kept_apart, spaces=spaces), frame
+    return _isolated_plan(frame, policy, kept_apart, spaces), frame
+
+
+def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict) -> Plan:
+    """`find_duplicates` over every scope at once; when that raises, scope by scope (pairs never
+    cross a scope), and a scope that raises is left out of tonight's plan with its error."""
+    try:
+        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces)
+    except MemoryLakeError:
+        raise
+    except Exception:
+        pass
+    plans, errors = [], []
+    for (tenant, agent, user), part in frame.group_by(["tenant", "agent_id", "user_id"], maintain_order=True):
+        mine = set(part["id"].to_list())
+        own = {name: ({i: v for i, v in vectors.items() if i in mine}, threshold)
+               for name, (vectors, threshold) in spaces.items()}
+        try:
+            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own))
+        except MemoryLakeError:
+            raise
+        except Exception as exc:
+            errors.append(step_error("dedup", exc, item=f"{part.height} memor{'y' if part.height == 1 else 'ies'}",
+                                     tenant=tenant, agent_id=agent, user_id=user))
+    empty = find_duplicates(frame.head(0), None, policy, kept_apart, spaces={})
+    return Plan(pl.concat([empty.merges, *(p.merges for p in plans)]),
+                pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
+                candidates=sum(p.candidates for p in plans), examined=frame.height,
+                different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
+                errors=errors + [e for p in plans for e in p.errors])
 
 
 def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
@@ -2026,6 +2070,7 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         report.details["dry_run"] = dry_run
+        report.errors = plan.errors
         if dry_run:
             return report
         log_lines: list[str] = []

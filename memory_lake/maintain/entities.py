@@ -150,7 +150,7 @@ def _english_word(word: str) -> bool:
 def _english_noun(word: str) -> bool:
     from . import lexicon
 
-    return lexicon.is_lemma(word)
+    return lexicon.noun_first(word)
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,7 +193,7 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
         if opener and len(words) == 1 and (lowered in _STARTERS or (
                 lowered in lowercase and lowered not in capitalised and not _PERSON_AFTER.match(after))
                 or (lowered not in capitalised and not _HAN.search(sentence) and _english_word(lowered)
-                    and not (_PERSON_AFTER.match(after) and _english_noun(lowered)))):
+                    and not ((_PERSON_AFTER.match(after) or re.match(r"^['’]s\b", after)) and _english_noun(lowered)))):
             continue  # a common word that opens the sentence ("Sounds great", "Just wanted to say")
         last = words[-1].lower().rstrip(".")
         prev = before.rstrip().rsplit(" ", 1)[-1].lower().rstrip(".") if before.strip() else ""
@@ -316,7 +316,9 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
             if nxt in _ORG_WORDS_ZH and (kind or new_word) and len(word) >= 2:
                 found.append((word + nxt, "organisation", CONFIDENCE["pattern"]))  # 华信 + 科技
                 i += 1
-            elif new_word and 2 <= len(word) <= 3 and _surname(word):
+            elif new_word and 2 <= len(word) <= 3 and _surname(word) and not (
+                    len(word) == 3 and word[:2] not in _COMPOUND_SURNAMES and is_chinese_word(word[1:])):
+                # 张志强; not 段时间 (这段时间: a surname character before the word 时间)
                 found.append((word, "person", CONFIDENCE["new_word"]))  # the HMM's tag for a new name varies
             elif (kind == "person" or new_word or word[1:] in _SURNAMES) and _nickname(word):
                 found.append((word, "person", CONFIDENCE["new_word"]))  # 小明, 老王
@@ -353,8 +355,9 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
     distinct = parts["sentence"].unique().to_list()
     lowercase = frozenset(w for s in distinct for w in _LOWER_WORD.findall(s))
     # capitalised inside a sentence, after a lower-case word (in chat, people capitalise after a
-    # comma: "Wow, Love it")
-    capitalised = frozenset(m.group().lower() for s in distinct for m in re.finditer(r"(?<=[a-z] )[A-Z][a-z]+", s))
+    # comma: "Wow, Love it"; the second word of a name is no evidence: "Summer Sounds")
+    capitalised = frozenset(m.group(1).lower() for s in distinct
+                            for m in re.finditer(r"(?<![A-Za-z'’])[a-z]+ ([A-Z][a-z]+)", s))
     rows = []
     for sentence in distinct:
         # a PII placeholder ([PHONE:3f2a9c1d], [SECRET]) names no entity: its capitals are blanked

@@ -19,14 +19,17 @@ from ..store import iso
 from ..store import transaction
 from ..store import Policy
 from ..store import TIERS
-from ..store import StepReport
+from ..store import MemoryLakeError, StepReport, step_error
 
 ACTIVE = "('active', 'conflicted')"
 NO_LOG_NOTE = "no retrieval log yet: the hit rate needs searches (memory-lake search) in the window"
 
 
-def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Policy) -> dict[str, Any]:
-    """The dashboard as of `as_of`: ``{"as_of", "overall", "tenants": {name: ...}, "scopes": [...]}``."""
+def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Policy,
+                   errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The dashboard as of `as_of`: ``{"as_of", "overall", "tenants": {name: ...}, "scopes": [...]}``.
+    A scope whose metrics raise is left out of the scopes (its rows still count in its tenant's and
+    the overall figures), with its error appended to `errors` (raised when `errors` is None)."""
     scopes = _scope_metrics(con, as_of, policy)
     hits = _hit_counts(con, as_of)
     important_changes = _important_changes(con, as_of)
@@ -41,9 +44,18 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
     result_scopes = []
     for row in scopes.iter_rows(named=True):
         key = (row["tenant"], row["agent_id"], row["user_id"])
-        metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0), suggestions.get(key, 0),
-                           conflicts=open_conflicts.get(key))
-        metrics = _with_inactive(metrics, [inactive.get(key)])
+        try:
+            metrics = _metrics(row, hits.get(key), policy, important_changes.get(key, 0), suggestions.get(key, 0),
+                               conflicts=open_conflicts.get(key))
+            metrics = _with_inactive(metrics, [inactive.get(key)])
+        except MemoryLakeError:
+            raise
+        except Exception as exc:
+            if errors is None:
+                raise
+            errors.append(step_error("snapshot_health", exc, item="scope metrics", tenant=key[0], agent_id=key[1],
+                                     user_id=key[2]))
+            continue
         result_scopes.append({"tenant": row["tenant"], "agent_id": row["agent_id"], "user_id": row["user_id"], **metrics})
     tenants = {}
     for tenant, group in scopes.group_by("tenant", maintain_order=True):
@@ -88,8 +100,9 @@ def snapshot_health(lake, as_of: datetime, policy: Policy | None = None, run_id:
     """Nightly step: compute the dashboard and store it (replacing a snapshot of the same as_of)."""
     policy = policy or lake.policy
     run_id = run_id or lake.new_run_id("health", as_of)
+    errors: list[dict[str, Any]] = []
     with lake.writer(purpose="health snapshot") as con:
-        health = compute_health(con, as_of, policy)
+        health = compute_health(con, as_of, policy, errors)
         rows = [("overall", None, None, None, health["overall"])]
         rows += [("tenant", name, None, None, metrics) for name, metrics in health["tenants"].items()]
         rows += [("scope", s["tenant"], s["agent_id"], s["user_id"],
@@ -108,7 +121,7 @@ def snapshot_health(lake, as_of: datetime, policy: Policy | None = None, run_id:
     counts = {"scopes": len(health["scopes"]), "tenants": len(health["tenants"]),
               "alerts": len(overall["alerts"])}
     return StepReport("snapshot_health", as_of, run_id, counts,
-                      {"capacity": overall["capacity"], "alerts": overall["alerts"]})
+                      {"capacity": overall["capacity"], "alerts": overall["alerts"]}, errors=errors)
 
 
 def latest_health(lake, *, tenant: str | None = None) -> dict[str, Any] | None:

@@ -47,7 +47,7 @@ from ..maintain import scope_entity_facts
 from ..search import scope_pack
 from ..store import crash_point, file_sha256, iso
 from ..store import Policy
-from ..store import StepReport
+from ..store import MemoryLakeError, StepReport, step_error
 from ..store import transaction
 
 CURRENT = "CURRENT"
@@ -94,14 +94,15 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             details["status"] = "unchanged"
             return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 0}, details)
         staging = lake.exports / f"{STAGING_PREFIX}{run_id}"
+        errors: list[dict[str, Any]] = []
         try:
-            details["scope_list"] = _write_staging(con, staging, as_of, policy or lake.policy)
+            details["scope_list"] = _write_staging(con, staging, as_of, policy or lake.policy, errors)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     details["staging"] = str(staging)
     details["scopes"] = len(details["scope_list"])
-    return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 1}, details)
+    return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 1}, details, errors=errors)
 
 
 def check_export(lake, staging: str | None, policy: Policy | None = None, run_id: str | None = None,
@@ -269,12 +270,12 @@ def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime,
-                   policy: Policy | None = None) -> list[dict[str, Any]]:
+                   policy: Policy | None = None, errors: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     (staging / "tables").mkdir(parents=True)
     _copy_typed(con, "publish_rows", staging / "memories.parquet")
     for table in exported_tables(con):
         _copy_typed(con, table, staging / "tables" / (table + ".parquet"))
-    return _write_scopes(con, staging / "scopes", as_of, policy or Policy())
+    return _write_scopes(con, staging / "scopes", as_of, policy or Policy(), errors)
 
 
 def contract_type(duckdb_type: str) -> str:
@@ -307,9 +308,11 @@ def _sql_path(path: Path) -> str:
 
 
 def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
-                  policy: Policy | None = None) -> list[dict[str, Any]]:
+                  policy: Policy | None = None, errors: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One memory.json and context.md per scope (active and disputed memories; loop per scope);
-    context.md is the scope's context pack within its tenant's ``[context] max_tokens``."""
+    context.md is the scope's context pack within its tenant's ``[context] max_tokens``. A scope
+    whose pack raises gets a context.md that says so, and the error goes to `errors` (raised
+    when `errors` is None)."""
     as_json = {c: _json_time(c) for c in SCOPE_RECORD_COLUMNS if contract.MEMORY_FIELDS[c].type == "timestamp"}
     as_json["extra"] = "extra::VARCHAR"
     record = ", ".join(f"{c} := {as_json.get(c, c)}" for c in SCOPE_RECORD_COLUMNS)
@@ -340,9 +343,22 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
                   "user_id": row["user_id"], "as_of": stamp}
         document = json.dumps(header, ensure_ascii=False)[:-1] + ', "memories": ' + row["records"] + "}"
         (folder / "memory.json").write_text(document, encoding="utf-8")
-        (folder / "context.md").write_text(_context_pack(
-            header, row["lines"], facts.get((row["tenant"], row["agent_id"], row["user_id"]), []),
-            policy.for_tenant(row["tenant"]).context.max_tokens), encoding="utf-8")
+        try:
+            pack = _context_pack(header, row["lines"], facts.get((row["tenant"], row["agent_id"], row["user_id"]), []),
+                                 policy.for_tenant(row["tenant"]).context.max_tokens)
+        except MemoryLakeError:
+            raise
+        except Exception as exc:
+            if errors is None:
+                raise
+            # the scope is published without its pack: memory.json holds every memory, and an
+            # agent loading context.md reads why it is empty
+            errors.append(step_error("stage_export", exc, item="context.md", tenant=row["tenant"],
+                                     agent_id=row["agent_id"], user_id=row["user_id"]))
+            pack = _context_pack(header, [], []) + (
+                "\n_The context pack of this scope could not be built tonight; memory.json holds its "
+                "memories._\n")
+        (folder / "context.md").write_text(pack, encoding="utf-8")
         by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
         scopes.append({**{k: header[k] for k in ("tenant", "agent_id", "user_id")}, "by_tier": by_tier,
                        "path": f"{root.name}/{path}"})

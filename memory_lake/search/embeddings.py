@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from ..store import transaction
+from ..store import MemoryLakeError, transaction
 from .providers import (PACKAGED_MODEL, Embedded, ModelUnavailable, SentenceTransformerProvider, get_provider,
                         model_scripts, script_class)
 
@@ -138,7 +139,15 @@ def embed_missing(con, model_names: tuple[str, ...] | str, as_of: datetime, batc
             if not rows:
                 continue
             started = time.perf_counter()
-            part = _coverage_first(providers[name], [texts[r] for r in rows], batch_size, max_unknown_ratio)
+            try:
+                part = _coverage_first(providers[name], [texts[r] for r in rows], batch_size, max_unknown_ratio)
+            except (MemoryLakeError, ModelUnavailable):
+                raise
+            except Exception:
+                # one text the model cannot take must not cost the others theirs: text by text, and
+                # a text that raises is left without a vector (the next run tries it again)
+                rows, part = _one_by_one(providers[name], rows, texts, batch_size, max_unknown_ratio,
+                                         name, hashes_of=todo["text_hash"], failures=out.setdefault("failures", []))
             out["models"][name]["embed_s"] += time.perf_counter() - started
             kept = results[name]
             kept[0].extend(rows)
@@ -166,6 +175,25 @@ def embed_missing(con, model_names: tuple[str, ...] | str, as_of: datetime, batc
             report["embed_s"] = round(report["embed_s"], 3)
     out["embedded"] = int(embedded_any.sum())
     return out
+
+
+def _one_by_one(provider, rows: list[int], texts: list[str], batch_size: int, max_unknown_ratio: float, name: str,
+                hashes_of: pl.Series, failures: list) -> tuple[list[int], Any]:
+    """`_coverage_first` text by text: the rows that embedded and their results; each text that
+    raises goes to `failures` as (text hash, what, exception)."""
+    kept_rows, vectors, unknown = [], [], []
+    for r in rows:
+        try:
+            one = _coverage_first(provider, [texts[r]], batch_size, max_unknown_ratio)
+        except (MemoryLakeError, ModelUnavailable):
+            raise
+        except Exception as exc:
+            failures.append((hashes_of[r], f"embedding with {name}", exc))
+            continue
+        kept_rows.append(r)
+        vectors.extend(one.vectors)
+        unknown.extend(one.unknown.tolist())
+    return kept_rows, SimpleNamespace(vectors=vectors, unknown=np.asarray(unknown, dtype=np.float64))
 
 
 def _rows_frame(hashes: pl.Series, vectors: list[Any], unknown: list[float]) -> pl.DataFrame:

@@ -20,10 +20,12 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 
+import polars as pl
+
 from ..store import transaction
 from .embeddings import embed_missing, models
 from ..store import Policy
-from ..store import StepReport
+from ..store import MemoryLakeError, StepReport, step_error
 from .textsearch import TOKENIZER_VERSION, term_counts
 
 # Contents tokenised per batch (bounded memory; the progress bar advances per batch).
@@ -42,12 +44,14 @@ def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
     # "missing": the texts that had no vector when the step began (embedded now, or not covered)
     report = StepReport("index", as_of, run_id, {}, labels={"missing": "missing before"})
     waiting = {} if wait_s is None else {"wait_s": wait_s}
+    failures: list = []
     with lake.writer(purpose="index", **waiting) as con:
-        report.counts["tokenized"] = index_keywords(con, as_of, show, on_progress)
+        report.counts["tokenized"] = index_keywords(con, as_of, show, on_progress, failures)
         missing_without_models = 0 if models(policy) else con.execute(
             "SELECT count(DISTINCT content_hash) FROM memories WHERE status <> 'deleted' AND content <> ''").fetchone()[0]
         embedded = embed_missing(con, models(policy), as_of, policy.search.batch_size, show, on_progress,
                                  max_unknown_ratio=policy.search.max_unknown_ratio)
+        report.errors = _text_errors(con, failures + embedded.pop("failures", []))
     # texts, each counted once however many models embedded it; per model in the details
     report.counts["embedded"] = embedded["embedded"]
     report.counts["missing"] = embedded["missing"]
@@ -63,10 +67,25 @@ def index(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
     return report
 
 
+def _text_errors(con, failures: list) -> list[dict]:
+    """Step errors for texts the index could not take, each named by a memory that holds it."""
+    errors = []
+    for text_hash, what, exc in failures:
+        found = con.execute("SELECT id, tenant, agent_id, user_id FROM memories WHERE content_hash = ? ORDER BY id "
+                            "LIMIT 1", [text_hash]).fetchone() or (None, None, None, None)
+        errors.append(step_error("index", exc, item=f"{what} memory {found[0]}", tenant=found[1], agent_id=found[2],
+                                 user_id=found[3]))
+    return errors
+
+
 def index_keywords(con, as_of: datetime, progress: bool = False,
-                   on_progress: Callable[[str, int, int], None] | None = None) -> int:
+                   on_progress: Callable[[str, int, int], None] | None = None,
+                   failures: list | None = None) -> int:
     """Write the postings of every content hash that has none from this tokenizer version; returns
-    how many contents were tokenised. Postings of an older tokenizer version are replaced."""
+    how many contents were tokenised. Postings of an older tokenizer version are replaced. A batch
+    that raises is tokenised text by text; a text that raises gets no postings (the next run tries
+    it again) and goes to `failures` as (text hash, what, exception)."""
+    failures = [] if failures is None else failures
     from tqdm import tqdm
 
     with transaction(con):
@@ -90,7 +109,12 @@ def index_keywords(con, as_of: datetime, progress: bool = False,
     with transaction(con):
         for start in range(0, todo.height, TOKENIZE_BATCH):
             batch = todo.slice(start, TOKENIZE_BATCH)
-            docs, postings = term_counts(batch["text_hash"].to_list(), batch["content"].to_list())
+            try:
+                docs, postings = term_counts(batch["text_hash"].to_list(), batch["content"].to_list())
+            except MemoryLakeError:
+                raise
+            except Exception:
+                docs, postings = _one_by_one(batch, failures)
             con.register("new_docs", docs)
             con.register("new_postings", postings)
             try:
@@ -104,4 +128,22 @@ def index_keywords(con, as_of: datetime, progress: bool = False,
             if on_progress:
                 on_progress("tokenised", start + batch.height, todo.height)
     bar.close()
-    return todo.height
+    return todo.height - len(failures)
+
+
+def _one_by_one(batch: pl.DataFrame, failures: list) -> tuple[pl.DataFrame, pl.DataFrame]:
+    docs, postings = [], []
+    for text_hash, content in batch.select("text_hash", "content").iter_rows():
+        try:
+            d, p = term_counts([text_hash], [content])
+        except MemoryLakeError:
+            raise
+        except Exception as exc:
+            failures.append((text_hash, "tokenising", exc))
+            continue
+        docs.append(d)
+        postings.append(p)
+    if not docs:
+        d, p = term_counts([], [])
+        return d, p
+    return pl.concat(docs, how="vertical_relaxed"), pl.concat(postings, how="vertical_relaxed")

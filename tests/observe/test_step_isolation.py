@@ -193,6 +193,138 @@ def test_a_scope_whose_entities_raise_is_left_unread_and_the_others_are_extracte
     assert rows(lake, "SELECT memory_id FROM entity_extractions ORDER BY 1") == [{"memory_id": "a1"}, {"memory_id": "b1"}]
 
 
+def _pairs_lake(tmp_path) -> Lake:
+    """Two scopes, each with a near-duplicate pair (report / reports) a dedup run merges."""
+    lake = Lake.init(tmp_path / "lake")
+    (lake.root / "memory-lake.toml").write_text(NO_MODELS, encoding="utf-8")
+    write_jsonl(lake.inbox / "a.jsonl", [
+        {"id": f"{who}{n}", "tenant": "acme", "agent_id": "bot", "user_id": who, "tier": "long_term",
+         "content": f"{name} prefers the quarterly report{'' if n == 1 else 's'} as a PDF attachment",
+         "created_at": f"2026-11-0{n}T00:00:00Z"}
+        for who, name in (("alice", "Alice"), ("bruno", "Bruno")) for n in (1, 2)])
+    lake = Lake.open(lake.root)
+    lake.ingest(as_of=AS_OF)
+    return lake
+
+
+def _scope_errors(errors) -> list[dict]:
+    return [{k: e[k] for k in ("step", "tenant", "agent_id", "user_id", "item", "error")} for e in errors]
+
+
+def test_a_pair_the_dedup_guard_cannot_read_is_kept_apart_and_the_other_scope_merges(tmp_path, monkeypatch):
+    from memory_lake.maintain import dedup as dedup_step
+    dedup_module = __import__("memory_lake.maintain.dedup", fromlist=["contradiction"])
+
+    lake = _pairs_lake(tmp_path)
+    real = dedup_module.contradiction
+
+    def contradiction(a, b, *args, **kwargs):
+        if "Bruno" in a:  # an injected failure on one scope's text
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(dedup_module, "contradiction", contradiction)
+    report = dedup_step(lake, AS_OF)
+    assert _scope_errors(report.errors) == [
+        {"step": "dedup", "tenant": "acme", "agent_id": "bot", "user_id": "bruno", "item": "memories bruno1 and bruno2",
+         "error": "RecursionError: maximum recursion depth exceeded"}]
+    assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id") == [
+        {"id": "alice1", "status": "active", "merged_into": None},
+        {"id": "alice2", "status": "merged", "merged_into": "alice1"},
+        {"id": "bruno1", "status": "active", "merged_into": None},
+        {"id": "bruno2", "status": "active", "merged_into": None}]
+    assert rows(lake, "SELECT count(*) AS n FROM conflicts") == [{"n": 0}]  # kept apart, never filed
+
+
+def test_a_scope_that_makes_the_dedup_plan_raise_is_left_out_and_the_others_merge(tmp_path, monkeypatch):
+    from memory_lake.maintain import dedup as dedup_step
+    dedup_module = __import__("memory_lake.maintain.dedup", fromlist=["find_duplicates"])
+
+    lake = _pairs_lake(tmp_path)
+    real = dedup_module.find_duplicates
+
+    def find_duplicates(frame, *args, **kwargs):
+        if "bruno" in frame["user_id"].to_list():
+            raise MemoryError("the near pass ran out of memory")
+        return real(frame, *args, **kwargs)
+
+    monkeypatch.setattr(dedup_module, "find_duplicates", find_duplicates)
+    report = dedup_step(lake, AS_OF)
+    assert _scope_errors(report.errors) == [
+        {"step": "dedup", "tenant": "acme", "agent_id": "bot", "user_id": "bruno", "item": "2 memories",
+         "error": "MemoryError: the near pass ran out of memory"}]
+    assert report.counts["merged"] == 1
+    assert [r["id"] for r in rows(lake, "SELECT id FROM memories WHERE status = 'merged'")] == ["alice2"]
+
+
+def test_a_scope_whose_health_raises_is_left_out_of_the_scopes_and_the_run_is_degraded(tmp_path, monkeypatch):
+    from memory_lake.observe import health as health_module
+
+    lake = _pairs_lake(tmp_path)
+    real = health_module._metrics
+
+    def metrics(row, *args, **kwargs):
+        if row.get("user_id") == "bruno":
+            raise ZeroDivisionError("division by zero")
+        return real(row, *args, **kwargs)
+
+    monkeypatch.setattr(health_module, "_metrics", metrics)
+    summary = run_nightly_steps(lake, AS_OF, tmp_path / "reports")
+    assert summary["status"] == "degraded" and summary["publish"]["status"] == "published"
+    assert _scope_errors(summary["errors"]) == [
+        {"step": "snapshot_health", "tenant": "acme", "agent_id": "bot", "user_id": "bruno", "item": "scope metrics",
+         "error": "ZeroDivisionError: division by zero"}]
+    assert rows(lake, "SELECT level, user_id FROM health_snapshots ORDER BY level, user_id") == [
+        {"level": "overall", "user_id": None}, {"level": "scope", "user_id": "alice"},
+        {"level": "tenant", "user_id": None}]
+
+
+def test_a_text_the_tokeniser_cannot_take_is_left_unindexed_and_tried_again(tmp_path, monkeypatch):
+    from memory_lake.search import indexing
+
+    lake = _pairs_lake(tmp_path)
+    real = indexing.term_counts
+
+    def term_counts(hashes, texts):
+        if any("Bruno" in t for t in texts):
+            raise UnicodeError("cannot segment")
+        return real(hashes, texts)
+
+    monkeypatch.setattr(indexing, "term_counts", term_counts)
+    report = lake.index(as_of=AS_OF)
+    assert _scope_errors(report.errors) == [
+        {"step": "index", "tenant": "acme", "agent_id": "bot", "user_id": "bruno", "item": f"tokenising memory bruno{n}",
+         "error": "UnicodeError: cannot segment"} for n in (1, 2)]
+    assert report.counts["tokenized"] == 2
+    assert lake.search("quarterly report", tenant="acme", user="alice", mode="keyword")[0]["id"] in ("alice1", "alice2")
+    monkeypatch.undo()
+    assert lake.index(as_of=AS_OF).counts["tokenized"] == 2  # the two left out, now
+
+
+def test_a_scope_whose_context_pack_raises_is_published_with_a_pack_that_says_so(tmp_path, monkeypatch):
+    from memory_lake.publish import export as export_module
+
+    lake = _pairs_lake(tmp_path)
+    real = export_module._context_pack
+
+    def context_pack(header, *args, **kwargs):
+        if header["user_id"] == "bruno" and args and args[0]:
+            raise KeyError("conflict_with")
+        return real(header, *args, **kwargs)
+
+    monkeypatch.setattr(export_module, "_context_pack", context_pack)
+    summary = run_nightly_steps(lake, AS_OF, tmp_path / "reports")
+    assert summary["status"] == "degraded" and summary["publish"]["status"] == "published"
+    assert _scope_errors(summary["errors"]) == [
+        {"step": "stage_export", "tenant": "acme", "agent_id": "bot", "user_id": "bruno", "item": "context.md",
+         "error": "KeyError: 'conflict_with'"}]
+    scopes = lake.exports / "CURRENT" / "scopes" / "acme" / "bot"
+    assert "could not be built tonight" in (scopes / "bruno" / "context.md").read_text(encoding="utf-8")
+    assert "could not be built" not in (scopes / "alice" / "context.md").read_text(encoding="utf-8")
+    bruno = json.loads((scopes / "bruno" / "memory.json").read_text(encoding="utf-8"))
+    assert [m["id"] for m in bruno["memories"]] == ["bruno1"]
+
+
 def test_compress_conversation_keeps_the_turns_when_its_summary_fails_the_gate():
     """Issue 35.4, from LoCoMo conversation 1, session 1 (the one with "Lost my job as a banker"):
     in 200 tokens the summary of its older turns fails its gate (a key fact, a book title, dropped);
