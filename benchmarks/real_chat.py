@@ -119,6 +119,7 @@ def run_corpus(corpus: str, limit: int | None, keep: Path | None = None, seed_ti
     else:
         records = memorybank_records(corpus.split("-")[1], limit)
     records = shift_to_recent(records)
+    LOCOMO_TENANTS.update(r["tenant"] for r in records if r["tenant"].startswith("conv-"))
     log(f"{corpus}: {len(records)} turns")
     result: dict = {"corpus": corpus, "turns": len(records), "as_of": AS_OF.isoformat(), "seed_tiers": seed_tiers}
     with tempfile.TemporaryDirectory(prefix=f"bench-chat-{corpus}-", dir=keep) as tmp:
@@ -154,7 +155,9 @@ def run_corpus(corpus: str, limit: int | None, keep: Path | None = None, seed_ti
         contradictions = []
         for c in conflicts.iter_rows(named=True):
             a, b = c["memory_id"], c["other_memory_id"]
+            users = lake.sql("SELECT user_id FROM memories WHERE id = ?", [a]).to_series().to_list()
             contradictions.append({"key": key(corpus, *sorted((a or "", b or ""))), "tenant": c["tenant"],
+                                   "user": users[0] if users else None,
                                    "a": a, "b": b, "a_text": texts.get(a), "b_text": texts.get(b)})
         entities = []
         for tenant in sorted({r["tenant"] for r in records}):
@@ -176,7 +179,30 @@ def run_corpus(corpus: str, limit: int | None, keep: Path | None = None, seed_ti
     return result
 
 
+# The labels of the first five LoCoMo conversations and MemoryBank users u01-u07 were read to find
+# where the rules fail (error analysis); the rest were never looked at: "held_out" is the figure.
+DEV_LOCOMO = 5
+DEV_USERS = 7
+
+
+def held_out(item: dict) -> bool:
+    if item["tenant"].startswith("conv-"):
+        return item["tenant"] not in sorted(LOCOMO_TENANTS)[:DEV_LOCOMO]
+    user = item.get("user") or item.get("user_id") or ""
+    return not (user.startswith("u") and user[1:].isdigit() and int(user[1:]) <= DEV_USERS)
+
+
+LOCOMO_TENANTS: set[str] = set()
+
+
 def precision(contradictions: list[dict], entities: list[dict]) -> dict:
+    out = {"all": _precision(contradictions, entities)}
+    out["held_out"] = _precision([c for c in contradictions if held_out(c)], [e for e in entities if held_out(e)])
+    out["dev"] = _precision([c for c in contradictions if not held_out(c)], [e for e in entities if not held_out(e)])
+    return out
+
+
+def _precision(contradictions: list[dict], entities: list[dict]) -> dict:
     labels = json.loads(LABELS.read_text(encoding="utf-8")) if LABELS.exists() else {}
     c_labels, e_labels = labels.get("contradictions", {}), labels.get("entities", {})
     c_known = [c_labels[c["key"]] for c in contradictions if c["key"] in c_labels]
@@ -206,8 +232,8 @@ def main() -> None:
     args = parser.parse_args()
     for corpus in args.corpus:
         result = run_corpus(corpus, args.limit_tenants, args.keep, args.seed_tiers)
-        p = result["precision"]
-        print(f"{corpus}: {result['turns']} turns, nightly {result['nightly']['status']} in "
+        p = result["precision"]["held_out"]
+        print(f"{corpus}: {result['turns']} turns (precision on the held-out part), nightly {result['nightly']['status']} in "
               f"{result['nightly']['s']} s, {len(result['nightly']['errors'])} step errors; "
               f"contradictions {p['contradictions']['filed']} (precision {p['contradictions']['precision']}, "
               f"{p['contradictions']['unlabelled']} unlabelled); entities {p['entities']['kept']} "

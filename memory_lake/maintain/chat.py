@@ -130,6 +130,8 @@ _PHATIC_PHRASES_EN = """
     see you later|see you soon|see you tomorrow|see you next time|see you around|see ya|see you|until next time
     take care of yourself|take care|have a good day|have a great day|have a nice day|have a good night|have a good one
     have a great weekend|have a good weekend|have a nice weekend|have a great time|have a good time|have fun|enjoy
+    long time no see|long time no talk|long time no chat|long time no speak|it's been a while|been a while|been ages
+    can't wait to see you|can't wait to hear|can't wait|cannot wait|so excited|super stoked|stoked
     good night|goodnight|good morning|good afternoon|good evening|morning|bye for now|bye bye|goodbye|bye
     how are you doing|how are you|how have you been|how's it going|how is it going|how are things|what's up|whats up
     how about you|and you|you too|same to you|same here|me too
@@ -145,12 +147,13 @@ _PHATIC_PHRASES_EN = """
     exactly|indeed|right|alright|all right|okay|ok|sure|yes|yeah|yep|yup|nope|no|hey there|hi there|hello there|hey|hi
     hello|hiya|howdy|wow|whoa|woah|oh|ooh|ohh|ah|aah|aw|aww|awww|hmm|hmmm|um|umm|uh|uhh|er|haha|hahaha|hehe|lol|lmao
     omg|oh my god|oh my gosh|gosh|geez|yay|woohoo|phew|oops|ugh|meh|sorry|please|dear|buddy|pal|friend|my friend
+    nah|gotcha|lemme|oof|mmm|mm|dang|darn|ouch|yo|yikes|whoops|welp|aha|ahh|hooray|btw|tbh|imo|idk|brb|ttyl|np|ty
 """
 _PHATIC_PHRASES_ZH = """
     你好|您好|大家好|早上好|上午好|中午好|下午好|晚上好|早安|午安|晚安|嗨|哈喽|哈啰|嘿|喂
     谢谢你|谢谢您|谢谢|多谢|感谢你|感谢您|感谢|非常感谢|太感谢了|不用谢|不客气|别客气|不谢|客气了
     没问题|没有问题|没关系|没有关系|没事|没事儿|不要紧|别担心|放心
-    再见|拜拜|回头见|明天见|下次见|待会见|一会儿见|改天见|下次聊|回头聊|再聊
+    再见|拜拜|回头见|明天见|下次见|待会见|一会儿见|改天见|下次聊|回头聊|再聊|先不聊了|不聊了|先这样吧|先这样|就聊到这里|就聊到这|下线了|先下了
     好的|好吧|好啊|好呀|好滴|行|可以|嗯嗯|嗯|哦|噢|喔|啊|呀|哇|哇塞|哈哈哈|哈哈|呵呵|嘿嘿|嘻嘻|唉|哎|哎呀
     加油|辛苦了|辛苦|恭喜|恭喜你|祝贺你|祝贺|太好了|太棒了|真棒|很棒|好棒|真好|不错|真不错|挺好|对|对的|是的|确实
     祝你好运|祝你开心|祝你愉快|祝你|开心|愉快|朋友|亲爱的|亲|宝贝|我的朋友|老朋友|很高兴认识你|很高兴见到你|很高兴

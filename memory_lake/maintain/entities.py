@@ -98,7 +98,7 @@ _MONTHS_DAYS = frozenset("monday tuesday wednesday thursday friday saturday sund
                          "june july august september october november december mon tue tues wed thu thur thurs fri "
                          "sat sun jan feb mar apr jun jul aug sep sept oct nov dec".split())
 _CAP_WORD = r"[A-Z][A-Za-z0-9]*(?:[-'’][A-Z][A-Za-z0-9]*)*"
-_CAP_SPAN = re.compile(rf"{_CAP_WORD}(?: (?:of |de |van |von |du |da |&\s)?{_CAP_WORD})*")
+_CAP_SPAN = re.compile(rf"{_CAP_WORD}(?: (?:of the |in the |on the |with the |of |de |van |von |du |da |&\s)?{_CAP_WORD})*")
 _LOWER_WORD = re.compile(r"(?<![A-Za-z])[a-z][a-z]+(?![A-Za-z])")
 # A position where a new sentence or clause starts (the capital tells nothing there).
 _OPENER = re.compile(r"(?:^|[.!?:;\"“(\[\-–—•*>]\s*|\n\s*)$")
@@ -140,6 +140,13 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip(" \t.!?。！？；;")]
 
 
+# A word the batch writes in lower case at least this often, and this many times as often as
+# capitalised, is a common word wherever it is capitalised.
+_COMMON_MIN = 3
+_COMMON_RATIO = 3
+_ROMAN = re.compile(r"[IVXLC]{2,}")
+
+
 def _english_word(word: str) -> bool:
     from . import lexicon
     from ..search import ENGLISH_STOP_WORDS
@@ -160,7 +167,8 @@ def phatic_words() -> frozenset[str]:
     return words()
 
 
-def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozenset) -> list[tuple[str, str, float]]:
+def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozenset, chat: bool = False,
+                      common: frozenset = frozenset()) -> list[tuple[str, str, float]]:
     """(surface, kind, confidence) of each capitalised span of an English sentence. `lowercase`:
     words the batch writes in lower case; `capitalised`: words it capitalises inside a sentence."""
     found = []
@@ -170,7 +178,11 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
         opener = bool(_OPENER.search(sentence[:start]))
         # strip common words that open the span ("Remind Alice" -> "Alice", "The Q4" -> "Q4")
         while words and (words[0].lower() in _STARTERS or words[0].lower() in _NOT_NAMES
-                         or words[0].lower() in _MONTHS_DAYS or words[0].lower() in phatic_words()):
+                         or words[0].lower() in _MONTHS_DAYS or words[0].lower() in phatic_words()
+                         or (opener and len(words) > 1 and _english_word(words[0].lower())
+                             and " ".join(words[1:]).lower() in capitalised)):
+            # ... and a common word opening the sentence before a name seen elsewhere ("Go Jon",
+            # "Glad Max", "Is Spider-Man", "Learning German")
             if words[0].lower() in ("new", "old") and len(words) > 1:
                 break                                     # New York, Old Trafford
             # a word after "Wow" or "Hey" still opens the sentence ("Wow Love it"); after "Remind"
@@ -190,11 +202,22 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
         if len(surface) < 2 or lowered in _MONTHS_DAYS or lowered in _NOT_NAMES:
             continue
         before, after = sentence[:start], sentence[start + len(surface):]
+        person_like = ((_PERSON_AFTER.match(after) or re.match(r"^['’]s\b", after))
+                       and (not _english_word(lowered) or _english_noun(lowered)))
         if opener and len(words) == 1 and (lowered in _STARTERS or (
                 lowered in lowercase and lowered not in capitalised and not _PERSON_AFTER.match(after))
-                or (lowered not in capitalised and not _HAN.search(sentence) and _english_word(lowered)
-                    and not ((_PERSON_AFTER.match(after) or re.match(r"^['’]s\b", after)) and _english_noun(lowered)))):
-            continue  # a common word that opens the sentence ("Sounds great", "Just wanted to say")
+                or (lowered not in capitalised and not _HAN.search(sentence) and not person_like
+                    and (chat or _english_word(lowered)))):
+            # a word that opens the sentence is a name only with evidence: the batch (or the lake)
+            # capitalises it inside a sentence, or a person's verb follows it ("Priya joined",
+            # "Carol's team"); not "Sounds great", "Just wanted to say". In a chat turn, where
+            # slang and typos open sentences ("Nah", "Gotcha", "Shure"), a word no dictionary
+            # holds needs that evidence too; in a note it does not ("Initech has 40 seats")
+            continue
+        if len(words) == 1 and surface.isupper() and len(surface) >= 4 and _english_word(lowered):
+            continue  # a shouted word ("INTENSE")
+        if len(words) == 1 and (lowered in common and _english_word(lowered) or _ROMAN.fullmatch(surface)):
+            continue  # "a fellow Chef", "Warrior II"
         last = words[-1].lower().rstrip(".")
         prev = before.rstrip().rsplit(" ", 1)[-1].lower().rstrip(".") if before.strip() else ""
         if prev in _TITLES or title:
@@ -333,11 +356,41 @@ def _chinese_mentions(sentence: str, user_dict: tuple[str, ...]) -> list[tuple[s
     return found
 
 
-def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
+# A title: in 《》, or Title Case between quotes ("Charlotte's Web", “The Name of the Wind”). It is
+# one thing, and nothing inside it is read on its own (not "Charlotte", not "Wind").
+_QUOTED_TITLE = re.compile(r"《([^《》\n]{1,60})》|[\"“]([A-Z0-9][^\"“”\n]{0,60}?)[\"”]")
+
+
+def _titles(sentence: str) -> tuple[str, list[tuple[str, str, float]]]:
+    """The sentence with its titles blanked (to the same length) and the titles as mentions."""
+    found = []
+
+    def blank(match: re.Match) -> str:
+        title = (match.group(1) or match.group(2) or "").strip()
+        words = title.split()
+        title = title.strip(" ,.;:!?")
+        if match.group(2) is not None and not (1 <= len(words) <= 8 and _title_case(words)) or (
+                len(words) == 1 and title.lower() in _STARTERS):
+            return match.group()                          # a quoted remark ("That"), not a title
+        if title:
+            found.append((title, "thing", CONFIDENCE["pattern"]))
+        return " " * len(match.group())
+    return _QUOTED_TITLE.sub(blank, sentence), found
+
+
+def _title_case(words: list[str]) -> bool:
+    """Whether most words of a quoted text are capitalised (small words aside): a title."""
+    small = {"a", "an", "the", "of", "and", "or", "in", "on", "to", "for", "with", "at", "by", "from"}
+    big = [w for w in words if w.lower() not in small]
+    return bool(big) and sum(w[:1].isupper() for w in big) >= max(1, len(big) - 0)
+
+
+def extract_mentions(memories: pl.DataFrame, policy: Policy, known: frozenset[str] = frozenset()) -> pl.DataFrame:
     """The mentions in `memories` (columns id, tenant, agent_id, user_id, content, created_at):
     one row per entity, memory and sentence with the entity's id, name key and spelling, the
     mention's kind and confidence, and the sentence's places and placeholders. Each distinct
-    sentence is read once (one loop over distinct sentences, then joins)."""
+    sentence is read once (one loop over distinct sentences, then joins). `known`: lower-case
+    names of entities the lake already holds (evidence that a capitalised word is a name)."""
     from .chat import split_turn, statement
 
     user_dict = tuple(policy.entities.user_dict)
@@ -353,18 +406,28 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
     parts = parts.explode("sentence").drop_nulls("sentence").with_columns(
         position=pl.int_range(pl.len()).over("id"))
     distinct = parts["sentence"].unique().to_list()
+    # sentences of chat turns (a speaker): read with the stricter evidence rule (_english_mentions)
+    spoken = frozenset(parts.join(turns.filter(pl.col("turn").list.get(0) != "").select("id"), on="id")["sentence"]
+                       .to_list())
     lowercase = frozenset(w for s in distinct for w in _LOWER_WORD.findall(s))
     # capitalised inside a sentence, after a lower-case word (in chat, people capitalise after a
     # comma: "Wow, Love it"; the second word of a name is no evidence: "Summer Sounds")
     capitalised = frozenset(m.group(1).lower() for s in distinct
-                            for m in re.finditer(r"(?<![A-Za-z'’])[a-z]+ ([A-Z][a-z]+)", s))
+                            for m in re.finditer(r"(?<![A-Za-z'’])[a-z]+ ([A-Z][A-Za-z]+(?:[ -][A-Z][A-Za-z]+)*)", s))
+    capitalised |= known | frozenset(k[-1] for k in speakers)
+    # a common noun capitalised inside a sentence ("a fellow Chef", "- Tomato"): written in lower
+    # case far more often in the batch, it is no name
+    lower_counts = Counter(w for s in distinct for w in _LOWER_WORD.findall(s))
+    capital_counts = Counter(m.group().lower() for s in distinct for m in re.finditer(r"\b[A-Z][a-z]+\b", s))
+    common = frozenset(w for w, n in lower_counts.items() if n >= _COMMON_MIN and n >= _COMMON_RATIO * capital_counts[w])
     rows = []
     for sentence in distinct:
         # a PII placeholder ([PHONE:3f2a9c1d], [SECRET]) names no entity: its capitals are blanked
         # (to the same length) before mentions are read; it stays a value of the sentence below
         read = _ANY_PLACEHOLDER.sub(lambda m: " " * len(m.group()), sentence)
-        mentions = (_chinese_mentions(read, user_dict) if _HAN.search(read)
-                    else _english_mentions(read, lowercase, capitalised))
+        read, titles = _titles(read)
+        mentions = titles + (_chinese_mentions(read, user_dict) if _HAN.search(read)
+                             else _english_mentions(read, lowercase, capitalised, sentence in spoken, common))
         # a latin name inside a Chinese sentence ("和Alice开会") is read the English way too
         if _HAN.search(read) and re.search(r"[A-Z]", read):
             mentions += _english_mentions(read, lowercase, capitalised)
@@ -429,7 +492,12 @@ def _with_speakers(joined: pl.DataFrame, parts: pl.DataFrame, turns: pl.DataFram
                                pl.col("user_id").fill_null("\x00"), pl.col("key")).list.join("\x1f")
     flat = {"\x1f".join("\x00" if v is None else v for v in entry) for entry in speakers}
     flat_roles = {"\x1f".join("\x00" if v is None else v for v in entry) for entry in roles}
-    both = pl.concat([own, joined.filter(~scope_key.is_in(list(flat_roles)))], how="vertical_relaxed")
+    # a role and what opens with it ("AI", "AI Companion": the assistant) is no entity
+    first_key = pl.concat_list(pl.col("tenant"), pl.col("agent_id").fill_null("\x00"),
+                               pl.col("user_id").fill_null("\x00"), pl.col("key").str.split(" ").list.first()
+                               ).list.join("\x1f")
+    both = pl.concat([own, joined.filter(~scope_key.is_in(list(flat_roles)) & ~first_key.is_in(list(flat_roles)))],
+                     how="vertical_relaxed")
     both = both.with_columns(mention_kind=pl.when(scope_key.is_in(list(flat))).then(pl.lit("person"))
                              .otherwise(pl.col("mention_kind")))
     return both.unique(subset=["id", "position", "key"], keep="first", maintain_order=True)
@@ -571,7 +639,8 @@ def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id
                               ).fetchone()
         if todo.height == 0 and gone == 0:
             return report
-        mentions, todo, report.errors = _mentions_isolated(todo, policy)
+        known = frozenset(name for (name,) in con.execute("SELECT DISTINCT lower(name) FROM entities").fetchall())
+        mentions, todo, report.errors = _mentions_isolated(todo, policy, known)
         with transaction(con):
             con.execute(f"CREATE OR REPLACE TEMP TABLE entity_stale AS SELECT memory_id FROM entity_extractions "
                         f"WHERE memory_id NOT IN (SELECT id FROM ({_SOURCE}))")
@@ -608,13 +677,14 @@ def extract_entities(lake, as_of: datetime, policy: Policy | None = None, run_id
     return report
 
 
-def _mentions_isolated(todo: pl.DataFrame, policy: Policy) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
+def _mentions_isolated(todo: pl.DataFrame, policy: Policy, known: frozenset[str] = frozenset()
+                       ) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
     """`extract_mentions` of all of `todo` at once (the words seen across it inform each scope's
     reading); when that raises, scope by scope, and a scope that raises is left out with its error
     (`step_error`): its memories are not marked read, so the next run reads them again. Returns
     the mentions, the memories read and the errors."""
     try:
-        return extract_mentions(todo, policy), todo, []
+        return extract_mentions(todo, policy, known), todo, []
     except MemoryLakeError:
         raise  # the lake's own settings (a bad user dictionary entry): one clear error, not a scope's
     except Exception:
@@ -622,7 +692,7 @@ def _mentions_isolated(todo: pl.DataFrame, policy: Policy) -> tuple[pl.DataFrame
     found, read, errors = [], [], []
     for (tenant, agent, user), part in todo.group_by(["tenant", "agent_id", "user_id"], maintain_order=True):
         try:
-            found.append(extract_mentions(part, policy))
+            found.append(extract_mentions(part, policy, known))
             read.append(part)
         except MemoryLakeError:
             raise
