@@ -303,7 +303,7 @@ def expected_pack(world: World, tenant: str, user: str | None) -> dict[str, list
     latest, other = sorted(ids(["sum:alice", "sum:bob"]))
     return {"important": ids(["a-important"]), "summary": [latest],
             "relevant": ids(["a-budget-new", "a-budget-old", "b-t11"]) + [other],
-            "entities": [m, "Alice", m, "Honestly", "Thinking", f"Anna {m}"],
+            "entities": [m, "Alice", m, f"Anna {m}"],
             "recent": ids(["a-draft", "a-darkmode", "b-lightmode", "x-home", *reversed(TURNS["alice"][6:])])}
 
 
@@ -478,12 +478,11 @@ def context_md(world: World, tenant: str, scope: str) -> tuple[str, dict[str, li
 # the pack without a query, within 2000 tokens
 CONTEXT_MD = {
     "alice": {"important": ["a-important"], "summary": ["sum:alice"],
-              "entities": ["{m}", "Alice", "Looking", "Put", "Initech", "Taking", "Without", "Prefect", "Priya {m}",
-                           "Realistically"],
-              "recent": ["a-draft", "a-darkmode", "a-t11", "a-t10", "a-t09", "a-t08"]},
+              "entities": ["{m}", "Alice", "Initech", "Without", "Prefect", "Priya {m}", "Anna {m}", "Parquet", "Fridays",
+                           "DuckDB"],
+              "recent": ["a-draft", "a-darkmode", "a-t11", "a-t10", "a-t09", "a-t08", "a-t07", "a-t06"]},
     "bob": {"summary": ["sum:bob"],
-            "entities": ["{m}", "Looking", "Honestly", "Thinking", "Bob", "Prefect", "Priya {m}", "Broadly", "Without",
-                         "Anna {m}"],
+            "entities": ["{m}", "Bob", "Prefect", "Priya {m}", "Without", "Anna {m}", "Parquet", "Fridays", "DuckDB", "GB"],
             "recent": ["b-lightmode"]},
     "own": {"entities": ["{name}", "{m}", "Oslo"], "recent": ["x-home"]},
 }

@@ -7,8 +7,9 @@ say in a chat states no fact at all ("Hey Mel! Good to see you!", "Thanks!", "�
 one to three capitalised words in Latin script, or two to four Chinese characters, that are not a
 label a note opens with (``Note:``, ``Decision:``, ``TODO:``, ``备注：``, ``决定：`` ...:
 ``_LABELS``). A prefix that is also a common word ("Jack", "Frank", "Sunny", "Budget") is a name
-only when the utterance speaks as a person does, with a first- or second-person pronoun ("Budget:
-$500" is a label, "Jack: I moved to Denver" a speaker). A named speaker is a person (entities
+only when the utterance speaks as a person does, with a first- or second-person pronoun, an
+exclamation or a question ("Budget: $500" is a label, "Jack: I moved to Denver" and "Caroline: Bye
+Mel!" speakers). A named speaker is a person (entities
 reads it so); a role is no entity.
 
 **Phatic talk.** Greetings, thanks, goodbyes, congratulations, acknowledgements and interjections
@@ -80,8 +81,9 @@ def split_turn(text: str) -> Turn | None:
         words = speaker.replace(".", "").split()
         if any(w.isupper() and len(w) > 1 for w in words) and not _PRONOUNS_EN.search(utterance):
             return None                                  # "SKU: A-1047", "API: v2": an acronym label
-        if all(_common_english(w.lower()) for w in words) and not _PRONOUNS_EN.search(utterance):
-            return None                                  # "Budget: $500"
+        if all(_common_english(w.lower()) for w in words) and not _PRONOUNS_EN.search(utterance) \
+                and not re.search(r"[!?]", utterance):
+            return None                                  # "Budget: $500" (not "Caroline: Bye Mel!")
         return Turn(speaker, False, utterance)
     if _HAN_NAME.fullmatch(speaker):
         if _chinese_name(speaker) or (len(speaker) <= 3 and not _common_chinese(speaker)

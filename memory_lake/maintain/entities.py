@@ -98,7 +98,7 @@ _MONTHS_DAYS = frozenset("monday tuesday wednesday thursday friday saturday sund
                          "june july august september october november december mon tue tues wed thu thur thurs fri "
                          "sat sun jan feb mar apr jun jul aug sep sept oct nov dec".split())
 _CAP_WORD = r"[A-Z][A-Za-z0-9]*(?:[-'’][A-Z][A-Za-z0-9]*)*"
-_CAP_SPAN = re.compile(rf"{_CAP_WORD}(?: (?:of the |in the |on the |with the |of |de |van |von |du |da |&\s)?{_CAP_WORD})*")
+_CAP_SPAN = re.compile(rf"{_CAP_WORD}(?: (?:of |de |van |von |du |da |&\s)?{_CAP_WORD})*")
 _LOWER_WORD = re.compile(r"(?<![A-Za-z])[a-z][a-z]+(?![A-Za-z])")
 # A position where a new sentence or clause starts (the capital tells nothing there).
 _OPENER = re.compile(r"(?:^|[.!?:;\"“(\[\-–—•*>]\s*|\n\s*)$")
@@ -180,6 +180,7 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
         while words and (words[0].lower() in _STARTERS or words[0].lower() in _NOT_NAMES
                          or words[0].lower() in _MONTHS_DAYS or words[0].lower() in phatic_words()
                          or (opener and len(words) > 1 and _english_word(words[0].lower())
+                             and not _english_noun(words[0].lower())
                              and " ".join(words[1:]).lower() in capitalised)):
             # ... and a common word opening the sentence before a name seen elsewhere ("Go Jon",
             # "Glad Max", "Is Spider-Man", "Learning German")
@@ -202,20 +203,21 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
         if len(surface) < 2 or lowered in _MONTHS_DAYS or lowered in _NOT_NAMES:
             continue
         before, after = sentence[:start], sentence[start + len(surface):]
-        person_like = ((_PERSON_AFTER.match(after) or re.match(r"^['’]s\b", after))
-                       and (not _english_word(lowered) or _english_noun(lowered)))
+        person_like = ((_PERSON_AFTER.match(after) and lowered not in common)
+                       or (re.match(r"^['’]s\b", after) and (not _english_word(lowered) or _english_noun(lowered))))
         if opener and len(words) == 1 and (lowered in _STARTERS or (
                 lowered in lowercase and lowered not in capitalised and not _PERSON_AFTER.match(after))
-                or (lowered not in capitalised and not _HAN.search(sentence) and not person_like
-                    and (chat or _english_word(lowered)))):
-            # a word that opens the sentence is a name only with evidence: the batch (or the lake)
+                or (lowered not in capitalised and not _HAN.search(sentence) and _english_word(lowered)
+                    and not _english_noun(lowered) and not (_PERSON_AFTER.match(after) and not chat))
+                or (chat and lowered not in capitalised and not _HAN.search(sentence) and not person_like)):
+            # in a chat turn, where every sentence opens with a capital and slang, typos and
+            # interjections open many ("Sounds great", "Just wanted to say", "Nah", "Shure"), a
+            # word that opens the sentence is a name only with evidence: the batch (or the lake)
             # capitalises it inside a sentence, or a person's verb follows it ("Priya joined",
-            # "Carol's team"); not "Sounds great", "Just wanted to say". In a chat turn, where
-            # slang and typos open sentences ("Nah", "Gotcha", "Shure"), a word no dictionary
-            # holds needs that evidence too; in a note it does not ("Initech has 40 seats")
+            # "Carol's team"). In a note it needs none ("Initech has 40 seats", "Maria budget ...")
             continue
-        if len(words) == 1 and surface.isupper() and len(surface) >= 4 and _english_word(lowered):
-            continue  # a shouted word ("INTENSE")
+        if chat and len(words) == 1 and surface.isupper() and len(surface) >= 4 and _english_word(lowered):
+            continue  # a word shouted in chat ("INTENSE"); in a note a code may be one ("ZEBRA-42")
         if len(words) == 1 and (lowered in common and _english_word(lowered) or _ROMAN.fullmatch(surface)):
             continue  # "a fellow Chef", "Warrior II"
         last = words[-1].lower().rstrip(".")
@@ -391,7 +393,7 @@ def extract_mentions(memories: pl.DataFrame, policy: Policy, known: frozenset[st
     mention's kind and confidence, and the sentence's places and placeholders. Each distinct
     sentence is read once (one loop over distinct sentences, then joins). `known`: lower-case
     names of entities the lake already holds (evidence that a capitalised word is a name)."""
-    from .chat import split_turn, statement
+    from .chat import statement
 
     user_dict = tuple(policy.entities.user_dict)
     # a chat turn ("Caroline: I went to the show", "用户：...") is read as its speaker and what its
@@ -466,6 +468,13 @@ def _turn_parts(text: str) -> list[str]:
     return [turn.speaker, "true" if turn.role else "", turn.utterance] if turn else ["", "", ""]
 
 
+def _first_stating(text: str) -> str | None:
+    from .chat import statement
+
+    found = sentences(statement(text, questions=True))
+    return found[0] if found else None
+
+
 def _speakers(turns: pl.DataFrame) -> tuple[set[tuple], set[tuple]]:
     """(scope + name key) of the named speakers and of the roles that speak in `turns`."""
     named, roles = set(), set()
@@ -483,8 +492,11 @@ def _with_speakers(joined: pl.DataFrame, parts: pl.DataFrame, turns: pl.DataFram
     if not speakers and not roles:
         return joined
     said = turns.filter(pl.col("turn").list.get(0) != "", pl.col("turn").list.get(1) != "true").select(
-        "id", surface=pl.col("turn").list.get(0))
-    first = parts.filter(pl.col("position") == 0).join(said, on="id")
+        "id", surface=pl.col("turn").list.get(0),
+        stating=pl.col("turn").list.get(2).map_elements(_first_stating, return_dtype=pl.String))
+    # the speaker is mentioned by the first sentence that states something ("Hey Mel!" does not)
+    first = (parts.join(said.drop_nulls("stating"), on="id").filter(pl.col("sentence") == pl.col("stating"))
+             .unique("id", keep="first", maintain_order=True).drop("stating"))
     own = first.with_columns(key=pl.col("surface").map_elements(_key, return_dtype=pl.String),
                              mention_kind=pl.lit("person"), confidence=pl.lit(CONFIDENCE["pattern"]),
                              slot_values=pl.lit([], dtype=pl.List(pl.String))).select(joined.columns)
