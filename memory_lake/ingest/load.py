@@ -22,6 +22,7 @@ For each file, oldest name first (writers name files so that this is their write
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -306,6 +307,8 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     except InputError as exc:
         return _reject_unreadable(con, label, file_hash, fmt, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
     report = FileReport(label, file_hash, fmt, "dry run" if dry_run else "ingested", records=lines.height)
+    if fmt in policy.history_formats and not policy.history:
+        policy = dataclasses.replace(policy, history=True)  # [ingest] history_formats: this file is history
     unwrapped = None
     if replay:
         lines, unwrapped = _unwrap_exported(con, lines)

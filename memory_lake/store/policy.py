@@ -49,6 +49,10 @@ class IngestPolicy:
     # a memory never used since it was made is as idle as its age. `ingest --history` turns it on
     # for one call; `[ingest] history = true` for every ingest of the lake.
     history: bool = False
+    # The formats whose files are history whatever `history` says (``["json"]``: every save file is
+    # an import of an agent's past, while JSON Lines and Parquet snapshots are what it writes now).
+    # Empty by default: a save file's own access times are trusted.
+    history_formats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -274,6 +278,12 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
             if (isinstance(default, (int, float)) and not isinstance(default, bool)
                     and (isinstance(value, bool) or not isinstance(value, (int, float)))):
                 raise InputError(f"[{name}] {key} = {value!r}: write a number (default {default})")
+        if name == "ingest" and "history_formats" in values:
+            formats = ("json", "jsonl", "parquet")  # ingest.formats.READERS
+            wrong = [f for f in values["history_formats"] if f not in formats]
+            if wrong or isinstance(values["history_formats"], str):
+                raise InputError(f"[ingest] history_formats = {values['history_formats']!r}: a list of formats among "
+                                 f"{', '.join(formats)}")
         sections[name] = dataclasses.replace(current, **values)
     tenants = policy.tenants if keep_tenants else {}
     if keep_tenants and "tenants" in overrides:

@@ -68,3 +68,33 @@ def test_ingest_history_starts_the_idle_clock_at_ingest_so_the_first_night_keeps
 
     enforce_tiers(Lake.open(plain), AS_OF)
     assert {r["status"] for r in rows(Lake.open(plain), "SELECT status FROM memories")} == {"dormant"}
+
+
+def test_history_formats_make_every_file_of_a_format_history(tmp_path):
+    """`[ingest] history_formats = ["json"]`: a save file (an agent's whole past, imported) starts
+    its idle clock at ingest; a JSON Lines snapshot of the same lake keeps its own dates. An
+    unknown format is refused with the known ones."""
+    from memory_lake import Lake
+    from memory_lake.store import InputError
+
+    lake = Lake.init(tmp_path / "lake")
+    (lake.root / "memory-lake.toml").write_text('[ingest]\nhistory_formats = ["json"]\n', encoding="utf-8")
+    lake = Lake.open(lake.root)
+    save = tmp_path / "past.json"
+    save.write_text(json.dumps({"tenant": "acme", "agent_id": "bot", "user_id": "alice", "memories": [
+        {"id": "s0", "tier": "long_term", "content": "alice memory from the save file", "created_at": OLD}]}),
+        encoding="utf-8")
+    snapshot = write_jsonl(tmp_path / "now.jsonl", [
+        {"id": "j0", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "tier": "long_term",
+         "content": "alice memory from the snapshot", "created_at": OLD}])
+    lake.ingest([save, snapshot], as_of=AS_OF)
+    enforce_tiers(lake, AS_OF)
+    assert rows(lake, "SELECT id, status FROM memories ORDER BY id") == [
+        {"id": "j0", "status": "dormant"}, {"id": "s0", "status": "active"}]
+
+    (lake.root / "memory-lake.toml").write_text('[ingest]\nhistory_formats = ["xml"]\n', encoding="utf-8")
+    import pytest
+
+    with pytest.raises(InputError) as error:
+        Lake.open(lake.root)
+    assert "history_formats" in str(error.value) and "json, jsonl, parquet" in str(error.value)
