@@ -94,12 +94,42 @@ def deploy_all(lake_dir: str, timezone: str, reports_dir: str | None = None, poo
     return names
 
 
+def worker_deployments() -> list[str]:
+    """The deployments of prefect.yaml's names that a worker runs (they have a work pool: `memory-lake
+    deploy` made them), as ``flow/name (pool)``."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    found = []
+    with get_client(sync_client=True) as client:
+        for spec in deployment_specs():
+            name = f"{spec.load_flow().name}/{spec.name}"
+            try:
+                deployment = client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                continue
+            if deployment.work_pool_name:
+                found.append(f"{name} (work pool {deployment.work_pool_name})")
+    return found
+
+
 def serve_all(lake_dir: str, timezone: str, reports_dir: str | None = None) -> None:
-    """Run every deployment of prefect.yaml on its schedule from this process (no work pool)."""
+    """Run every deployment of prefect.yaml on its schedule from this process (no work pool).
+    Refused while deployments of the same names run on a work pool: serve() would take them over
+    and pause them when it stops (the 03:02 run would silently disappear), and both would run."""
     from prefect import serve
     from prefect.schedules import Cron
 
+    from memory_lake.store import InputError
+
     _check(lake_dir, timezone)
+    taken = worker_deployments()
+    if taken:
+        raise InputError(
+            f"not serving: {', '.join(taken)} already run on a worker (memory-lake deploy made them); serving "
+            f"the same names here would take them over and pause them when this process stops, and every job "
+            f"would run twice. Keep the worker (prefect worker start --pool memory-lake), or delete those "
+            f"deployments first (prefect deployment delete NAME) to serve from this process instead")
     deployments = []
     for spec in deployment_specs():
         parameters = {**spec.parameters, "lake_dir": lake_dir}

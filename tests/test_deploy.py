@@ -98,8 +98,17 @@ def test_deploy_then_nightly_runs_from_the_deployment(prefect_server, tmp_path):
                         "deployments": [{"name": "nightly/nightly", "cron": "2 3 * * *"},
                                         {"name": "ingest-inbox/sync", "cron": "0 */6 * * *"}]}
 
+    # issue 35.6: serve-flows beside the worker's deployments is refused (it used to take them over
+    # and pause them when stopped: the 03:02 run silently disappeared)
+    served = subprocess.run([str(BIN / "memory-lake"), "--lake", str(good), "serve-flows", "--timezone", "Europe/Berlin"],
+                            env=env, capture_output=True, text=True, timeout=180)
+    assert served.returncode == 2, served.stdout[-2000:] + served.stderr[-2000:]
+    assert ("not serving: nightly/nightly (work pool memory-lake), ingest-inbox/sync (work pool memory-lake) already "
+            "run on a worker") in served.stderr
+
     with SyncPrefectClient(url) as client:
         deployment = client.read_deployment_by_name("nightly/nightly")
+        assert deployment.work_pool_name == "memory-lake" and not deployment.paused
         assert deployment.parameters == {"lake_dir": str(good), "reports_dir": str(good / "reports")}
         assert [(s.schedule.cron, s.schedule.timezone) for s in deployment.schedules] == [("2 3 * * *", "Europe/Berlin")]
         ok_run = client.create_flow_run_from_deployment(deployment.id, parameters={"as_of": AS_OF})

@@ -335,8 +335,17 @@ def _snapshot_health(lake, as_of, run_id, done, reports):
 
 
 def _stage_export(lake, as_of, run_id, done, reports):
+    from ..maintain import apply_decisions, pending_decisions
     from ..publish import stage_export
-    return timed(stage_export, lake, as_of, run_id=run_id)
+
+    # a forget or decision queued while this run held the lake (after its first step) is applied
+    # before the export is staged: a forget is never published by the run it waited for
+    late = apply_decisions(lake, as_of, run_id=run_id) if pending_decisions(lake) else None
+    result = timed(stage_export, lake, as_of, run_id=run_id)
+    if late is not None:
+        result["details"]["late_decisions"] = late.as_dict()["counts"]
+        result["summary"] += f"; applied first {late.summary} (queued during the run)"
+    return result
 
 
 def _check_export(lake, as_of, run_id, done, reports):

@@ -357,3 +357,32 @@ def test_under_prefect_a_degraded_run_is_a_completed_state_named_degraded(prefec
     assert state.message.endswith("DEGRADED: published v1; 1 skipped after an error (see Step errors)")
     summary = state.result()
     assert summary["status"] == "degraded" and summary["errors"][0]["step"] == "extract_entities"
+
+
+def test_a_forget_queued_while_the_run_holds_the_lake_is_applied_before_it_stages(tmp_path):
+    """Issue 35.6: a forget queued during a run (the lake held, so it waits in inbox/decisions) was
+    published by that very run. It is applied before the export is staged."""
+    from memory_lake.maintain import queue_decision
+    from memory_lake.observe import STEP_LISTENERS
+
+    lake = _pairs_lake(tmp_path)
+
+    def forget_during_the_run(event, name, result):
+        if (event, name) == ("start", "summarize"):  # what `memory-lake forget` does while a run holds the lake
+            queue_decision(lake, {"kind": "forget", "ids": ["bruno1", "bruno2"], "tenant": None, "agent": None,
+                                  "user": None, "operator": "user", "reason": "asked to be forgotten",
+                                  "requested_at": "2026-11-30T00:00:00Z"}, AS_OF)
+
+    STEP_LISTENERS.append(forget_during_the_run)
+    try:
+        summary = run_nightly_steps(lake, AS_OF, tmp_path / "reports")
+    finally:
+        STEP_LISTENERS.remove(forget_during_the_run)
+    assert summary["status"] == "ok" and summary["publish"]["status"] == "published"
+    assert "queued during the run" in summary["steps"]["stage_export"]["summary"]
+    published = pl.read_parquet(lake.exports / "CURRENT" / "memories.parquet")
+    assert sorted(published["id"].to_list()) == ["alice1"]  # alice2 merged into it; bruno's forgotten
+    assert "bruno" not in json.dumps(sorted(p.name for p in (lake.exports / "CURRENT" / "scopes" / "acme" / "bot")
+                                                .iterdir()))
+    assert rows(lake, "SELECT id, status FROM memories WHERE id LIKE 'bruno%' ORDER BY id") == [
+        {"id": "bruno1", "status": "deleted"}, {"id": "bruno2", "status": "deleted"}]
