@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,3 +65,47 @@ def test_entity_mentions_never_raise_on_chat(turns):
 def test_the_contradiction_guard_never_raises_on_chat(a, b):
     contradiction(a, b)
     contradiction(b, a)
+
+
+# ---------------------------------------------------------------------------- whole snapshots, every step
+NO_MODELS = '[search]\nmodel = "none"\nmultilingual_model = "none"\n'
+record = st.fixed_dictionaries({
+    "user_id": st.sampled_from(["u1", "u2", "用户甲", "a b", ""]),
+    "session_id": st.sampled_from(["s1", "s2", None]),
+    "tier": st.sampled_from(["working", "short_term", "long_term", "important"]),
+    "type": st.sampled_from(["event", "fact", "preference", "todo", "other"]),
+    "content": turn,
+    "minutes": st.integers(min_value=0, max_value=60 * 24 * 200),
+})
+
+
+@pytest.mark.slow  # a lake and a whole nightly run per example
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(snapshot=st.lists(record, min_size=1, max_size=40))
+def test_a_generated_snapshot_goes_through_every_nightly_step_without_a_step_error(snapshot, tmp_path_factory):
+    """Issue 35.2: generated snapshots (any Unicode, speaker prefixes, quotes, titles, numbers, emoji,
+    mixed scripts, very short and very long texts, many turns in one session, every tier) through
+    ingest and every step of the nightly run: the run ends ok (a step that raised would make it
+    degraded, naming the scope), every record is in the lake (summaries the run wrote aside) or in quarantine with a reason."""
+    from memory_lake import Lake
+    from memory_lake.observe import run_nightly_steps
+
+    from ..conftest import write_jsonl
+
+    root = tmp_path_factory.mktemp("fuzz")
+    lake = Lake.init(root / "lake")
+    (lake.root / "memory-lake.toml").write_text(NO_MODELS, encoding="utf-8")
+    lake = Lake.open(lake.root)
+    as_of = datetime(2026, 11, 30, 3, 0)
+    records = [{"id": f"r{n}", "tenant": "fuzz", "agent_id": "bot", "user_id": r["user_id"] or None,
+                "session_id": r["session_id"], "tier": r["tier"], "type": r["type"], "content": r["content"],
+                "created_at": (as_of - timedelta(minutes=r["minutes"] + 1)).isoformat() + "Z"}
+               for n, r in enumerate(snapshot)]
+    write_jsonl(lake.inbox / "fuzz.jsonl", records)
+    summary = run_nightly_steps(lake, as_of, root / "reports")
+    assert summary["status"] in ("ok", "blocked"), summary.get("errors")
+    assert not summary.get("errors")
+    kept = lake.sql("SELECT count(*) AS n FROM memories WHERE NOT (type = 'summary' AND operator = 'system')").row(0)[0]
+    quarantined = lake.sql("SELECT count(*) AS n FROM quarantine").row(0)[0]
+    assert kept + quarantined == len(records)
