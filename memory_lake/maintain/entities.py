@@ -92,6 +92,7 @@ _STARTERS = frozenset("""
     agent when if after before while since until during next last every each all some any no not never
     always maybe perhaps reminder important urgent action question answer issue problem task plan goal idea
     discussed agreed confirmed asked told met moved sent received keep use used try set need needs new old
+    is are was were am be been do does did can could would should shall might must have has had
     """.split())
 _NOT_NAMES = frozenset("todo fyi nb ps ok am pm eta asap".split())
 _MONTHS_DAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday january february march april may "
