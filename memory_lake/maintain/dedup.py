@@ -1525,7 +1525,12 @@ def _about_other_things(a: str, b: str) -> bool:
     if open_a and open_b and open_a != open_b and (_name_like(open_a) or _name_like(open_b)):
         return True                                       # "Alice does not like tea" / "Bob likes tea"
     named_a, named_b = _names(a), _names(b)
-    return bool(named_a - named_b and named_b - named_a)
+    if named_a - named_b and named_b - named_a:
+        return True
+    # a name in place of a common word: "the churn report every Monday" / "the SLA report every Tuesday"
+    left, right = _replaced(_masked(a), _masked(b))
+    return bool(left and right and len(left) == len(right) == 1
+                and ((set(left) & named_a - named_b) or (set(right) & named_b - named_a)))
 
 
 def _never_close(x: str, y: str) -> bool:

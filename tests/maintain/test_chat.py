@@ -72,6 +72,8 @@ def test_a_statement_leaves_out_greetings_thanks_goodbyes_and_questions(text, sa
      "TODO: share the migration checklist for Wayne Retail by Nov 14.", OTHER_THING),
     ("华信科技目前购买了424个Team版席位。", "云帆医疗目前购买了203个Team版席位。", OTHER_THING),
     ("Alice does not like tea.", "Bob likes tea.", OTHER_THING),
+    ("Frank wants the churn report delivered every Monday morning.",
+     "Frank wants the SLA report delivered every Tuesday morning.", OTHER_THING),  # a name for a common word
     # a title's number is part of its name; a time added is detail, not a change
     ("用户：今天我面试完了", "用户：今天下午面了字节，面了一个半小时，感觉还行", None),
 ])
