@@ -58,6 +58,7 @@ bench: install
 	$(PY) benchmarks/zh_recall.py
 	$(PY) benchmarks/embedding_candidates.py
 	$(PY) benchmarks/locomo.py
+	$(PY) benchmarks/real_chat.py
 	$(PY) benchmarks/summaries.py
 	$(PY) benchmarks/summary_eval.py
 
