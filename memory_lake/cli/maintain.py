@@ -161,7 +161,9 @@ def dedup(
     swap goes to the conflict queue; a pair that differs in a name, a place, an identifier or another
     item of one kind (violin / cello) is kept apart as two facts and only counted ("kept apart
     different"); a replaced word merges only when a dictionary calls it a synonym or the language's
-    model puts the two phrases close ([dedup] paraphrase_cosine)."""
+    model puts the two phrases close ([dedup] paraphrase_cosine). Chat turns of two speakers, turns
+    that state nothing (greetings, thanks, questions) and two memories about different named things
+    are kept apart too; --json lists every pair kept apart with its reason."""
     from ..store import resolve_as_of
     from ..maintain import dedup as run_dedup
 
@@ -176,6 +178,10 @@ def dedup(
                   f"(exact {c['merged_exact']}, near {c['merged_near']}, semantic {c['merged_semantic']}); "
                   f"{c['contradictions']} contradiction(s) kept apart for a person, "
                   f"{c['kept_apart_different']} similar but different pair(s) kept apart")
+        reasons = report.details.get("kept_apart_reasons") or {}
+        if reasons:
+            out.print("  kept apart: " + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda r: -r[1]))
+                      + " (--json lists the pairs)")
         for cluster in report.details["clusters"][:20]:
             out.print(f"  {cluster['canonical']} <- {', '.join(cluster['members'])} ({', '.join(cluster['passes'])})")
 

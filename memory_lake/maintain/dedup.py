@@ -77,6 +77,8 @@ PASSES = ("exact", "near", "semantic")
 CHANGED_VALUE = "changed value"
 IDENTIFIER = "identifier"
 # Reasons that mean two different memories, not one fact with two values: kept apart, not queued.
+# At most this many kept-apart pairs are listed in a dedup report (all are counted).
+KEPT_APART_SHOWN = 1000
 # Chat (issue 35, ``chat.py``): two turns by different speakers say what each of them thinks, and
 # a turn of greetings, thanks, goodbyes or questions states no fact: never a contradiction.
 OTHER_SPEAKER = "other speaker"
@@ -1779,6 +1781,7 @@ class Plan:
     different: int = 0  # similar pairs kept apart as two memories (an identifier or a content word changed; not filed)
     left_out: int = 0  # memories similar to a cluster member that differ from another member (not merged)
     errors: list = field(default_factory=list)  # step errors: a pair the guard could not read, a scope that raised
+    apart: list = field(default_factory=list)  # the similar pairs kept apart: {a, b, reason, pass, score}
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
@@ -1872,10 +1875,11 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
     # Only the signals of a contradiction (number, date, negation, antonym, swap) go to a person; a
     # changed identifier or a replaced content word means two different memories, kept apart.
-    seen, filed, different = set(), [], 0
+    seen, filed, different, apart = set(), [], 0, []
     for a, b, kind, score, why in bad:
         if why in DIFFERENT:
             different += 1
+            apart.append({"a": ids[a], "b": ids[b], "reason": why, "pass": kind, "score": round(float(score), 3)})
             continue
         x, y = sorted((canonical.get(ids[a], ids[a]), canonical.get(ids[b], ids[b])))
         if x != y and (x, y) not in seen:
@@ -1886,7 +1890,7 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         schema={"a": pl.String, "b": pl.String, "reason": pl.String, "pass": pl.String, "score": pl.Float64},
         orient="row")
     return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height,
-                different=different, left_out=left_out, errors=errors)
+                different=different, left_out=left_out, errors=errors, apart=apart)
 
 
 def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, guard) -> tuple[pl.DataFrame, int]:
@@ -2045,7 +2049,7 @@ def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces:
                 pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
                 candidates=sum(p.candidates for p in plans), examined=frame.height,
                 different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
-                errors=errors + [e for p in plans for e in p.errors])
+                errors=errors + [e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart])
 
 
 def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
@@ -2068,6 +2072,11 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
                          "left_out_of_clusters": plan.left_out}
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
+        # the similar pairs kept apart and why (another speaker, states nothing, another thing, an
+        # identifier, a changed value): `dedup --dry-run --json` shows them
+        report.details["kept_apart"] = plan.apart[:KEPT_APART_SHOWN]
+        report.details["kept_apart_reasons"] = dict(Counter(
+            p["reason"].split(" ")[0] if p["reason"].startswith(("unit", "antonym")) else p["reason"] for p in plan.apart))
         report.details["dry_run"] = dry_run
         report.errors = plan.errors
         if dry_run:

@@ -177,3 +177,27 @@ def test_a_night_over_real_locomo_sessions_files_no_greeting_and_keeps_the_speak
     names = {e["name"].lower() for e in entities}
     assert not names & {"wow", "yep", "yeah", "hey", "sounds", "just", "thanks", "bye", "hey caroline", "hey mel",
                         "love", "great", "awesome", "congrats"}
+
+
+def test_dedup_keeps_greetings_apart_and_says_why(tmp_path):
+    """Observed on LoCoMo: two greetings of two speakers filed as a "swap", two of one speaker as a
+    "negation". They are kept apart, and `dedup --dry-run --json` lists each pair with its reason."""
+    from memory_lake.maintain import dedup
+
+    lake = Lake.init(tmp_path / "lake")
+    (lake.root / "memory-lake.toml").write_text(NO_MODELS, encoding="utf-8")
+    lake = Lake.open(lake.root)
+    texts = ["Caroline: Hey Mel! Good to see you! How have you been?",
+             "Melanie: Hey Caroline! Good to see you! How have you been?",
+             "Caroline: Hey Mel! Good to see you! How have you been lately?",
+             "Caroline: Hey Mel! Not good to see you! How have you been?"]
+    write_jsonl(tmp_path / "chat.jsonl", [
+        {"id": f"g{n}", "tenant": "chat", "content": text, "created_at": f"2026-11-0{n + 1}T10:00:00Z"}
+        for n, text in enumerate(texts)])
+    lake.ingest([tmp_path / "chat.jsonl"], as_of=AS_OF)
+    report = dedup(lake, AS_OF, dry_run=True)
+    assert report.counts["contradictions"] == 0
+    assert {(p["a"], p["b"], p["reason"]) for p in report.details["kept_apart"]} >= {
+        ("g0", "g1", OTHER_SPEAKER), ("g1", "g2", OTHER_SPEAKER)}
+    assert report.details["kept_apart_reasons"].get("states nothing", 0) + \
+        report.details["kept_apart_reasons"].get(OTHER_SPEAKER, 0) == len(report.details["kept_apart"])
