@@ -31,6 +31,17 @@ def writer(lake_dir: str, number: int, log_path: str) -> None:
     with open(log_path, "w", encoding="utf-8") as log:
         for i in range(EDITS):
             time.sleep(rng.uniform(0.1, 0.3))  # an agent at work, not a loop
+            if i == EDITS // 2:
+                # halfway, the agent syncs: it waits (up to a minute) until it reads a version another
+                # edit made, so that the rest of its edits are based on such versions however the
+                # machine's load spreads the processes (on a loaded machine none were, twice)
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and max(seen.values()) == 1:
+                    try:
+                        seen.update(dict(lake.sql("SELECT id, version FROM memories").rows()))
+                    except LakeBusy:
+                        pass
+                    time.sleep(0.5)
             try:  # read what the lake has now; while an ingest holds it, keep what was seen last
                 seen.update(dict(lake.sql("SELECT id, version FROM memories").rows()))
             except LakeBusy:
