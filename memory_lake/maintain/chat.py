@@ -180,8 +180,8 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def _question(sentence: str) -> bool:
-    return sentence.rstrip().endswith(("?", "？")) or bool(re.search(r"[吗呢][？?。.！!]*\s*$", sentence.rstrip())
-                                                           and not _HAN.search(sentence.rstrip()[-1:] or ""))
+    """A question: it ends with a question mark, or with 吗 ("你去过杭州吗。")."""
+    return sentence.rstrip().endswith(("?", "？")) or bool(re.search(r"吗[。.！!~～]*\s*$", sentence))
 
 
 def _left_over(sentence: str, names: frozenset[str]) -> str:

@@ -382,10 +382,11 @@ def _titles(sentence: str) -> tuple[str, list[tuple[str, str, float]]]:
 
 
 def _title_case(words: list[str]) -> bool:
-    """Whether most words of a quoted text are capitalised (small words aside): a title."""
+    """Whether every word of a quoted text is capitalised, small words aside: a title ("The Name
+    of the Wind"), not a remark ("I said 'no way'")."""
     small = {"a", "an", "the", "of", "and", "or", "in", "on", "to", "for", "with", "at", "by", "from"}
     big = [w for w in words if w.lower() not in small]
-    return bool(big) and sum(w[:1].isupper() for w in big) >= max(1, len(big) - 0)
+    return bool(big) and all(w[:1].isupper() or w[:1].isdigit() for w in big)
 
 
 def extract_mentions(memories: pl.DataFrame, policy: Policy, known: frozenset[str] = frozenset()) -> pl.DataFrame:
