@@ -47,7 +47,7 @@ def _print_ingest(data: dict[str, Any]) -> None:
     empty = data.get("files_empty") or 0
     skipped = ", ".join(part for part in (
         f"{data['files_skipped']} skipped: already ingested" if data["files_skipped"] else "",
-        f"{empty} empty, removed from the inbox" if empty else "") if part)
+        f"{empty} empty: nothing to read (an empty file in the inbox is removed)" if empty else "") if part)
     skipped = f" ({skipped})" if skipped else ""
     queued = f", {data['conflicted']} sent to the conflict queue" if data.get("conflicted") else ""
     unreadable = data.get("unreadable_files") or []

@@ -7,8 +7,8 @@ say in a chat states no fact at all ("Hey Mel! Good to see you!", "Thanks!", "�
 one to three capitalised words in Latin script, or two to four Chinese characters, that are not a
 label a note opens with (``Note:``, ``Decision:``, ``TODO:``, ``备注：``, ``决定：`` ...:
 ``_LABELS``). A prefix that is also a common word ("Jack", "Frank", "Sunny", "Budget") is a name
-only when the utterance speaks as a person does, with a first- or second-person pronoun, an
-exclamation or a question ("Budget: $500" is a label, "Jack: I moved to Denver" and "Caroline: Bye
+only when the utterance speaks as a person does, with a personal pronoun (I, you, we, she, they
+…), an exclamation or a question ("Budget: $500" is a label, "Jack: I moved to Denver" and "Caroline: Bye
 Mel!" speakers). A named speaker is a person (entities
 reads it so); a role is no entity.
 
@@ -47,7 +47,8 @@ _LABELS = frozenset("""
     订单 预算 截止 价格 费用 日期 备忘 笔记 记录 附注 注 例如 比如 提示 警告 错误 原话 原文 链接 来源
     """.split())
 _PRONOUNS_EN = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'll|i’ll|i'd|i’d|me|my|mine|myself|we|we're|we’re|us|our|"
-                          r"you|you're|you’re|your|yours|let's|let’s)\b", re.IGNORECASE)
+                          r"you|you're|you’re|your|yours|let's|let’s|he|she|he's|she's|his|her|him|they|them|their)\b",
+                          re.IGNORECASE)
 _PRONOUNS_ZH = re.compile(r"[我你您咱俺]")
 _LATIN_NAME = re.compile(r"[A-Z][A-Za-z'’.\-]*(?: [A-Z][A-Za-z'’.\-]*){0,2}")
 _HAN_NAME = re.compile(r"[\u3400-\u9fff·]{2,4}")

@@ -471,10 +471,15 @@ def _turn_parts(text: str) -> list[str]:
 
 
 def _first_stating(text: str) -> str | None:
+    """The sentences of a turn's utterance that state something of substance (two content words at
+    least), joined by \x1f; None when there is none."""
+    from ..search import ENGLISH_STOP_WORDS
     from .chat import statement
 
-    found = sentences(statement(text, questions=True))
-    return found[0] if found else None
+    found = [s for s in sentences(statement(text))
+             if len([w for w in re.findall(r"[a-z]+", s.lower()) if w not in ENGLISH_STOP_WORDS])
+             + len(re.findall(r"[\u3400-\u9fff]", s)) // 2 >= 2]
+    return "\x1f".join(found) if found else None
 
 
 def _speakers(turns: pl.DataFrame) -> tuple[set[tuple], set[tuple]]:
@@ -488,7 +493,7 @@ def _speakers(turns: pl.DataFrame) -> tuple[set[tuple], set[tuple]]:
 
 def _with_speakers(joined: pl.DataFrame, parts: pl.DataFrame, turns: pl.DataFrame, speakers: set[tuple],
                    roles: set[tuple]) -> pl.DataFrame:
-    """The mentions with each named speaker as a person mentioned by the first sentence of each
+    """The mentions with each named speaker as a person mentioned by each stating sentence of each
     turn it says something in, a scope's speakers read as persons wherever they are named, and
     its roles ("AI", "用户": the assistant, the user) as no entity."""
     if not speakers and not roles:
@@ -496,9 +501,10 @@ def _with_speakers(joined: pl.DataFrame, parts: pl.DataFrame, turns: pl.DataFram
     said = turns.filter(pl.col("turn").list.get(0) != "", pl.col("turn").list.get(1) != "true").select(
         "id", surface=pl.col("turn").list.get(0),
         stating=pl.col("turn").list.get(2).map_elements(_first_stating, return_dtype=pl.String))
-    # the speaker is mentioned by the first sentence that states something ("Hey Mel!" does not)
-    first = (parts.join(said.drop_nulls("stating"), on="id").filter(pl.col("sentence") == pl.col("stating"))
-             .unique("id", keep="first", maintain_order=True).drop("stating"))
+    # the speaker is mentioned by every sentence of the turn that states something of substance
+    # ("Hey Mel!", "mostly.", "I'm good." do not): those are what the speaker said
+    first = (parts.join(said.drop_nulls("stating"), on="id")
+             .filter(pl.col("stating").str.split("\x1f").list.contains(pl.col("sentence"))).drop("stating"))
     own = first.with_columns(key=pl.col("surface").map_elements(_key, return_dtype=pl.String),
                              mention_kind=pl.lit("person"), confidence=pl.lit(CONFIDENCE["pattern"]),
                              slot_values=pl.lit([], dtype=pl.List(pl.String))).select(joined.columns)
