@@ -117,12 +117,6 @@ def _common_chinese(word: str) -> bool:
     return lexicon.common_word(word)
 
 
-def utterance(text: str) -> str:
-    """`text` without its speaker (the whole text when it has none)."""
-    turn = split_turn(text)
-    return turn.utterance if turn else text
-
-
 # ---------------------------------------------------------------------------- phatic talk
 # Whole phrases that greet, thank, take leave, congratulate or acknowledge (lower case, matched on
 # word boundaries, longest first). Written from how people chat, not from any evaluation set.

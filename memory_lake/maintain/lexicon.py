@@ -553,40 +553,33 @@ def negating(word: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1)
+def _first_sense_case() -> tuple[frozenset[str], frozenset[str]]:
+    """(common words, names): Chinese words of two or more characters whose first CC-CEDICT sense
+    starts with a lower-case letter (伯父 "father's elder brother", 海鲜 "seafood", 晋升 "to
+    promote") or with a capital (马德里 "Madrid", 华为 "Huawei", 周杰伦 "Jay Chou"), in one pass."""
+    common, names = set(), set()
+    for word, senses in _cedict_entries():
+        if len(word) >= 2 and senses:
+            first = _BRACKETS.sub("", senses[0]).strip()[:1]
+            if first.islower():
+                common.add(word)
+            elif first.isupper():
+                names.add(word)
+    return frozenset(common), frozenset(names)
+
+
 def _common_words() -> frozenset[str]:
-    """Chinese words of two or more characters that CC-CEDICT glosses as a common word: an entry
-    whose first sense starts with a lower-case letter (伯父 "father's elder brother", 海鲜
-    "seafood", 晋升 "to promote"), not a name (华为 "Huawei", 北京 "Beijing", 周二 "Tuesday")."""
-    found = set()
-    for word, senses in _cedict_entries():
-        if len(word) >= 2 and senses:
-            first = _BRACKETS.sub("", senses[0]).strip()
-            if first[:1].islower():
-                found.add(word)
-    return frozenset(found)
-
-
-@functools.lru_cache(maxsize=1)
-def _cedict_names() -> frozenset[str]:
-    """Chinese words CC-CEDICT glosses as a name: an entry whose first sense starts with a capital
-    letter (马德里 "Madrid", 华为 "Huawei", 周杰伦 "Jay Chou")."""
-    found = set()
-    for word, senses in _cedict_entries():
-        if len(word) >= 2 and senses:
-            first = _BRACKETS.sub("", senses[0]).strip()
-            if first[:1].isupper():
-                found.add(word)
-    return frozenset(found)
+    return _first_sense_case()[0]
 
 
 def cedict_name(word: str) -> bool:
-    """Whether CC-CEDICT knows `word` as a name (see `_cedict_names`)."""
-    return word in _cedict_names()
+    """Whether CC-CEDICT glosses `word` as a name (see `_first_sense_case`)."""
+    return word in _first_sense_case()[1]
 
 
 def common_word(word: str) -> bool:
     """Whether CC-CEDICT knows `word` as a common word, not a name (see `_common_words`): jieba tags
-    some such words as names (伯父 nr, 海鲜 ns), and a common word is no entity."""
+    some such words as names (伯父 nr, 海鲜 ns), and a common word is no entity (`_first_sense_case`)."""
     return word in _common_words()
 
 
