@@ -47,19 +47,19 @@ PAIRS = [
 
 
 def _minilm():
-    from memory_lake.search.providers import get_provider
+    from memory_lake.text.models import get_provider
 
     return get_provider("all-MiniLM-L6-v2")
 
 
 def _use():
-    from memory_lake.search.providers import get_provider
+    from memory_lake.text.models import get_provider
 
     return get_provider("use-multilingual-v3")
 
 
 def _e5():
-    from memory_lake.search.providers import get_provider
+    from memory_lake.text.models import get_provider
 
     return get_provider("multilingual-e5-small-q4")
 

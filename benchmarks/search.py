@@ -89,7 +89,7 @@ def main() -> None:
         raise SystemExit(f"missing {args.data}/memories.jsonl: the LoCoMo data is read from ../shared (see --data)")
 
     from memory_lake import Lake
-    from memory_lake.search import embedding_models, load_model
+    from memory_lake.text import embedding_models, load_model
     from memory_lake.store import Policy
 
     memories = build_memories(args.data, args.memories)

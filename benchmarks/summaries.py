@@ -31,7 +31,7 @@ from memory_lake.maintain import summarize  # noqa: E402
 from memory_lake.maintain.evaluate import evaluate_summary  # noqa: E402
 from memory_lake.maintain.summaries import (  # noqa: E402
     _scope_title, key_fact_coverage, language, plan_summaries, summarize_extractive, why_not_summarised)
-from memory_lake.search import count_tokens  # noqa: E402
+from memory_lake.text import count_tokens  # noqa: E402
 from tests.maintain.conversation import build_conversation  # noqa: E402
 
 AS_OF = datetime(2026, 11, 30)

@@ -12,7 +12,7 @@ For each set, in one process: a fresh lake, ``ingest`` and ``index`` (every mode
 routes to), then recall@10 and MRR@10 of
 
 * ``ours keyword`` / ``ours semantic`` / ``ours hybrid``: ``lake.search`` in that mode;
-* ``jieba-BM25``: plain BM25 (`textsearch.bm25_scores`, k1 1.2, b 0.75) over jieba's search-mode
+* ``jieba-BM25``: plain BM25 (`search.bm25.bm25_scores`, k1 1.2, b 0.75) over jieba's search-mode
   tokens with jieba's defaults (`jieba_tokens`), one document per memory, no neighbours, no
   dates; the baseline the issue names. (Our own tokeniser turns jieba's HMM off since issue 17,
   so ``ours keyword`` and this baseline differ.)
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memory_lake import Lake  # noqa: E402
-from memory_lake.search import tokenize  # noqa: E402
+from memory_lake.text import tokenize  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out" / "zh_recall.json"
 AS_OF = "2026-11-30T00:00:00Z"
@@ -75,7 +75,7 @@ def jieba_tokens(text: str) -> list[str]:
     "BM25 over jieba tokens"), the same stop words; text other than Chinese as our tokeniser reads it."""
     import re
 
-    from memory_lake.search.textsearch import CHINESE_STOP_WORDS, _jieba
+    from memory_lake.text.tokenize import CHINESE_STOP_WORDS, _jieba
 
     out: list[str] = []
     for han, other in re.findall(r"([\u3400-\u9fff]+)|([^\u3400-\u9fff]+)", text):
@@ -88,7 +88,7 @@ def jieba_tokens(text: str) -> list[str]:
 
 def bm25_baseline(memories: list[dict], queries: list[dict]) -> dict[str, list[str]]:
     """The top K ids of plain jieba-BM25 per query, within the query's user (or the tenant)."""
-    from memory_lake.search.textsearch import bm25_scores
+    from memory_lake.search.bm25 import bm25_scores
 
     out = {}
     for q in queries:

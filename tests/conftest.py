@@ -88,7 +88,7 @@ _MODEL_USE = {"used": False}
 
 
 def _watch_model_use() -> None:
-    from memory_lake.search import providers
+    from memory_lake.text import models as providers
 
     def watched(method):
         def call(*args, **kwargs):

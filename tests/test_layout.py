@@ -32,11 +32,12 @@ ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 STAGES = {"ingest", "maintain", "search", "publish", "observe"}
 ALLOWED = {  # importer's part -> the parts of memory_lake it may import
     "store": {"store"},
-    **{stage: {"store"} | STAGES for stage in STAGES},
-    "demo": {"store"} | STAGES,
-    "api": {"store"} | STAGES,
-    "cli": {"store", "demo", "api", "cli"} | STAGES,
-    "": {"store", "api"} | STAGES,  # memory_lake/__init__.py
+    "text": {"store", "text"},
+    **{stage: {"store", "text"} | STAGES for stage in STAGES},
+    "demo": {"store", "text"} | STAGES,
+    "api": {"store", "text"} | STAGES,
+    "cli": {"store", "text", "demo", "api", "cli"} | STAGES,
+    "": {"store", "text", "api"} | STAGES,  # memory_lake/__init__.py
 }
 
 

@@ -41,10 +41,11 @@ if os.environ.get("WARM_MODELS", "1") == "1":
     # the self-check of WarmPython.__init__ would catch.
     import functools, inspect
     from memory_lake.search.embeddings import encode, models
-    from memory_lake.search.providers import get_provider
-    from memory_lake.search import jieba_segmenter
+    from memory_lake.text.models import get_provider
+    from memory_lake.text import jieba_segmenter
     from memory_lake.store.policy import Policy
-    from memory_lake.maintain import dedup, lexicon, summaries
+    from memory_lake.maintain import dedup, summaries
+    from memory_lake.text import lexicon
     import great_expectations  # noqa: F401
     for name in models(Policy()):
         encode(get_provider(name), ["warm up", "预热"], 8)
@@ -111,7 +112,7 @@ for line in sys.stdin:
 SELF_CHECK = """
 import duckdb, polars as pl
 from memory_lake.search.embeddings import encode, models
-from memory_lake.search.providers import get_provider
+from memory_lake.text.models import get_provider
 from memory_lake.store.policy import Policy
 frame = pl.DataFrame({"a": list(range(200_000))}).with_columns(b=pl.col("a") % 7)
 assert frame.group_by("b").agg(pl.len()).height == 7

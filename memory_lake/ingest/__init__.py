@@ -6,13 +6,11 @@ from .formats import read_records
 from .inbox import edit_memory, write_snapshot
 from .load import export_quarantine, file_label, ingest_paths, ingest_step, replay_quarantine, scan_inbox
 from .merge import IMPORTANT_NEEDS_USER
-from .redact import pii_mask, redact_records, redact_text
-from .snapshot import assign_ids, normalise_content, parse_records, shape_hints, shape_sql
+from .snapshot import assign_ids, parse_records, shape_hints, shape_sql
 
 __all__ = [
     "edit_memory", "write_snapshot",
     "export_quarantine", "file_label", "ingest_paths", "ingest_step", "replay_quarantine", "scan_inbox",
     "IMPORTANT_NEEDS_USER",
-    "pii_mask", "redact_records", "redact_text",
-    "assign_ids", "normalise_content", "parse_records", "read_records", "shape_hints", "shape_sql",
+    "assign_ids", "parse_records", "read_records", "shape_hints", "shape_sql",
 ]

@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 import duckdb
 import polars as pl
 
-from . import redact
+from ..text import redact_records, redact_text
 from ..store import crash_point, iso
 from ..store import InputError
 from .merge import merge_records
@@ -291,7 +291,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         return None
     file_hash = hashlib.sha256(data).hexdigest()
     fmt = format_of(path)
-    label = redact.redact_text(file_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
+    label = redact_text(file_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
     if not data.strip():
         # nothing in it: every empty file has one hash, so it was read as "already ingested"
         if not dry_run and lake.inbox in path.parents:
@@ -444,7 +444,7 @@ def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.Dat
     if bad.len():  # only the bad lines are read again
         canon = canon.with_columns(problem=canon["problem"].scatter(bad, [_json_error(t) for t in canon["text"].gather(bad)]))
     return canon.with_columns(
-        text=redact.redact_records(canon["text"], canon["tenant"], lambda names: lake.tenant_salts(con, names))
+        text=redact_records(canon["text"], canon["tenant"], lambda names: lake.tenant_salts(con, names))
     ).drop("tenant")
 
 

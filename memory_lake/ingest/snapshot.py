@@ -23,6 +23,7 @@ import polars as pl
 
 from ..store import schema
 from ..store import IngestPolicy
+from ..text import normalise_content
 
 # Quarantine reasons, as users see them in `memory-lake quarantine list`.
 BAD_ENCODING = "bad encoding"
@@ -396,11 +397,6 @@ def _collect_extra(con: duckdb.DuckDBPyConnection) -> None:
 
 
 # ============================================================================ identity
-def normalise_content(expr: pl.Expr) -> pl.Expr:
-    """Content as compared for identity: NFKC (full/half width), lower case, single spaces."""
-    return expr.str.normalize("NFKC").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
-
-
 def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
     """Good records get their id (derived when absent) and content hash -> ``snap_valid``;
     a second record with the same id in one file is quarantined (the later line is the bad one).

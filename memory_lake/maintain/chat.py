@@ -95,8 +95,8 @@ def split_turn(text: str) -> Turn | None:
 
 
 def _common_english(word: str) -> bool:
-    from . import lexicon
-    from ..search import ENGLISH_STOP_WORDS
+    from ..text import lexicon
+    from ..text import ENGLISH_STOP_WORDS
 
     return word in ENGLISH_STOP_WORDS or lexicon.is_english_word(word)
 
@@ -112,7 +112,7 @@ def _chinese_name(word: str) -> bool:
 
 
 def _common_chinese(word: str) -> bool:
-    from . import lexicon
+    from ..text import lexicon
 
     return lexicon.common_word(word)
 
@@ -199,7 +199,7 @@ def _addressed(rest: str) -> bool:
 
 
 def _states_nothing(rest: str, vocatives: frozenset[str] = frozenset(), phatic_sentence: bool = False) -> bool:
-    from ..search import ENGLISH_STOP_WORDS
+    from ..text import ENGLISH_STOP_WORDS
 
     words = _WORD.findall(rest)
     if words and all(w in vocatives for w in words):

@@ -249,7 +249,7 @@ def _jsonable(value: Any) -> Any:
 def parse_field_value(field: str, text: str | None, salt: bytes) -> Any:
     """The value of `field` a person typed: text fields are redacted like ingest's; tags are a
     JSON list or comma-separated; importance 0..1; tier and type by the ingest's spellings."""
-    from ..ingest import redact_text
+    from ..text import redact_text
 
     if text is None:
         raise InputError(f"{field} needs a value")
@@ -305,7 +305,7 @@ def _sql_value(field: str, value: Any) -> tuple[str, Any]:
 
 
 def _content_hash(con, content: str) -> str:
-    from ..ingest import normalise_content
+    from ..text import normalise_content
 
     norm = pl.select(normalise_content(pl.lit(content))).item()
     return con.execute("SELECT sha256(?)", [norm]).fetchone()[0]

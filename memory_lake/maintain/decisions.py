@@ -43,7 +43,7 @@ from typing import Any
 from ..store import iso
 from ..store import InputError, NotApplicable
 from ..store import Policy
-from ..ingest import redact_text
+from ..text import redact_text
 from ..store import StepReport
 
 APPLIED_DIR = "applied"

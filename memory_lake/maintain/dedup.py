@@ -71,7 +71,7 @@ from ..store import InputError, MemoryLakeError, NotApplicable, step_error
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..store import Policy
 from ..store import StepReport
-from .lexicon import NEGATION_CHARACTERS
+from ..text import NEGATION_CHARACTERS
 
 PASSES = ("exact", "near", "semantic")
 CHANGED_VALUE = "changed value"
@@ -247,7 +247,7 @@ def _singular(word: str) -> str:
 def _label(word: str) -> bool:
     """A word that names what the number after it identifies (ticket, order, room, number): a
     content word that is not a verb taking an amount, a unit, a date or a number word."""
-    from ..search import ENGLISH_STOP_WORDS
+    from ..text import ENGLISH_STOP_WORDS
 
     return (word not in ENGLISH_STOP_WORDS and word not in _EN_NUMBERS and word not in _DATE_WORDS
             and word not in _UNITS_EN and word not in _QUANTITY_VERBS and word not in _NEGATIONS_EN
@@ -283,7 +283,7 @@ def _number_role(before: str, after: str) -> bool:
 @functools.lru_cache(maxsize=100_000)
 def _han_words(run: str) -> tuple[tuple[int, int, str], ...]:
     """jieba's words of a run of Chinese characters, with their offsets in it."""
-    from ..search import jieba_segmenter as _jieba
+    from ..text import jieba_segmenter as _jieba
 
     return tuple((start, end, word) for word, start, end in _jieba().tokenize(run))
 
@@ -350,7 +350,7 @@ def _numbers(norm: str) -> tuple[_Number, ...]:
 
 
 def _sequence(norm: str) -> tuple[str, ...]:
-    from ..search import jieba_segmenter as _jieba
+    from ..text import jieba_segmenter as _jieba
 
     out: list[str] = []
     for token in _SEQUENCE_RE.findall(norm):
@@ -393,7 +393,7 @@ def _chinese_negations(sequence: tuple[str, ...]) -> int:
     """The negation characters of the Chinese words in `sequence`, but for the words whose main
     sense negates nothing (``lexicon.negating``: 非常 "very", 特别 "especially", 差不多 "almost",
     别人 "others"): a pair that swaps 非常 for 十分 is a rewording to judge, not a negation."""
-    from . import lexicon
+    from ..text import lexicon
 
     counts = [(token, 0 if token in _NOT_NEGATING_ZH else sum(token.count(c) for c in _NEGATIONS_ZH))
               for token in sequence]
@@ -407,7 +407,7 @@ def _has(facts: _Facts, word: str) -> bool:
 @functools.lru_cache(maxsize=200_000)
 def _content_words(text: str) -> frozenset:
     """Words that carry content: Latin words (lower case, not stop words) and jieba's Chinese words."""
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, jieba_segmenter as _jieba
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, jieba_segmenter as _jieba
 
     norm = _normalise(text)
     words = {w for w in _WORD_RE.findall(norm) if w not in ENGLISH_STOP_WORDS}
@@ -466,7 +466,7 @@ def _same_meaning(x: str, y: str) -> bool:
     if _typo(x, y):
         # a slip of the keyboard, unless both are words of the dictionary with no sense in
         # common (hotel / hostel are two words, not one misspelt)
-        from . import lexicon
+        from ..text import lexicon
 
         return not lexicon.two_words(x, y)
     groups = synonym_groups()
@@ -521,9 +521,9 @@ def _entities(text: str) -> frozenset:
     if _HAN.search(raw):
         import jieba.posseg as posseg  # jieba is initialised by the search package
 
-        from . import lexicon
+        from ..text import lexicon
 
-        from ..search import jieba_segmenter
+        from ..text import jieba_segmenter
 
         jieba_segmenter()
         for run in re.findall(r"[\u3400-\u9fff]+", _normalise(raw)):
@@ -536,7 +536,7 @@ def _coded(token: str) -> bool:
     """Whether a lower-case token joined by "-" or "_" reads as a code (eu-west, us_east_1), not as
     a hyphenated word (one-way, tight-knit, carry-on, black-and-white): WordNet knows a hyphenated
     word whole, or each of its parts is a word of three letters or more or a particle."""
-    from . import lexicon
+    from ..text import lexicon
 
     if "-" not in token and "_" not in token:
         return False
@@ -575,7 +575,7 @@ _PHRASE_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]+")
 def _phrase_words(norm: str) -> tuple[str, ...]:
     """The words of a normalised text in order, as a phrase is read: codes whole (q3, gpt4),
     Chinese cut by jieba."""
-    from ..search import jieba_segmenter as _jieba
+    from ..text import jieba_segmenter as _jieba
 
     out: list[str] = []
     for token in _PHRASE_RE.findall(norm):
@@ -594,7 +594,7 @@ def _jieba_flags(word: str) -> tuple[str, ...]:
     """jieba's part-of-speech tag of each piece it cuts a Chinese word into."""
     import jieba.posseg as posseg
 
-    from ..search import jieba_segmenter
+    from ..text import jieba_segmenter
 
     jieba_segmenter()
     return tuple(piece.flag for piece in posseg.lcut(word))
@@ -603,7 +603,7 @@ def _jieba_flags(word: str) -> tuple[str, ...]:
 def _chinese_noun(word: str) -> bool:
     """Whether jieba tags a Chinese word as one common noun (n, not a name: 茶, 绿茶, 鲫鱼), or as a
     name that CC-CEDICT glosses as a common word (胡萝卜 nr "carrot")."""
-    from . import lexicon
+    from ..text import lexicon
 
     flags = _jieba_flags(word)
     return flags in (("n",), ("ng",)) or (len(flags) == 1 and flags[0] in _NAME_FLAGS and lexicon.common_word(word))
@@ -616,7 +616,7 @@ def _detail_word(word: str) -> bool:
     ("really", "probably")."""
     if _HAN.match(word):
         return any(flag.startswith(_DETAIL_FLAGS) for flag in _jieba_flags(word))
-    from . import lexicon
+    from ..text import lexicon
 
     return not lexicon.adverb_only(word)
 
@@ -628,7 +628,7 @@ def _new_thing(word: str, neighbours: tuple[str, ...], text: str) -> bool:
     an English word whose most frequent sense is a noun ("studying chemistry", "a crime novel"), or
     that makes one WordNet compound with its neighbour ("civil engineering"). A heading before a
     colon ("Reminder: meeting at 3pm", "备注：") labels the text and adds nothing."""
-    from . import lexicon
+    from ..text import lexicon
 
     if re.search(rf"(?<![\w]){re.escape(word)}\s*[:：]", text):
         return False
@@ -651,8 +651,8 @@ def _replaced_spans(fa: "_Facts", fb: "_Facts", window: int, replaced: set[str],
     a time or an amount, as jieba tags them), a new number ("bought a used Civic" / "... for
     £6,000") or a new code (1Password, A320) is new detail by itself: "works at a bank" / "works at
     Lloyds Bank", "去成都出差" / "去成都出差，要待三天"."""
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
-    from . import lexicon
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from ..text import lexicon
 
     def phrase(words: tuple[str, ...]) -> str:
         text = ""
@@ -712,7 +712,7 @@ def _counted(word: str) -> bool:
     (三年级, 两千块, 六岁), not a dictionary word that only holds a numeral (十分 "very", 万一 "in
     case", 千万 "by all means"; 一起, 一样 hold 一). Added or dropped, it is new detail by itself,
     as a new number in digits is: "在上小学三年级" / "在上小学"."""
-    from . import lexicon
+    from ..text import lexicon
 
     return bool(_HAN.match(word)) and any(n.value != 1 for n in _numbers(_normalise(word))) \
         and not lexicon.is_chinese_word(word)
@@ -727,7 +727,7 @@ def _quantified(words: tuple[str, ...]) -> bool:
 def _states_number(words: tuple[str, ...], hyphenated: set[str]) -> bool:
     """`_quantified`, but a hyphenated English word that WordNet lists whole (one-way, one-sided)
     is a word, not a number."""
-    from . import lexicon
+    from ..text import lexicon
 
     return _quantified(words) and not (set(words) <= hyphenated and lexicon.is_phrase(("-".join(words),)))
 
@@ -749,7 +749,7 @@ _OPPOSING_CHARS = frozenset(tuple(p) for p in (
 def _comparative(word: str) -> bool:
     """A comparative or superlative of an adjective WordNet knows (larger, cheapest, busier), not
     any word ending in -er ("hoover", "trainer")."""
-    from . import lexicon
+    from ..text import lexicon
 
     if len(word) <= 4 or not word.endswith(("er", "est")):
         return False
@@ -764,7 +764,7 @@ def _opposed(left: list[str], right: list[str]) -> str | None:
     unit (meters / yards is a changed value), comparatives or superlatives on both sides (larger /
     smaller), a word and its opposite by prefix (increase / decrease, able / unable), or Chinese
     words that differ in a pair of opposite characters (上涨 / 下跌) or in a unit (斤 / 公斤)."""
-    from . import lexicon
+    from ..text import lexicon
 
     for x in left:
         for y in right:
@@ -822,7 +822,7 @@ def _single_character_change(x: str, y: str) -> bool:
     """Two Chinese words that differ in one character only, in the same place (很好 / 很差,
     采光好 / 采光差): a single character carries the whole change there, and the models read the
     rest of the phrase; only a dictionary may call that a rewording."""
-    from . import lexicon
+    from ..text import lexicon
 
     if x == y or not (_HAN.search(x) and _HAN.search(y)):
         return False
@@ -835,7 +835,7 @@ def _two_verbs(x: str, y: str) -> bool:
     where the dictionaries see no opposites (改到 / 调到, 补课 / 补习, 打车 / 叫车): a verb's
     character is a way of doing, and the models judge the phrase. Nouns and adjectives stay under
     the one-character rule (表哥 / 堂哥, 很好 / 很差)."""
-    from . import lexicon
+    from ..text import lexicon
 
     if len(x) < 2 or len(y) < 2 or _jieba_flags(x)[:1] != ("v",) or _jieba_flags(y)[:1] != ("v",):
         return False
@@ -870,7 +870,7 @@ def _relation(x: tuple[str, ...], y: tuple[str, ...], after: tuple[str, ...]) ->
     after it, since the particle is part of the verb ("bumped into" / "ran into", "showed up" /
     "turned up": the stretches alone are "bumped" / "ran"), and a modifier with the noun both have
     after it when WordNet lists both compounds ("current account" / "checking account")."""
-    from . import lexicon
+    from ..text import lexicon
 
     recut = _negation_recut(x, y)
     if recut is not None:
@@ -906,7 +906,7 @@ def _negation_recut(x: tuple[str, ...], y: tuple[str, ...]) -> tuple[tuple[str, 
     if not (_HAN.search("".join(x)) and _HAN.search("".join(y))):
         return None
 
-    from . import lexicon
+    from ..text import lexicon
 
     def cut(words: tuple[str, ...]) -> tuple[str, ...]:
         out: list[str] = []
@@ -965,7 +965,7 @@ def _new_clause(norm_a: str, norm_b: str) -> bool:
 
 
 def _content_word(word: str) -> bool:
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
 
     return word not in ENGLISH_STOP_WORDS and word not in CHINESE_STOP_WORDS and _detail_word(word)
 
@@ -975,8 +975,8 @@ def _narrowed(norm_a: str, norm_b: str) -> bool:
     it: "reads fiction" / "reads crime fiction", "buys milk" / "buys oat milk", 喝茶 / 喝绿茶 (a
     jieba word that ends with the other's word: 绿茶 / 茶). A new adjective ("a new car") is left
     to the thresholds; so is a noun after the shared one ("jazz" / "jazz music" may be one thing)."""
-    from . import lexicon
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from ..text import lexicon
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
 
     sa, sb = _phrase_words(norm_a), _phrase_words(norm_b)
     changes = [op for op in _word_opcodes(norm_a, norm_b) if op[0] != "equal"]
@@ -1009,7 +1009,7 @@ def _rewording(a: str, b: str, close, window: int) -> str | None:
     unit, a comparative, a negating prefix), or when the models covering the language do not put
     the two phrases close (`close(x, y)`: a cosine of at least ``[dedup] paraphrase_cosine`` with
     `window` words of context). New detail added (ADDED_DETAIL_WORDS) keeps a pair apart too."""
-    from . import lexicon
+    from ..text import lexicon
 
     left, right = _replaced(a, b)
     fa, fb = _facts(a), _facts(b)
@@ -1116,7 +1116,7 @@ def _swap(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     flips while a word between them stays between them. A clause moved to the other end (no word
     stays between) is a rewording; items with only "and"/"or"/和 between them are a list in
     another order."""
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
 
     counts_a, counts_b = Counter(fa.sequence), Counter(fb.sequence)
     position_b = {t: i for i, t in enumerate(fb.sequence) if counts_b[t] == 1}
@@ -1169,7 +1169,7 @@ def _degree_words(ranks: set[int]) -> str:
 def _phrasal_synonyms(verb: tuple[str, ...], x: str, y: str) -> bool:
     """Whether the word before two opposed particles makes two phrasal verbs of one sense with
     them (fill in / fill out a form), by WordNet."""
-    from . import lexicon
+    from ..text import lexicon
 
     return bool(verb) and lexicon.phrasal_synonyms(verb[-1], x, y)
 
@@ -1237,7 +1237,7 @@ def _fixed_expressions(norm: str) -> frozenset[str]:
         return frozenset()
     import jieba.posseg as posseg
 
-    from ..search import jieba_segmenter
+    from ..text import jieba_segmenter
 
     jieba_segmenter()
     found = set()
@@ -1365,7 +1365,7 @@ def _compared(fa: _Facts, fb: _Facts) -> tuple[str, str] | None:
     text and after it in the other ("用户的丈夫比她大五岁" / "用户比她丈夫大五岁": who is older
     flips). `_swap` needs a word between two items that stays between; here the pronoun on the
     other side (她, her) is not a content word."""
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
 
     def sides(sequence: tuple[str, ...]) -> tuple[set[str], set[str]] | None:
         at = [i for i, w in enumerate(sequence) if w in _COMPARISON_WORDS]
@@ -1395,7 +1395,7 @@ def _inside_equated_words(fa: _Facts, fb: _Facts, measure, whole: dict, explains
     WordNet's similar adjectives), and a stretch whose negation stands beside a word ("did not
     learn" / "learned") is no word (`_lexicalised`). `explains(x, y)`, when given, equates two
     stretches the dictionaries do not."""
-    from . import lexicon
+    from ..text import lexicon
 
     sa, sb = _phrase_words(fa.text), _phrase_words(fb.text)
     explained: Counter = Counter()
@@ -1430,8 +1430,8 @@ def _negated_antonym(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
     """Whether one stretch negates one word and the other states that word's antonym, which says
     the same: "doesn't like" / "dislikes", "isn't happy" / "is unhappy", "didn't remember" /
     "forgot", 不喜欢 / 讨厌 (WordNet's antonym links; Chinese through CC-CEDICT's senses)."""
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
-    from . import lexicon
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from ..text import lexicon
 
     stop = ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS
     for negated, other in ((x, y), (y, x)):
@@ -1458,7 +1458,7 @@ def _lexicalised(words: tuple[str, ...]) -> bool:
     """Whether every negation in a stretch is part of one dictionary word: an English stretch that
     WordNet lists whole ("in no time"), a Chinese word of two or more characters that CC-CEDICT
     lists (不及格, 不用). "did not learn" / "learned" share a verb, not a meaning: not lexicalised."""
-    from . import lexicon
+    from ..text import lexicon
 
     if not _negation_count(words):
         return True
@@ -1509,7 +1509,7 @@ def _opening_word(text: str) -> str:
 
 
 def _name_like(word: str) -> bool:
-    from . import lexicon
+    from ..text import lexicon
 
     return not lexicon.is_english_word(word)
 
@@ -1555,7 +1555,7 @@ class Closeness:
     def providers(self) -> list:
         """The models that load here, in the policy's order (none: every phrase is "not close")."""
         if self._providers is None:
-            from ..search import ModelUnavailable, load_model
+            from ..text import ModelUnavailable, load_model
 
             self._providers = []
             for name in self.names:
@@ -1587,7 +1587,7 @@ class Closeness:
 def closeness(policy: Policy) -> Closeness | None:
     """The judge of rewordings for `policy`'s models, or None when semantic search is switched off
     (then a replaced word keeps a pair apart unless it is a typo or a listed synonym)."""
-    from ..search import embedding_models
+    from ..text import embedding_models
 
     names = embedding_models(policy)
     if not names:
@@ -1700,7 +1700,7 @@ def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
         words = pl.concat([latin, han])
     else:
         words = latin
-    from ..search import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
+    from ..text import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS
 
     stop = sorted(ENGLISH_STOP_WORDS | CHINESE_STOP_WORDS)
     words = words.with_columns(n=pl.col("words").list.len(),
@@ -1981,7 +1981,7 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
     memory in that of the first model covering its language
     (``semantic_cosine`` for ``[search] model``, ``multilingual_semantic_cosine`` for the
     multilingual one), so Chinese memories are compared through the multilingual model."""
-    from ..search import embedding_models
+    from ..text import embedding_models
 
     has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
     frame = con.execute(

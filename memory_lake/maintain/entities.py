@@ -60,7 +60,7 @@ import polars as pl
 from ..store import InputError, MemoryLakeError, Policy, StepReport, check_scope, iso, step_error, transaction
 from .dedup import DIFFERENT, contradiction, near_pairs
 from .forget import register_scrubber
-from .lexicon import cedict_name, common_word, is_chinese_word
+from ..text import cedict_name, common_word, is_chinese_word
 
 EXTRACTOR_VERSION = "entities-1"
 KINDS = ("person", "place", "organisation", "thing")
@@ -149,14 +149,14 @@ _ROMAN = re.compile(r"[IVXLC]{2,}")
 
 
 def _english_word(word: str) -> bool:
-    from . import lexicon
-    from ..search import ENGLISH_STOP_WORDS
+    from ..text import lexicon
+    from ..text import ENGLISH_STOP_WORDS
 
     return word in ENGLISH_STOP_WORDS or lexicon.is_english_word(word)
 
 
 def _english_noun(word: str) -> bool:
-    from . import lexicon
+    from ..text import lexicon
 
     return lexicon.noun_first(word)
 
@@ -241,7 +241,7 @@ def _english_mentions(sentence: str, lowercase: frozenset, capitalised: frozense
 def _chinese_tokenizer(user_dict: tuple[str, ...]):
     """A private jieba tokenizer (search's global one is left alone) with the user dictionary:
     (tokenizer, tags of known words, tags of user words, its part-of-speech tokenizer)."""
-    from ..search import jieba_segmenter
+    from ..text import jieba_segmenter
 
     jieba = jieba_segmenter()  # initialised quietly, with the cache folder search uses
     import jieba.posseg
@@ -473,7 +473,7 @@ def _turn_parts(text: str) -> list[str]:
 def _first_stating(text: str) -> str | None:
     """The sentences of a turn's utterance that state something of substance (two content words at
     least), joined by \x1f; None when there is none."""
-    from ..search import ENGLISH_STOP_WORDS
+    from ..text import ENGLISH_STOP_WORDS
     from .chat import statement
 
     found = [s for s in sentences(statement(text))

@@ -482,7 +482,7 @@ def _latin_names(text: str, ctx: _Context, summary: bool) -> list[Fact]:
 def _new_word(word: str, ctx: _Context) -> bool:
     """Whether no form of `word` occurs in the source (``Payments`` occurs as ``payment``,
     ``Passive`` as ``passively``: a source word with the same stem, or starting with it)."""
-    from ..search import tokenize
+    from ..text import tokenize
 
     stems = set(tokenize(word))
     return bool(stems) and not stems & ctx.source_stems and not any(
@@ -510,7 +510,7 @@ _PRONOUN_ZH = re.compile("[您你我他她它们咱俺]")
 
 
 def _jieba_names(text: str) -> list[Fact]:
-    from ..search import jieba_segmenter
+    from ..text import jieba_segmenter
 
     jieba_segmenter()
     import jieba.posseg
@@ -671,7 +671,7 @@ _NEGATION_CHARS = "不没未无非别"
 
 
 def _content_words(text: str) -> frozenset[str]:
-    from ..search import tokenize
+    from ..text import tokenize
 
     return frozenset(w for w in tokenize(text) if not any(ch.isdigit() for ch in w))
 
@@ -689,7 +689,7 @@ def _negation_scopes(text: str) -> tuple[frozenset[str], ...]:
         if scope:
             scopes.append(scope)
     if _CJK.search(text):
-        from ..search import jieba_segmenter
+        from ..text import jieba_segmenter
 
         jieba_segmenter()
         import jieba
@@ -772,7 +772,7 @@ def _value_anchors(text: str, values: list[Fact]) -> tuple[tuple[str, str, Fact]
 def _anchor_words(segment: str) -> list[str]:
     if not segment.strip():
         return []
-    from ..search import jieba_segmenter
+    from ..text import jieba_segmenter
 
     jieba_segmenter()
     import jieba
@@ -837,7 +837,7 @@ def _build_context(source_sentences: list[str], statements: list[str]) -> _Conte
         for word, _, _, _ in _latin_words(unicodedata.normalize("NFKC", text)):
             if word.islower():
                 ctx.source_words.add(word)
-    from ..search import tokenize
+    from ..text import tokenize
 
     ctx.source_stems = {w for text in source_sentences for w in tokenize(text)}
     return ctx
@@ -960,7 +960,7 @@ class _Cosine:
         todo = sorted(t for t in self.wanted if (self.model_name, t) not in _VECTOR_CACHE)
         if not todo:
             return
-        from ..search import ModelUnavailable, encode, load_model
+        from ..text import ModelUnavailable, encode, load_model
 
         try:
             model = load_model(self.model_name)
@@ -1008,7 +1008,7 @@ def evaluate_summary(source_texts: list[str], summary_markdown: str, policy: Sum
     accuracy (each defined in this module's docstring) and gate it with `policy`'s thresholds
     (default ``Policy().summaries``; also ``max_tokens``). `model` is the embedding model for the
     English cosines (default the search policy's model; ``"none"`` uses word overlap only)."""
-    from ..search import count_tokens, count_tokens_many
+    from ..text import count_tokens, count_tokens_many
 
     policy = policy or Policy().summaries
     model = model if model is not None else Policy().search.model

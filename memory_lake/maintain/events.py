@@ -33,7 +33,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ..ingest import redact_records, redact_text
+from ..text import redact_records, redact_text
 from ..store import transaction
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..store import Policy

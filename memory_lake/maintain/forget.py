@@ -51,7 +51,7 @@ from ..store import iso, resolve_as_of
 from ..store import InputError, LakeBusy
 from ..store import CRASH_AT_ENV, crash_point, transaction  # noqa: F401 (CRASH_AT_ENV: tests)
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
-from ..ingest import redact_text
+from ..text import redact_text
 
 # Columns that can hold a memory's text; emptied in every history image of a forgotten memory.
 TEXT_COLUMNS = ("content", "summary", "tags", "extra")

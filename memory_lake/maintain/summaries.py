@@ -171,7 +171,7 @@ def is_chatter(sentence: str) -> bool:
     "Hi Carol"), thanks for nothing but patience, help and the like ("感谢您的耐心说明")."""
     if _DIGIT.search(sentence):
         return False
-    from ..search import tokenize
+    from ..text import tokenize
 
     cues = summary_cues()
     chatter, greeting, thanks = cues["chatter"], cues["greeting"], cues["thanks"]
@@ -287,7 +287,7 @@ class Coverage:
 
 def key_fact_coverage(texts: Sequence[str]) -> Coverage:
     """The key facts of `texts` and the facts each of their sentences holds (see `Coverage`)."""
-    from ..search import count_tokens_many
+    from ..text import count_tokens_many
     from .evaluate import _analyse, _build_context, _unique_facts
     from .evaluate import split_sentences as evaluator_sentences
 
@@ -316,7 +316,7 @@ def why_not_summarised(coverage: Coverage, *, what: str, title: str, policy: Pol
     source sentence, take more tokens than ``min_compression`` allows (source tokens / 3). The
     sources are then already as dense as a summary. A budget (``max_tokens``) too small for facts
     that would fit that bound is not a reason to skip: that summary is made, fails and is reported."""
-    from ..search import count_tokens
+    from ..text import count_tokens
 
     if not coverage.facts:
         return None
@@ -458,7 +458,7 @@ def summarize_extractive(sources: Sequence[Source], *, title: str, max_tokens: i
     with a new fact fits; then by importance, the decisions, todos and lessons and the lines whose
     memory's type (or label) names their category, while they fit. An untyped event line with no
     new fact is left out (a restatement); a line of no category is kept only for a new fact."""
-    from ..search import count_tokens, count_tokens_many
+    from ..text import count_tokens, count_tokens_many
 
     policy = policy or Policy()
     lang = lang or language(s.content for s in sources)
@@ -645,7 +645,7 @@ def compress_conversation(turns: Sequence[dict[str, Any] | str], keep_last: int 
     The summary is scored against the older turns (``result``). Older turns already as dense as a
     summary may be (the nightly's skip rule, `why_not_summarised`) are kept whole when they fit the
     budget, and `note` says why: a summary of them would drop facts."""
-    from ..search import count_tokens
+    from ..text import count_tokens
 
     policy = policy or Policy()
     keep = policy.summaries.keep_recent_turns if keep_last is None else keep_last
@@ -795,7 +795,7 @@ def plan_summaries(con, policy: Policy, *, max_tokens: int | None = None, tenant
                    ) -> tuple[list[Planned], list[dict[str, Any]]]:
     """The keys worth summarising (sources over the budget) with their sources, and the keys left
     out because their sources fit the budget as they are (``{key, source_tokens, reason}``)."""
-    from ..search import count_tokens_many
+    from ..text import count_tokens_many
 
     budget = max_tokens or policy.summaries.max_tokens
     frame = _source_frame(con, tenant=tenant, agent=agent, user=user, session=session)
@@ -930,7 +930,7 @@ def _failure(item: Planned) -> dict[str, Any]:
 def _publish(con, passed: list[Planned], known: dict, as_of: datetime, run_id: str) -> dict[int, str]:
     """Insert or update the summary memories of `passed`; history rows and source links. Returns
     {id(planned): summary memory id}."""
-    from ..ingest import normalise_content
+    from ..text import normalise_content
 
     if not passed:
         return {}

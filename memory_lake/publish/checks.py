@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from ..ingest import pii_mask
+from ..text import pii_mask
 from ..store import PUBLISHED_STATUSES, TIERS, TYPES
 
 # The Great Expectations suite that gates every publish. Each entry: (name shown to the operator,

@@ -56,7 +56,7 @@ def rollback(lake, version: str | None = None, *, reason: str, by: str, as_of: d
     format this memory-lake cannot read. Also refused when CURRENT moved while the rollback waited
     for the lake (a run published a new version): a rollback never undoes a version its caller
     did not see; the error names both. Returns ``{"from", "to", "by", "reason", "as_of", "run_id"}``."""
-    from ..ingest import redact_text
+    from ..text import redact_text
 
     if not reason or not reason.strip():
         raise InputError("a rollback needs a reason (--reason TEXT): it is kept in the rollbacks table")

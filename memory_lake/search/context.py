@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from ..store import InputError, Policy, check_scope, iso, resolve_as_of
-from .tokens import count_tokens
+from ..text import count_tokens
 
 # How many lines each section offers before the budget decides (seed 002: search(query, 3),
 # getRecent(10)); an entity line shows its newest current facts.

@@ -3,7 +3,7 @@ routed by language (issue 17).
 
 The lake uses up to two models (`models(policy)`): ``[search] model`` (MiniLM by default, English)
 and ``[search] multilingual_model`` (USE multilingual v3 by default, 16 languages, Chinese among
-them); `memory_lake.search.providers` loads them offline. Each text is embedded by every model
+them); `memory_lake.text.models` loads them offline. Each text is embedded by every model
 that *covers* it: the share of the model's unknown tokens in it is at most ``[search]
 max_unknown_ratio``. A text a model does not cover gets a row with an empty vector and its
 unknown share, so it is assessed once and never embedded by that model; a Chinese memory thus
@@ -27,8 +27,9 @@ import numpy as np
 import polars as pl
 
 from ..store import MemoryLakeError, transaction
-from .providers import (PACKAGED_MODEL, Embedded, ModelUnavailable, SentenceTransformerProvider, get_provider,
-                        model_scripts, script_class)
+from ..text import coverage_first as _coverage_first  # the name tests spy on
+from ..text import PACKAGED_MODEL, ModelUnavailable, encode, get_provider, load_model, model_scripts, script_class
+from ..text import embedding_models as models
 
 __all__ = ["PACKAGED_MODEL", "ModelUnavailable", "models", "encode", "load_model", "embed_missing",
            "covered_sql"]
@@ -37,57 +38,10 @@ __all__ = ["PACKAGED_MODEL", "ModelUnavailable", "models", "encode", "load_model
 EMBED_CHUNK_BATCHES = 16
 
 
-def models(policy) -> tuple[str, ...]:
-    """The models the lake embeds with, first choice first: ``[search] model`` then
-    ``multilingual_model`` (one name once). ``model = "none"`` switches semantic search off
-    altogether (as before issue 17); ``multilingual_model = "none"`` only the multilingual model."""
-    if not policy.search.model or policy.search.model.lower() == "none":
-        return ()
-    names = []
-    for name in (policy.search.model, policy.search.multilingual_model):
-        if name and name.lower() != "none" and name not in names:
-            names.append(name)
-    return tuple(names)
-
-
 def covered_sql(alias: str = "e") -> str:
     """SQL that is true where the embeddings row `alias` holds a vector the model may be trusted with
     (bind one parameter: ``max_unknown_ratio``)."""
     return f"(len({alias}.vector) > 0 AND {alias}.unknown_ratio <= ?)"
-
-
-def load_model(name: str):
-    """The provider for `name`, loaded once per process, offline (see `providers.get_provider`)."""
-    return get_provider(name)
-
-
-def encode(model, texts: list[str], batch_size: int, progress: bool = False, *,
-           queries: bool = False) -> tuple[pl.Series, pl.Series]:
-    """L2-normalised vectors and the unknown-token share of each text (as Polars series)."""
-    if isinstance(model, SentenceTransformerProvider):
-        out = model.embed(texts, batch_size, progress)
-    else:
-        out = model.embed_queries(texts, batch_size) if queries else model.embed(texts, batch_size)
-    return pl.Series("vector", out.vectors.astype(np.float32)), pl.Series("unknown_ratio", out.unknown)
-
-
-def _coverage_first(provider, texts: list[str], batch_size: int, max_unknown: float) -> Embedded:
-    """Vectors of the covered texts (empty rows for the others): a model with a separate tokenizer
-    measures coverage first and embeds only what it covers."""
-    if isinstance(provider, SentenceTransformerProvider):
-        unknown = provider.unknown_share(texts)
-        keep = np.flatnonzero(unknown <= max_unknown)
-        vectors: list[Any] = [None] * len(texts)
-        if len(keep):
-            done = provider.embed([texts[i] for i in keep], batch_size)
-            for i, v in zip(keep, done.vectors):
-                vectors[i] = v
-        return Embedded(np.array(vectors, dtype=object), unknown)
-    out = provider.embed(texts, batch_size)
-    vectors = np.empty(len(texts), dtype=object)
-    for i, (v, u) in enumerate(zip(out.vectors, out.unknown)):
-        vectors[i] = v if u <= max_unknown else None
-    return Embedded(vectors, out.unknown)
 
 
 def embed_missing(con, model_names: tuple[str, ...] | str, as_of: datetime, batch_size: int, progress: bool,

@@ -3,7 +3,7 @@
 Both are keyed by content hash, so a memory whose content did not change costs nothing, identical
 contents share one entry, and re-running on unchanged content tokenises and embeds nothing:
 
-* ``keyword_docs`` / ``postings``: the tokens of `textsearch.tokenize` (jieba for Chinese, light
+* ``keyword_docs`` / ``postings``: the tokens of `text.tokenize` (jieba for Chinese, light
   stemming for English) counted per content, with the tokenizer's version. Search computes BM25
   from them at query time over the scope it searches, so adding a few memories never rebuilds
   anything. Only a new tokenizer version re-tokenises what the old one made.
@@ -26,7 +26,7 @@ from ..store import transaction
 from .embeddings import embed_missing, models
 from ..store import Policy
 from ..store import MemoryLakeError, StepReport, step_error
-from .textsearch import TOKENIZER_VERSION, term_counts
+from ..text import TOKENIZER_VERSION, term_counts
 
 # Contents tokenised per batch (bounded memory; the progress bar advances per batch).
 TOKENIZE_BATCH = 20_000

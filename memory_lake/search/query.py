@@ -49,10 +49,10 @@ from ..store import schema
 from ..store import iso, resolve_as_of
 from ..store import InputError, MemoryLakeError
 from ..store import check_scope
-from ..ingest import redact_text
+from ..text import redact_text
 from .embeddings import models
 from .scopeindex import SCOPES, load_scope
-from .textsearch import TOKENIZER_VERSION, tokenize
+from ..text import TOKENIZER_VERSION, tokenize
 
 MODES = ("keyword", "semantic", "hybrid")
 DEFAULT_MODE = "hybrid"  # DESIGN "Search": hybrid is the default mode
@@ -296,7 +296,8 @@ def _query_vector(policy, query: str):
     the query's language to the query's vector (None when none does or none can load), `why not`
     is the note when semantic takes no part, `routing` the reasons a first-choice model was passed
     over, `uncovered` True when models loaded but none covers the query's language."""
-    from .embeddings import ModelUnavailable, encode, load_model, models
+    from ..text import ModelUnavailable, encode, load_model
+    from .embeddings import models
 
     names = models(policy)
     if not names:

@@ -3,7 +3,7 @@
 A search loads its scope once from the lake (rows, the index's postings and vectors, see
 `memory_lake.search.indexing`) into arrays, and scores every row with NumPy and SciPy:
 
-* **keyword**: BM25 (`textsearch`'s formula: Lucene's idf, k1 = 1.2, b = 0.75) over the scope's
+* **keyword**: BM25 (`search.bm25`'s formula: Lucene's idf, k1 = 1.2, b = 0.75) over the scope's
   documents. A document is a memory together with the ``context_window`` memories before and after
   it in its session (time order), so a reply that names neither the question nor the speaker is
   still found, while what is returned is the memory itself. With ``A`` the scope's band matrix
@@ -49,7 +49,8 @@ import numpy as np
 import polars as pl
 
 from ..maintain import CONTRADICTION_PARTNERS_SQL
-from .textsearch import BM25_B, BM25_K1, TOKENIZER_VERSION, term_counts
+from ..text import TOKENIZER_VERSION, term_counts
+from .bm25 import BM25_B, BM25_K1
 
 # Columns a search returns or scores; `session_id` orders the neighbours.
 COLUMNS = ("id", "content", "tier", "type", "tags", "created_at", "importance", "source",

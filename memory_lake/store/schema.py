@@ -273,13 +273,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """
         CREATE TABLE keyword_docs (
             text_hash VARCHAR NOT NULL,       -- memories.content_hash: tokenised once per content
-            tokenizer VARCHAR NOT NULL,       -- textsearch.TOKENIZER_VERSION that made the postings
+            tokenizer VARCHAR NOT NULL,       -- text.TOKENIZER_VERSION that made the postings
             length INTEGER NOT NULL,          -- number of tokens (BM25's document length)
             as_of TIMESTAMP NOT NULL
         );
         CREATE TABLE postings (
             text_hash VARCHAR NOT NULL,
-            term VARCHAR NOT NULL,            -- a token of textsearch.tokenize
+            term VARCHAR NOT NULL,            -- a token of text.tokenize
             tf INTEGER NOT NULL               -- its count in the content
         );
         """,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_lake.ingest.redact import (
+from memory_lake.text.redact import (
     PLACEHOLDER_KINDS,
     find_pii,
     pii_mask,

@@ -9,7 +9,7 @@ import hmac
 
 import pytest
 
-from memory_lake.ingest.redact import redact_text
+from memory_lake.text.redact import redact_text
 
 SALT = b"test-salt"
 

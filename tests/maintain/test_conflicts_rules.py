@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from memory_lake.cli import main
-from memory_lake.ingest import redact_text
+from memory_lake.text import redact_text
 from memory_lake.maintain.conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_value, parse_take,
                                           resolve_conflict)
 from memory_lake.maintain.decisions import apply_decisions, pending_decisions

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import polars as pl
 
-from memory_lake.maintain import lexicon
+from memory_lake.text import lexicon
 from memory_lake.maintain.dedup import (CHANGED_VALUE, _counted, _crossed, _fixed_expressions, _normalise, _numbers, _opposed,
                                         _relation, _single_character_change, contradiction, find_duplicates, semantic_pairs,
                                         substitution_pairs)
@@ -215,7 +215,7 @@ def test_a_new_number_is_new_detail_whatever_the_models_say():
 def test_the_dictionaries_are_read_as_utf8_whatever_the_locale():
     """A nightly run under a plain ASCII locale (cron's POSIX, no UTF-8 mode) reads Cilin and
     CC-CEDICT as this process does. Also read here, so `make mutate` runs this test for them."""
-    script = ("import sys; from memory_lake.maintain import lexicon\n"
+    script = ("import sys; from memory_lake.text import lexicon\n"
               "assert sys.flags.utf8_mode == 0\n"
               "print(len(lexicon._cilin()), len(lexicon._all_cilin_codes()), len(lexicon._cedict()))\n")
     env = code_env(**ASCII_LOCALE)

@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from memory_lake.maintain import lexicon
+from memory_lake.text import lexicon
 from memory_lake.maintain.dedup import CHANGED_VALUE, contradiction
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from memory_lake import Policy
 from memory_lake.maintain.summaries import Source, summarize_sources
-from memory_lake.search import count_tokens
+from memory_lake.text import count_tokens
 
 from .conversation import build_conversation
 

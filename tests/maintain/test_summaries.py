@@ -15,7 +15,7 @@ from memory_lake.maintain import compress_conversation, evaluate_summary, forget
 from memory_lake.maintain.summaries import Source, classify, is_chatter, summarize_extractive
 from memory_lake.observe import write_report
 from memory_lake.publish import publish
-from memory_lake.search import count_tokens
+from memory_lake.text import count_tokens
 
 from ..conftest import AS_OF, rows, write_jsonl
 from .conversation import FACTS, build_conversation

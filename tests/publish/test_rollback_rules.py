@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory_lake import InputError, Lake
-from memory_lake.ingest import redact_text
+from memory_lake.text import redact_text
 from memory_lake.publish import list_publishes, publish, rollback
 from memory_lake.publish.rollback import LISTED
 from memory_lake.store import Policy

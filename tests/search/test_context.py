@@ -13,7 +13,7 @@ import pytest
 from memory_lake.maintain.dedup import dedup
 from memory_lake.maintain.entities import extract_entities
 from memory_lake.publish.export import publish
-from memory_lake.search import count_tokens
+from memory_lake.text import count_tokens
 from memory_lake.search.context import scope_pack
 
 from ..conftest import AS_OF, held_by_another_process, write_jsonl

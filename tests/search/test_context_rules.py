@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pytest
 
-from memory_lake.search import count_tokens
+from memory_lake.text import count_tokens
 from memory_lake.search.context import entity_line, scope_pack
 from memory_lake.store import InputError
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from memory_lake.search.embeddings import PACKAGED_MODEL
-from memory_lake.search.providers import USE_MODEL
+from memory_lake.text.models import USE_MODEL
 from memory_lake.search.indexing import index
 from memory_lake.store.policy import Policy
 

@@ -73,7 +73,8 @@ def test_search_reads_the_postings_and_tokenises_only_what_the_index_lacks(lake,
 def test_keyword_scores_equal_the_reference_bm25(lake, tmp_path):
     import random
 
-    from memory_lake.search.textsearch import bm25_scores, tokenize
+    from memory_lake.search.bm25 import bm25_scores
+    from memory_lake.text import tokenize
 
     rng = random.Random(5)
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa 咖啡 茶 会议".split()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory_lake.search.embeddings import PACKAGED_MODEL
-from memory_lake.search.providers import USE_MODEL, get_provider
+from memory_lake.text.models import USE_MODEL, get_provider
 from memory_lake.search.query import search
 
 from ..conftest import AS_OF, rows, write_jsonl

@@ -193,7 +193,7 @@ def test_a_memory_without_a_single_word_is_a_document_of_length_zero(lake, tmp_p
     """A memory of emoji and punctuation has no term: it still counts in BM25's N and in the mean
     document length, with length 0 (not 1), so the other memories score as over three documents
     of lengths 2, 2 and 0."""
-    from memory_lake.search import tokenize
+    from memory_lake.text import tokenize
 
     texts = {"a1": "apple pie", "a2": "banana bread", "a3": "🙂🙂 !!!"}
     _ingest(lake, tmp_path / "s.jsonl", [{"id": i, "tenant": "acme", "content": t} for i, t in texts.items()])

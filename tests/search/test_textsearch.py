@@ -10,15 +10,8 @@ import sys
 
 import pytest
 
-from memory_lake.search.textsearch import (
-    BM25_B,
-    BM25_K1,
-    CHINESE_STOP_WORDS,
-    ENGLISH_STOP_WORDS,
-    bm25_scores,
-    stem,
-    tokenize,
-)
+from memory_lake.search.bm25 import BM25_B, BM25_K1, bm25_scores
+from memory_lake.text.tokenize import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, stem, tokenize
 
 
 def test_english_stop_words_and_stemming():
@@ -98,7 +91,7 @@ def test_stop_word_lists():
 @pytest.mark.process  # starts a process (the subject here)
 def test_jieba_prints_nothing_and_caches_in_a_temp_folder(tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path))
-    code = "from memory_lake.search.textsearch import tokenize; print(tokenize('用户喜欢喝咖啡'))"
+    code = "from memory_lake.text import tokenize; print(tokenize('用户喜欢喝咖啡'))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "['用户', '喜欢', '咖啡', '喝咖啡']\n", "")
     cache_dirs = [p.name for p in tmp_path.iterdir()]

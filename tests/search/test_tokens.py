@@ -1,7 +1,7 @@
 """Token counts for budgets: the embedding model's tokenizer, Chinese one token per character."""
 
-from memory_lake.search import count_tokens, count_tokens_many
-from memory_lake.search import tokens
+from memory_lake.text import count_tokens, count_tokens_many
+from memory_lake.text import tokens
 
 
 def test_english_counts_word_pieces():

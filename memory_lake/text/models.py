@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 USE_MODEL = "use-multilingual-v3"
@@ -222,3 +223,53 @@ def get_provider(name: str) -> Provider:
             except Exception as exc:  # missing package, missing files, no network for a hub name
                 raise ModelUnavailable(f"embedding model {name!r} cannot be loaded: {exc}") from None
     return _PROVIDERS[name]
+
+
+# ---------------------------------------------------------------- the models a lake uses
+
+
+def models(policy) -> tuple[str, ...]:
+    """The models the lake embeds with, first choice first: ``[search] model`` then
+    ``multilingual_model`` (one name once). ``model = "none"`` switches semantic search off
+    altogether (as before issue 17); ``multilingual_model = "none"`` only the multilingual model."""
+    if not policy.search.model or policy.search.model.lower() == "none":
+        return ()
+    names = []
+    for name in (policy.search.model, policy.search.multilingual_model):
+        if name and name.lower() != "none" and name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def load_model(name: str):
+    """The provider for `name`, loaded once per process, offline (see `get_provider`)."""
+    return get_provider(name)
+
+
+def encode(model, texts: list[str], batch_size: int, progress: bool = False, *,
+           queries: bool = False) -> tuple[pl.Series, pl.Series]:
+    """L2-normalised vectors and the unknown-token share of each text (as Polars series)."""
+    if isinstance(model, SentenceTransformerProvider):
+        out = model.embed(texts, batch_size, progress)
+    else:
+        out = model.embed_queries(texts, batch_size) if queries else model.embed(texts, batch_size)
+    return pl.Series("vector", out.vectors.astype(np.float32)), pl.Series("unknown_ratio", out.unknown)
+
+
+def coverage_first(provider, texts: list[str], batch_size: int, max_unknown: float) -> Embedded:
+    """Vectors of the covered texts (empty rows for the others): a model with a separate tokenizer
+    measures coverage first and embeds only what it covers."""
+    if isinstance(provider, SentenceTransformerProvider):
+        unknown = provider.unknown_share(texts)
+        keep = np.flatnonzero(unknown <= max_unknown)
+        vectors: list[Any] = [None] * len(texts)
+        if len(keep):
+            done = provider.embed([texts[i] for i in keep], batch_size)
+            for i, v in zip(keep, done.vectors):
+                vectors[i] = v
+        return Embedded(np.array(vectors, dtype=object), unknown)
+    out = provider.embed(texts, batch_size)
+    vectors = np.empty(len(texts), dtype=object)
+    for i, (v, u) in enumerate(zip(out.vectors, out.unknown)):
+        vectors[i] = v if u <= max_unknown else None
+    return Embedded(vectors, out.unknown)

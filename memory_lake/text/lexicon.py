@@ -177,7 +177,7 @@ _DETERMINERS = frozenset("a an the my your his her its our their this that these
 def _english_forms(words: tuple[str, ...]) -> list[str]:
     """How a stretch of words may be looked up: whole ("call_off"), without a trailing particle
     ("sign off on" -> "sign_off"), or as its one content word."""
-    from ..search import ENGLISH_STOP_WORDS
+    from .tokenize import ENGLISH_STOP_WORDS
 
     words = tuple(w.replace("’", "'") for w in words if w)
     forms = ["_".join(words)]
@@ -971,7 +971,7 @@ def _first_sense_shared(u: str, v: str) -> bool:
 def _verb_glosses() -> dict[str, frozenset[frozenset[str]]]:
     """Chinese word -> its CC-CEDICT senses that are verbs ("to pass an entrance exam"), each as
     the base forms of its content words ({pass, entrance, exam})."""
-    from ..search import ENGLISH_STOP_WORDS
+    from .tokenize import ENGLISH_STOP_WORDS
 
     found: dict[str, set[frozenset[str]]] = {}
     for word, raws in _cedict_entries():
