@@ -8,6 +8,8 @@
     load_export("lake", tenant="acme", user="u-alice")   # an agent loads its scope from exports/CURRENT
 """
 
+from . import ingest, maintain, observe, publish, search, store, text  # noqa: F401 (every stage loads:
+# each registers what a forget must scrub in the stores it owns; see store/registry.py)
 from .api import Lake
 from .ingest import write_snapshot
 from .maintain import SummaryScore, evaluate_summary

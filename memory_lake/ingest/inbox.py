@@ -102,7 +102,7 @@ def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: s
     takes that row's image as the base. Only a write that lands between the read and the ingest
     (an agent's, another person's, a rule's in a run that held the lake) is the lake's side.
     """
-    from ..maintain import parse_field_value
+    from .snapshot import parse_field_value
 
     as_of = resolve_as_of(as_of)
     unknown = sorted(set(changes) - set(EDITABLE))

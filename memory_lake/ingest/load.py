@@ -138,7 +138,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
     """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
     `record` writes a `runs` row (a nightly run records its own instead); `on_progress("read",
     done, total)` hears each file read (ingested, or skipped as already ingested)."""
-    from ..maintain import compact_database  # lazy: maintain builds on ingest
+    from .forget import compact_database
     started = time.monotonic()
     discover_snapshots(lake, paths)  # a wrong path fails before waiting for the lake
     with lake.writer(wait_s=wait_s, purpose="ingest") as con:
@@ -284,7 +284,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
                 policy: IngestPolicy, dry_run: bool = False, replay: bool = False) -> FileReport | None:
     """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing;
     a file gone since it was listed (someone else took it) is skipped (None)."""
-    from ..maintain import forgotten_ids, scrub_files  # lazy: maintain builds on ingest
+    from .forget import forgotten_ids, scrub_files
     try:
         data = path.read_bytes()
     except FileNotFoundError:

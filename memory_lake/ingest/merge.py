@@ -27,7 +27,7 @@ Rules (DESIGN "Memory record"; seed 000 乐观锁 + 字段级合并):
 - important memories change only by a user (seed 000: 仅可手动修改): an agent's changes are not
   applied but filed as conflicts of kind ``important`` for a user to decide; an agent's forget of
   one is quarantined; usage counters still move;
-- ``deleted: true`` tombstones the memory through ``forget.forget_memories``.
+- ``deleted: true`` tombstones the memory through ``ingest.forget.forget_memories``.
 """
 
 from __future__ import annotations
@@ -331,7 +331,7 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
 
 
 def _apply_forgets(con: duckdb.DuckDBPyConnection, params: dict) -> int:
-    from ..maintain import forget_memories  # lazy: maintain builds on ingest
+    from .forget import forget_memories
     requests = con.execute(
         "SELECT id, operator, coalesce(forget_reason, 'forget request') AS reason, line "
         "FROM merge_checked WHERE is_forget ORDER BY line"

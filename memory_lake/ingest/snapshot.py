@@ -18,12 +18,16 @@ a later step or a reader: out-of-range numbers and timestamps, and values nested
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import duckdb
 import polars as pl
 
 from ..store import schema
 from ..store import IngestPolicy
-from ..text import normalise_content
+from ..text import normalise_content, redact_text
+from ..store import InputError, resolve_as_of
 
 # Quarantine reasons, as users see them in `memory-lake quarantine list`.
 BAD_ENCODING = "bad encoding"
@@ -444,3 +448,56 @@ def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
         )
         con.execute("DELETE FROM snap_valid WHERE line IN (SELECT line FROM snap_dups)")
     con.execute("DROP TABLE snap_dups")
+
+
+# ---------------------------------------------------------------- a field a person typed (edit, resolve)
+# Fields a person may set by hand (`memory-lake edit`, `--take value=`), with how text becomes a value.
+EDITED_TEXT_FIELDS = ("content", "summary", "source", "context_id", "session_id", "agent_id", "user_id")
+
+
+def parse_field_value(field: str, text: str | None, salt: bytes) -> Any:
+    """The value of `field` a person typed: text fields are redacted like ingest's; tags are a
+    JSON list or comma-separated; importance 0..1; tier and type by the ingest's spellings."""
+    if text is None:
+        raise InputError(f"{field} needs a value")
+    if field in EDITED_TEXT_FIELDS:
+        value = redact_text(text, salt).strip()
+        if field == "content" and not value:
+            raise InputError("content cannot be empty")
+        return value or None
+    if field == "tags":
+        try:
+            tags = json.loads(text) if text.strip().startswith("[") else [t for t in text.split(",")]
+        except ValueError:
+            raise InputError(f"tags {text!r}: a JSON list or comma-separated words") from None
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise InputError(f"tags {text!r}: a JSON list or comma-separated words")
+        return sorted({redact_text(t.strip(), salt) for t in tags if t.strip()})
+    if field == "importance":
+        try:
+            number = float(text)
+        except ValueError:
+            raise InputError(f"importance {text!r} is not a number") from None
+        if not 0 <= number <= 1:
+            raise InputError(f"importance {number} is outside 0..1")
+        return number
+    if field in ("tier", "type", "status"):
+        key = text.strip().lower()
+        if field == "tier":
+            squashed = key.replace("-", "").replace("_", "").replace(" ", "")
+            value = schema.TIER_ALIASES.get(squashed, squashed if squashed in schema.TIERS else None)
+        elif field == "type":
+            value = schema.TYPE_ALIASES.get(key, key if key in schema.TYPES else None)
+        else:
+            value = key if key in schema.INPUT_STATUSES and key != "deleted" else None
+        if value is None:
+            raise InputError(f"unknown {field} {text!r}")
+        return value
+    if field == "expires_at":
+        return resolve_as_of(text) if text.strip() else None
+    if field == "extra":
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise InputError(f"extra {text!r} is not JSON") from None
+    raise InputError(f"{field} cannot be set by hand")

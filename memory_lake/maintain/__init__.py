@@ -4,25 +4,26 @@ decision queue (user actions while the lake is busy), entity memory, forget, hou
 
 from .conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_value, parse_take,
                         resolve_conflict)
-from .decisions import apply_decisions, pending_decisions, queue_decision
+from .decisions import apply_decisions
+from .queue import pending_decisions, queue_decision
 from .dedup import dedup, plan_dedup, unmerge
-from .entities import extract_entities, group_facts, list_entities, scope_entity_facts
+from .entities import extract_entities, group_facts, list_entities, published_entity_facts, scope_entity_facts
 from .evaluate import SummaryScore, evaluate_summary
 from .events import apply_events
-from .forget import compact_database, forget, forget_memories, forgotten_ids, record_report, scrub_files
+from .forget import forget
 from .housekeeping import REPORT_LAKE_META, housekeeping
-from .summaries import compress_conversation, failed_summaries, preview_summaries, summarize
+from .summaries import compress_conversation, failed_summaries, preview_summaries, scrub_summary_report, summarize
 from .tiers import enforce_tiers, restore_memories
 
 __all__ = [
     "CONTRADICTION_PARTNERS_SQL", "list_conflicts", "parse_field_value", "parse_take", "resolve_conflict",
     "apply_decisions", "pending_decisions", "queue_decision",
     "dedup", "plan_dedup", "unmerge",
-    "extract_entities", "group_facts", "list_entities", "scope_entity_facts",
+    "extract_entities", "group_facts", "list_entities", "published_entity_facts", "scope_entity_facts",
     "SummaryScore", "evaluate_summary",
     "apply_events",
-    "compact_database", "forget", "forget_memories", "forgotten_ids", "record_report", "scrub_files",
+    "forget",
     "housekeeping", "REPORT_LAKE_META",
-    "compress_conversation", "failed_summaries", "preview_summaries", "summarize",
+    "compress_conversation", "failed_summaries", "preview_summaries", "scrub_summary_report", "summarize",
     "enforce_tiers", "restore_memories",
 ]

@@ -104,7 +104,7 @@ def _common_english(word: str) -> bool:
 def _chinese_name(word: str) -> bool:
     """A Chinese personal name: a surname and one or two characters (张曼婷, 欧阳娜娜), or a
     nickname (小琳, 老王), not a common word (王国 "kingdom")."""
-    from .entities import _COMPOUND_SURNAMES, _SURNAMES
+    from ..text import COMPOUND_SURNAMES as _COMPOUND_SURNAMES, SURNAMES as _SURNAMES
 
     if word[:2] in _COMPOUND_SURNAMES:
         return 3 <= len(word) <= 4
@@ -191,7 +191,7 @@ def _left_over(sentence: str, names: frozenset[str]) -> str:
 def _addressed(rest: str) -> bool:
     """Whether what is left of a clause of a phatic sentence is only a Chinese name it addresses
     (小琳, 张曼婷)."""
-    from .entities import _COMPOUND_SURNAMES, _SURNAMES
+    from ..text import COMPOUND_SURNAMES as _COMPOUND_SURNAMES, SURNAMES as _SURNAMES
 
     han = "".join(_HAN.findall(rest))
     return (2 <= len(han) <= 3 and len(han) == len(rest.strip(" \t,，.。!！~～")) and

@@ -27,14 +27,13 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ..store import schema
+from ..store import register_scrubber, schema
+from ..ingest import parse_field_value
 from ..store import iso, resolve_as_of
 from ..store import InputError, LakeBusy, NotApplicable
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 
 TAKES = ("lake", "incoming", "both", "value")
-# Fields a person may set by hand (`memory-lake edit`, `--take value=`), with how text becomes a value.
-TEXT_FIELDS = ("content", "summary", "source", "context_id", "session_id", "agent_id", "user_id")
 
 
 # The other side(s) of every open contradiction, per memory: one row `(id, conflict_with)` where
@@ -104,7 +103,7 @@ def resolve_conflict(lake, conflict_id: str, take: str, *, value: str | None = N
     ``{"queued": path}``, once the id is checked against the latest published version (a
     conflict that version does not hold, or holds as resolved, is refused, not queued).
     """
-    from .decisions import apply_or_queue
+    from .queue import apply_or_queue
 
     as_of = resolve_as_of(as_of)
     if value is None and str(take).startswith("value="):
@@ -246,56 +245,6 @@ def _jsonable(value: Any) -> Any:
     return iso(value) if isinstance(value, datetime) else value
 
 
-def parse_field_value(field: str, text: str | None, salt: bytes) -> Any:
-    """The value of `field` a person typed: text fields are redacted like ingest's; tags are a
-    JSON list or comma-separated; importance 0..1; tier and type by the ingest's spellings."""
-    from ..text import redact_text
-
-    if text is None:
-        raise InputError(f"{field} needs a value")
-    if field in TEXT_FIELDS:
-        value = redact_text(text, salt).strip()
-        if field == "content" and not value:
-            raise InputError("content cannot be empty")
-        return value or None
-    if field == "tags":
-        try:
-            tags = json.loads(text) if text.strip().startswith("[") else [t for t in text.split(",")]
-        except ValueError:
-            raise InputError(f"tags {text!r}: a JSON list or comma-separated words") from None
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            raise InputError(f"tags {text!r}: a JSON list or comma-separated words")
-        return sorted({redact_text(t.strip(), salt) for t in tags if t.strip()})
-    if field == "importance":
-        try:
-            number = float(text)
-        except ValueError:
-            raise InputError(f"importance {text!r} is not a number") from None
-        if not 0 <= number <= 1:
-            raise InputError(f"importance {number} is outside 0..1")
-        return number
-    if field in ("tier", "type", "status"):
-        key = text.strip().lower()
-        if field == "tier":
-            squashed = key.replace("-", "").replace("_", "").replace(" ", "")
-            value = schema.TIER_ALIASES.get(squashed, squashed if squashed in schema.TIERS else None)
-        elif field == "type":
-            value = schema.TYPE_ALIASES.get(key, key if key in schema.TYPES else None)
-        else:
-            value = key if key in schema.INPUT_STATUSES and key != "deleted" else None
-        if value is None:
-            raise InputError(f"unknown {field} {text!r}")
-        return value
-    if field == "expires_at":
-        return resolve_as_of(text) if text.strip() else None
-    if field == "extra":
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise InputError(f"extra {text!r} is not JSON") from None
-    raise InputError(f"{field} cannot be set by hand")
-
-
 def _sql_value(field: str, value: Any) -> tuple[str, Any]:
     """(SQL expression with one parameter, parameter) that sets `field` to `value`."""
     kind = schema.MEMORY_COLUMNS[field].replace(" NOT NULL", "")
@@ -361,3 +310,26 @@ def _insert_copy(con, memory_id: str, new_id: str, field: str, value: Any, *, st
         FROM memories m WHERE m.id = ?
         """,
         [next_history_seq(con) + 1, operator, run_id, reason, as_of, label, new_id])
+
+
+# ---------------------------------------------------------------- forget (store.registry)
+@register_scrubber("conflicts")
+def _scrub_conflicts(con: duckdb.DuckDBPyConnection) -> None:
+    # Every value of a conflict on a forgotten memory is its text (or, for a contradiction, the
+    # other side's, which stays in that memory): all go. An open one is closed as ``forgotten``:
+    # nothing is left to decide, and the other side of a contradiction stays as it is.
+    con.execute(
+        """
+        UPDATE conflicts SET base_value = NULL, lake_value = NULL, incoming_value = NULL, resolved_value = NULL,
+               status = 'resolved',
+               resolution = CASE WHEN conflicts.status = 'open' THEN 'forgotten' ELSE conflicts.resolution END,
+               resolved_at = CASE WHEN conflicts.status = 'open' THEN f.as_of ELSE conflicts.resolved_at END,
+               resolved_by = CASE WHEN conflicts.status = 'open' THEN f.operator ELSE conflicts.resolved_by END
+        FROM (SELECT c.conflict_id, max(f.as_of) AS as_of, min(f.operator) AS operator
+              FROM conflicts c JOIN forget_ids f ON f.id = c.memory_id OR f.id = c.other_memory_id
+              GROUP BY c.conflict_id) f
+        WHERE conflicts.conflict_id = f.conflict_id
+        """
+    )
+
+

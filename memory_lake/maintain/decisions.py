@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,72 +41,13 @@ from typing import Any
 from ..store import iso
 from ..store import InputError, NotApplicable
 from ..store import Policy
-from ..text import redact_text
-from ..store import StepReport
+from .queue import apply_or_queue, pending_decisions, queue_decision  # noqa: F401 (the queue's side)
 
 APPLIED_DIR = "applied"
 FAILED_DIR = "failed"
 UNKNOWN_KIND = "unknown kind"
 BAD_DECISION = "bad decision"
-# Decision fields that only say what kind of change it is; they are written as given.
-STRUCTURE_FIELDS = ("kind", "take", "operator", "requested_at")
-# Decision fields that name what to change: they must match stored (already redacted) values.
-NAMING_FIELDS = ("ids", "tenant", "agent", "user", "conflict_id", "canonical_id")
-
-
-def queue_decision(lake, decision: dict[str, Any], as_of: datetime) -> Path:
-    """Write `decision` to ``inbox/decisions/<as_of>-<kind>-<uuid8>.json`` atomically; return the path.
-
-    Free-text values are redacted first; a naming value that holds PII raises InputError (see the
-    module docstring)."""
-    decision = _redacted(decision)
-    kind = str(decision.get("kind") or "decision")
-    folder = lake.decisions
-    folder.mkdir(parents=True, exist_ok=True)
-    name = f"{as_of:%Y%m%dT%H%M%S}-{kind}-{uuid.uuid4().hex[:8]}.json"
-    target = folder / name
-    # A leading dot and a .tmp suffix: neither this step nor ingest picks up a file being written.
-    tmp = folder / f".{name}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(decision, handle, ensure_ascii=False, indent=1)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, target)
-    return target
-
-
-def apply_or_queue(lake, decision: dict[str, Any], as_of: datetime, apply, check=None) -> dict[str, Any]:
-    """Apply a decision at once when the lake is free, else queue it (``{"queued": path}``).
-
-    `apply(con)` runs inside one transaction on the writer connection (a run's shared one when
-    this process holds the lake). `check()`, when given, runs before queuing and raises
-    InputError for a decision that could not apply (checked against what can be read while the
-    lake is busy). Used by resolve and unmerge; forget has its own batch path."""
-    from ..store import transaction
-    from ..store import LakeBusy
-
-    def queue() -> dict[str, Any]:
-        if check is not None:
-            check()
-        return {"queued": str(queue_decision(lake, decision, as_of))}
-
-    held = lake.held_here()
-    if not held and lake.is_busy():
-        return queue()
-    try:
-        with lake.writer(purpose=str(decision.get("kind")), wait_s=600 if held else 0) as con:
-            with transaction(con):
-                return apply(con)
-    except LakeBusy:
-        return queue()
-
-
-def pending_decisions(lake) -> list[Path]:
-    """Queued decision files, in the order they are applied (name order)."""
-    if not lake.decisions.is_dir():
-        return []
-    return sorted(p for p in lake.decisions.glob("*.json") if p.is_file() and not p.name.startswith("."))
-
+from ..store import StepReport
 
 def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
     """The nightly step that runs first: apply every queued decision file, in name order.
@@ -123,7 +62,8 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
     ``details["left"]``. Applying the same forget again changes nothing (its memories are
     already deleted).
     """
-    from .forget import compact_database, forget, scrub_files
+    from ..ingest import compact_database, scrub_files
+    from .forget import forget
 
     run_id = run_id or lake.new_run_id("decisions", as_of)
     report = StepReport("apply_decisions", as_of, run_id)
@@ -187,29 +127,6 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
         scrubbed["database"] = [lake.db_path.name] if done else []
         report.details["compaction"] = "done" if done else "pending"
     return report
-
-
-def _redacted(decision: dict[str, Any]) -> dict[str, Any]:
-    salt = secrets.token_bytes(32)  # the lake's salts cannot be read while it is busy
-
-    def redact(value):
-        if isinstance(value, str):
-            return redact_text(value, salt)
-        if isinstance(value, list):
-            return [redact(v) for v in value]
-        if isinstance(value, dict):
-            return {k: redact(v) for k, v in value.items()}
-        return value
-
-    out = {}
-    for key, value in decision.items():
-        out[key] = value if key in STRUCTURE_FIELDS else redact(value)
-        if key in NAMING_FIELDS and out[key] != value:
-            raise InputError(
-                f"the lake is busy, and {key} holds personal data that cannot be written to the queue: "
-                "give the value as the lake stores it (its [EMAIL:...] or [PHONE:...] placeholder, "
-                "see `memory-lake sql`) or try again when the run ends")
-    return out
 
 
 def _read(path: Path) -> tuple[dict[str, Any], str | None]:

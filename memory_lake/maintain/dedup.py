@@ -2204,7 +2204,7 @@ def unmerge(lake, canonical_id: str, *, operator: str = "user", as_of: datetime 
     important conflict still open stays ``conflicted`` (seed 000: 等待用户确认) and returns to its
     restored status when that is resolved. Queued in ``inbox/decisions/`` while another process
     holds the lake (``{"queued": path}``)."""
-    from .decisions import apply_or_queue
+    from .queue import apply_or_queue
 
     as_of = resolve_as_of(as_of)
     decision = {"kind": "unmerge", "canonical_id": canonical_id, "operator": operator, "requested_at": iso(as_of)}

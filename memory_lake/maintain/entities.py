@@ -59,7 +59,8 @@ import polars as pl
 
 from ..store import InputError, MemoryLakeError, Policy, StepReport, check_scope, iso, step_error, transaction
 from .dedup import DIFFERENT, contradiction, near_pairs
-from .forget import register_scrubber
+from ..store import register_scrubber
+from ..text import COMPOUND_SURNAMES as _COMPOUND_SURNAMES, SURNAMES as _SURNAMES
 from ..text import cedict_name, common_word, is_chinese_word
 
 EXTRACTOR_VERSION = "entities-1"
@@ -112,10 +113,6 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 # ---------------------------------------------------------------------------- Chinese
 _TAG_KINDS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "organisation",
               "nz": "thing"}
-# The most common Chinese surnames (a new word starting with one, or one before a title, is a person).
-_SURNAMES = frozenset("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任"
-                      "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤")
-_COMPOUND_SURNAMES = frozenset("欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 夏侯 令狐 长孙 宇文 司徒 端木".split())
 _TITLES_ZH = frozenset("经理 总监 总 老师 主任 先生 女士 小姐 医生 教授 老板 工 律师 科长 处长 部长 局长 院长 校长 "
                        "主管 组长 书记 董事长 总裁 博士 师傅 阿姨 叔叔".split())
 _ORG_WORDS_ZH = frozenset("公司 集团 科技 银行 大学 学院 医院 物流 研究院 研究所 工作室 事务所 中心 有限公司 股份 "

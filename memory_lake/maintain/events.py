@@ -34,7 +34,7 @@ import duckdb
 import polars as pl
 
 from ..text import redact_records, redact_text
-from ..store import transaction
+from ..store import FORGOTTEN, FileScrub, connect, register_file_scrubber, register_scrubber, transaction
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
 from ..store import Policy
 from ..store import StepReport
@@ -325,3 +325,91 @@ def _apply(con: duckdb.DuckDBPyConnection, as_of: datetime, run_id: str, log_lin
     return {"searches": searches, "access_events": counts.get("access", 0),
             "reference_events": counts.get("reference", 0), "hit_events": hits, "memories_used": touched,
             "woken": woken, "quarantined": bad}
+
+
+# ---------------------------------------------------------------- forget (store.registry)
+@register_scrubber("retrieval_log")
+def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
+    # A query that found a forgotten memory usually names what it was about (the user searched for
+    # it), so the query goes; the search itself stays, for the hit rate.
+    con.execute(
+        f"""
+        UPDATE retrieval_log SET query = '{FORGOTTEN}'
+        WHERE query IS DISTINCT FROM '{FORGOTTEN}'
+          AND list_has_any(result_ids, (SELECT coalesce(list(id), []::VARCHAR[]) FROM forget_ids))
+        """
+    )
+
+
+
+# The query's JSON string, escapes included (RE2).
+_QUERY_FIELD = r'"query"\s*:\s*"(?:[^"\\]|\\.)*"'
+
+
+@register_file_scrubber("events")
+def _scrub_events(job: FileScrub) -> list[str]:
+    """Replace the query of every search log line whose results include a forgotten memory.
+
+    ``events/*.jsonl`` files are append-only: searches append to them without the lock, and the
+    events step remembers how many bytes of each file it has read (``event_offsets``). So lines
+    are rewritten in place, each keeping its byte length: the query becomes ``[forgotten]`` (or
+    ``""`` when the query was shorter than that) and the line is padded with spaces after its
+    closing brace, which JSON allows. A rename of a rewritten copy would lose a line appended
+    meanwhile, and a shorter line would shift every offset after it.
+    """
+    lake = job.lake
+    rewritten = []
+    con = connect(Path(":memory:"))
+    try:
+        for path in sorted(lake.events.glob("*.jsonl")):  # one file at a time
+            with open(path, "rb") as handle:
+                data = handle.read()
+            end = data.rfind(b"\n") + 1  # a line still being appended is left alone
+            if end == 0:
+                continue
+            # byte lengths from the bytes, text from one decode: a bad byte costs only its line
+            frame = pl.DataFrame({
+                "raw": data[:end].decode("utf-8", "replace").split("\n")[:-1],
+                "nbytes": pl.Series(data[:end].split(b"\n")[:-1], dtype=pl.Binary).bin.size(),
+            }).with_row_index("idx").with_columns(
+                pos=(pl.col("nbytes") + 1).cum_sum() - (pl.col("nbytes") + 1))
+            con.register("log_lines", frame)
+            try:
+                changes = con.execute(
+                    f"""
+                    WITH hit AS (
+                        SELECT idx, pos, nbytes, raw, rtrim(raw, ' ') AS base FROM log_lines
+                        WHERE json_valid(raw) AND json_type(raw, '$.result_ids') = 'ARRAY'
+                          AND list_has_any(json_extract_string(raw, '$.result_ids[*]'), $ids::VARCHAR[])
+                    ), candidates AS (
+                        SELECT *, regexp_replace(base, $field, '"query":"{FORGOTTEN}"') AS marked,
+                                  regexp_replace(base, $field, '"query":""') AS emptied
+                        FROM hit
+                    ), fitted AS (
+                        SELECT pos, raw, CASE
+                            WHEN strlen(marked) <= nbytes THEN marked || repeat(' ', (nbytes - strlen(marked))::BIGINT)
+                            WHEN strlen(emptied) <= nbytes THEN emptied || repeat(' ', (nbytes - strlen(emptied))::BIGINT)
+                            ELSE repeat(' ', nbytes::BIGINT) END AS new
+                        FROM candidates
+                    )
+                    SELECT pos, new FROM fitted WHERE new <> raw ORDER BY pos
+                    """,
+                    {"ids": job.ids, "field": _QUERY_FIELD},
+                ).fetchall()
+            finally:
+                con.unregister("log_lines")
+            if not changes:
+                continue
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                for pos, new in changes:  # in place; each write keeps its line's length
+                    os.pwrite(fd, new.encode("utf-8"), pos)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            rewritten.append(str(path.relative_to(lake.root)))
+    finally:
+        con.close()
+    return rewritten
+
+

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from ..store import Policy, StepReport, iso, resolve_as_of
-from .forget import REPORT_FOLDERS
+from ..store import REPORT_FOLDERS
 
 STATE_FILE = "housekeeping.json"
 REPORT_NAME = re.compile(r"^health-(\d{4}-\d{2}-\d{2})\.html$")

@@ -92,7 +92,7 @@ import polars as pl
 
 from ..store import (HISTORY_COLUMNS, MemoryLakeError, Policy, StepReport, iso, next_history_seq, row_image,
                      step_error, transaction)
-from .forget import register_scrubber
+from ..store import register_scrubber
 
 CUES_FILE = Path(__file__).parent / "data" / "summary_cues.tsv"
 CATEGORIES = ("events", "decisions", "lessons", "todos")
@@ -1082,13 +1082,7 @@ def _scrub_summary_state(con) -> None:
                       OR summary_id IN (SELECT id FROM forget_ids)""")
 
 
-# The forget adds, to the ids it forgets, every summary that ever drew on one of them: their text
-# (and their history's) holds the source's sentences. (id, the source it drew on), for forget_ids.
-SUMMARIES_OF_SQL = """
-    SELECT s.summary_id AS id, min(s.source_id) AS source_id
-    FROM summary_sources s JOIN memories m ON m.id = s.summary_id AND m.status <> 'deleted'
-    WHERE s.source_id IN ({seed}) GROUP BY s.summary_id
-"""
+# SUMMARIES_OF_SQL (ingest.forget): the summaries a forget takes along with their sources.
 
 
 def failed_summaries(con) -> list[dict[str, Any]]:
@@ -1109,7 +1103,7 @@ _FAILURE_ROW = re.compile(r'<tr data-sources="([^"]*)">(.*?)</tr>', re.DOTALL)
 def scrub_summary_report(page: str, ids: Iterable[str]) -> str:
     """A report's summary section without the missing facts and unsupported statements of the
     failures that drew on a forgotten memory (their cells become ``[forgotten]``)."""
-    from .forget import FORGOTTEN
+    from ..store import FORGOTTEN
 
     gone = set(ids)
     start = page.find('<section id="summaries">')

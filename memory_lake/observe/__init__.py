@@ -1,5 +1,6 @@
 """Observe: health snapshots and alerts, the HTML report, run records and the end-of-run webhook."""
 
+from .forget import record_report  # also registers the reports scrubber
 from .health import compute_health, latest_health, snapshot_health
 from .notify import WEBHOOK_ENV, notify, post_json, run_payload, webhook_url
 from .report import render_report
@@ -7,6 +8,7 @@ from .runs import (NIGHTLY_STEPS, STEP_LISTENERS, NightlyStep, PublishBlocked, R
                    record_failed_run, record_run, run_digest, run_nightly_steps, timed, write_report)
 
 __all__ = [
+    "record_report",
     "compute_health", "latest_health", "snapshot_health",
     "WEBHOOK_ENV", "notify", "post_json", "run_payload", "webhook_url",
     "render_report",

@@ -34,8 +34,6 @@ def webhook_url(policy: Policy, url: str | None = None) -> str:
 def run_payload(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]], kind: str = "nightly",
                 error: BaseException | None = None) -> dict[str, Any]:
     """The notification body: ids, counts, alerts and the report path only."""
-    from .runs import run_status
-
     report = next((s["details"].get("path") for s in steps if s["name"] == "write_report"), None)
     publish = next((s["details"] for s in steps if s["name"] in ("publish_export", "publish")), {})
     health = latest_health(lake)
@@ -115,3 +113,12 @@ def notify(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]], *, k
         report.details["warning"] = warning
         print(warning, file=sys.stderr)
     return report
+
+
+def run_status(steps: list[dict[str, Any]]) -> str:
+    """ok; blocked when the publish was blocked by a failed check; degraded when a step skipped a
+    scope (or itself) because it raised, and the run published the rest."""
+    blocked = any(s["name"] in ("publish_export", "publish") and s["details"].get("status") == "blocked" for s in steps)
+    if blocked:
+        return "blocked"
+    return "degraded" if any(s.get("errors") for s in steps) else "ok"

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..store import iso
-from ..maintain import failed_summaries, record_report
+from ..maintain import failed_summaries
+from .forget import record_report
 from ..store import MemoryLakeError
 from .health import compute_health, latest_health
+from .notify import run_status
 from ..store import StepReport
 
 REPORTS_ENV = "MEMORY_LAKE_REPORTS"
@@ -84,15 +86,6 @@ def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
     for listener in list(STEP_LISTENERS):
         listener("end", name, result)
     return result
-
-
-def run_status(steps: list[dict[str, Any]]) -> str:
-    """ok; blocked when the publish was blocked by a failed check; degraded when a step skipped a
-    scope (or itself) because it raised, and the run published the rest."""
-    blocked = any(s["name"] in ("publish_export", "publish") and s["details"].get("status") == "blocked" for s in steps)
-    if blocked:
-        return "blocked"
-    return "degraded" if any(s.get("errors") for s in steps) else "ok"
 
 
 # The maintenance steps a run survives: when one raises as a whole (a scope of it that raises the
@@ -401,7 +394,7 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
     """The nightly run: every step of NIGHTLY_STEPS in order under the lake's hold, then the `runs`
     row and a compaction a forget still owes. Returns the run summary (status ok or blocked);
     raises RunFailed (recorded, staging removed, CURRENT untouched) when a step fails."""
-    from ..maintain import compact_database
+    from ..ingest import compact_database
     from ..store import DEFAULT_WRITE_WAIT_S, MemoryLakeError, crash_point
 
     reports = str(reports_dir) if reports_dir else None

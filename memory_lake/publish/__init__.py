@@ -9,6 +9,7 @@ from .export import (check_export, current_version, folder_name, publish, publis
                      scope_folder, stage_export)
 from .export import _context_pack as context_pack
 from .export import markdown_text
+from . import forget as _forget  # noqa: F401 (registers the exports scrubber)
 from .load import UnknownExportFormat, UnknownScope, load_export
 from .rollback import list_publishes, rollback
 

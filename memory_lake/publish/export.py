@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import unicodedata
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ from .checks import batches, validate
 from .diff import diff_batches
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts
-from ..search import scope_pack
+from ..search import markdown_text, scope_pack
 from ..store import crash_point, file_sha256, iso
 from ..store import Policy
 from ..store import MemoryLakeError, StepReport, step_error
@@ -417,30 +416,6 @@ def _segment(name: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------- context.md
-_MD_SPECIAL = set("\\`*_[]<>#|~!&\"/")
-_LINE_BREAKS = {"\u0085", "\u2028", "\u2029"}
-
-
-def markdown_text(value: str | None) -> str:
-    """A scope field or id as inert Markdown on one line: ``_`` for a missing value, ``""`` for
-    an empty one, Markdown punctuation backslash-escaped and control or line-break characters
-    written as ``\\uXXXX`` - so a name can neither start a line nor a section, and two different
-    values never print alike."""
-    if value is None:
-        return MISSING
-    if value == "":
-        return '""'
-    out = []
-    for char in value:
-        if char in _MD_SPECIAL:
-            out.append("\\" + char)
-        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") or char in _LINE_BREAKS:
-            out.append(f"\\u{ord(char):04X}")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
 def _context_pack(header: dict[str, Any], lines: list[dict[str, Any]], entity_rows: list[dict[str, Any]] | None = None,
                   max_tokens: int | None = None) -> str:
     """context.md: the scope's context pack without a query (``search.scope_pack``: important

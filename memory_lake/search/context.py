@@ -31,6 +31,8 @@ from the published version) and writes nothing but the search's log line. The pu
 
 from __future__ import annotations
 
+import unicodedata
+
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -88,9 +90,32 @@ def _text(content: str | None) -> str:
 
 
 def _escape(value: str | None) -> str:
-    from ..publish import markdown_text
-
     return markdown_text(value)
+
+
+# ---------------------------------------------------------------------------- context.md
+_MD_SPECIAL = set("\\`*_[]<>#|~!&\"/")
+_LINE_BREAKS = {"\u0085", "\u2028", "\u2029"}
+
+
+def markdown_text(value: str | None) -> str:
+    """A scope field or id as inert Markdown on one line: ``_`` for a missing value, ``""`` for
+    an empty one, Markdown punctuation backslash-escaped and control or line-break characters
+    written as ``\\uXXXX`` - so a name can neither start a line nor a section, and two different
+    values never print alike."""
+    if value is None:
+        return "_"  # as publish names the folder of a missing agent or user
+    if value == "":
+        return '""'
+    out = []
+    for char in value:
+        if char in _MD_SPECIAL:
+            out.append("\\" + char)
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") or char in _LINE_BREAKS:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def _dispute(record: dict[str, Any]) -> str:

@@ -20,9 +20,10 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 
+import duckdb
 import polars as pl
 
-from ..store import transaction
+from ..store import register_scrubber, transaction
 from .embeddings import embed_missing, models
 from ..store import Policy
 from ..store import MemoryLakeError, StepReport, step_error
@@ -147,3 +148,36 @@ def _one_by_one(batch: pl.DataFrame, failures: list) -> tuple[pl.DataFrame, pl.D
         d, p = term_counts([], [])
         return d, p
     return pl.concat(docs, how="vertical_relaxed"), pl.concat(postings, how="vertical_relaxed")
+
+
+# ---------------------------------------------------------------- forget (store.registry)
+def _scrub_by_content_hash(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    # Entries of content no remaining memory shares go (DESIGN: embeddings no other memory
+    # shares; the same holds for the postings, whose terms spell the content). On an exported copy
+    # `memories` is a view of that version's memories.parquet, which still holds the rows then.
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'memories'").fetchone()[0]:
+        return
+    con.execute(
+        f"""
+        DELETE FROM {table}
+        WHERE text_hash IN (SELECT content_hash FROM memories WHERE id IN (SELECT id FROM forget_ids))
+          AND text_hash NOT IN (SELECT content_hash FROM memories
+                                WHERE status <> 'deleted' AND id NOT IN (SELECT id FROM forget_ids))
+        """
+    )
+
+
+@register_scrubber("embeddings")
+def _scrub_embeddings(con: duckdb.DuckDBPyConnection) -> None:
+    _scrub_by_content_hash(con, "embeddings")
+
+
+@register_scrubber("postings")
+def _scrub_postings(con: duckdb.DuckDBPyConnection) -> None:
+    _scrub_by_content_hash(con, "postings")
+
+
+@register_scrubber("keyword_docs")
+def _scrub_keyword_docs(con: duckdb.DuckDBPyConnection) -> None:
+    _scrub_by_content_hash(con, "keyword_docs")
+

@@ -1,5 +1,6 @@
 """The storage layer: the lake folder, its write lock and connections, schema and migrations,
-policy, the clock rule, errors, backups, history helpers and the transaction helper.
+policy, the clock rule, errors, backups, history helpers, the transaction helper, and the registry of
+what forget must reach (each store's owner registers its scrubber).
 
 It knows no rules of the data flow and imports nothing above it: every stage package builds on
 what this ``__init__`` exports (``schema`` is exported as a namespace of table definitions).
@@ -16,6 +17,8 @@ from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wa
 from .names import check_ids, check_scope
 from .lake import is_lake, lake_not_found
 from .names import unknown_message
+from .registry import (FORGOTTEN, REPORT_FOLDERS, SCRUBBED_FILES, SCRUBBED_TABLES, FileScrub, Scrubber, atomic_write, file_scrubber_list,
+                       file_scrubbers, register_file_scrubber, register_scrubber, scrubbers, sql_path, table_scrubbers)
 from .policy import HealthPolicy, IngestPolicy, Policy, load_policy
 from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_error, tenant_limits
@@ -28,6 +31,8 @@ __all__ = [
     "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_no_secrets", "connect",
     "check_ids", "check_scope",
     "is_lake", "lake_not_found", "unknown_message",
+    "FORGOTTEN", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",
+    "file_scrubbers", "register_file_scrubber", "register_scrubber", "scrubbers", "sql_path", "table_scrubbers",
     "HealthPolicy", "IngestPolicy", "Policy", "load_policy",
     "PUBLISHED_STATUSES", "TIERS", "TYPES",
     "SCOPE_FIELDS", "StepReport", "describe_error", "error_scope", "step_error", "tenant_limits",

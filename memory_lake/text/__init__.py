@@ -12,6 +12,7 @@ from .lexicon import NEGATION_CHARACTERS, cedict_name, common_word, is_chinese_w
 from .models import (PACKAGED_MODEL, USE_MODEL, Embedded, ModelUnavailable, SentenceTransformerProvider, coverage_first,
                      encode, get_provider, load_model, model_scripts, script_class)
 from .models import models as embedding_models
+from .names import COMPOUND_SURNAMES, SURNAMES
 from .normalise import normalise_content
 from .redact import pii_mask, redact_records, redact_text
 from .tokenize import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, TOKENIZER_VERSION, term_counts, tokenize
@@ -22,6 +23,7 @@ __all__ = [
     "lexicon", "NEGATION_CHARACTERS", "cedict_name", "common_word", "is_chinese_word",
     "PACKAGED_MODEL", "USE_MODEL", "Embedded", "ModelUnavailable", "SentenceTransformerProvider", "coverage_first",
     "encode", "get_provider", "load_model", "model_scripts", "script_class", "embedding_models",
+    "COMPOUND_SURNAMES", "SURNAMES",
     "normalise_content",
     "pii_mask", "redact_records", "redact_text",
     "CHINESE_STOP_WORDS", "ENGLISH_STOP_WORDS", "TOKENIZER_VERSION", "term_counts", "tokenize", "jieba_segmenter",

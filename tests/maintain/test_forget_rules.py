@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from memory_lake.maintain.entities import extract_entities
-from memory_lake.maintain.forget import REPORT_FOLDERS, compact_database, forget, record_report
+from memory_lake.maintain.forget import compact_database, forget
+from memory_lake.observe.forget import record_report
+from memory_lake.store import REPORT_FOLDERS
 from memory_lake.publish.export import publish
 from memory_lake.store import InputError
 from memory_lake import Lake
@@ -22,7 +24,7 @@ from memory_lake import Lake
 from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
 
 LATER = datetime(2026, 12, 1)
-forget_module = importlib.import_module("memory_lake.maintain.forget")  # the package exports a function of that name
+forget_module = importlib.import_module("memory_lake.ingest.forget")  # compaction and its scrubs live there
 
 
 def test_the_forget_history_row_names_the_next_version_and_the_request_file(lake, tmp_path):

@@ -1,0 +1,188 @@
+"""Forget in published exports (seed 003; DESIGN "Forget reaches everything"): the ``exports`` file
+scrubber, registered with `memory_lake.store.registry` and run by `memory_lake.ingest.forget`'s
+``scrub_files`` after a forget commits.
+
+Every kept export version loses the forgotten memories: ``memories.parquet`` drops their rows,
+each ``tables/<table>.parquet`` gets that table's scrubber replayed on it, the affected scopes'
+``memory.json`` and ``context.md`` are rewritten from what is left, and the manifest records the
+rewrite (files and a count, never the text).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from ..store import FileScrub, Scrubber, atomic_write, connect, iso, register_file_scrubber, sql_path, table_scrubbers
+from ..maintain import published_entity_facts
+from .export import _context_pack, folder_name as _segment
+
+
+@register_file_scrubber("exports")
+def _scrub_exports(job: FileScrub) -> list[str]:
+    """Remove forgotten memories from every kept export version (and any leftover staging folder).
+
+    Per version: ``memories.parquet`` drops their rows (agents do not load tombstones); each
+    ``tables/<table>.parquet`` gets that table's scrubber replayed on it; the affected scopes'
+    ``memory.json`` lose their records and ``context.md`` is rebuilt from the rest (a scope left
+    empty is removed, as publish would not have written it); the manifest gets new checksums and
+    counts, and a ``rewrites`` entry that names the files and how many memories, never their text.
+    """
+    exports = job.lake.exports
+    rewritten: list[str] = []
+    con = connect(Path(":memory:"))
+    try:
+        con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT, "
+                    "as_of TIMESTAMP)")
+        con.executemany("INSERT INTO forget_ids (id, as_of) VALUES (?, ?)", [[i, job.as_of] for i in job.ids])
+        for folder in sorted(p for p in exports.iterdir() if p.is_dir() and not p.is_symlink()):
+            changed = _scrub_version(con, folder, job)
+            rewritten += [str((folder / name).relative_to(job.lake.root)) for name in changed]
+    finally:
+        con.close()
+    return rewritten
+
+
+def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub) -> list[str]:
+    """Scrub one export version; return the files it rewrote or removed (relative to `folder`).
+
+    ``memories.parquet`` is rewritten last, because it tells which scopes held a forgotten memory:
+    a scrub interrupted before it is finished by the next forget of the same ids. The manifest is
+    reconciled with the files on disk, so an interrupted scrub's files are recorded too.
+    """
+    changed: list[str] = []
+    memories = folder / "memories.parquet"
+    source = f"read_parquet('{sql_path(memories)}')"
+    scopes = pl.DataFrame(schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String})
+    if memories.is_file():
+        scopes = con.execute(
+            f"SELECT DISTINCT tenant, agent_id, user_id FROM {source} WHERE id IN (SELECT id FROM forget_ids)").pl()
+    changed += _scrub_scopes(folder, scopes, job.ids, job.lake.policy)
+    names = dict(table_scrubbers())
+    # Scrubbers keyed by content hash read the version's memories, still whole at this point.
+    con.execute("DROP VIEW IF EXISTS memories")
+    if memories.is_file():
+        con.execute(f"CREATE TEMP VIEW memories AS SELECT * FROM {source}")
+    for table in sorted((folder / "tables").glob("*.parquet")):
+        scrub = names.get(table.stem)
+        if scrub is not None and _replay_scrubber(con, table, scrub):
+            changed.append(f"tables/{table.name}")
+    con.execute("DROP VIEW IF EXISTS memories")
+    if scopes.height:
+        _copy_parquet(con, f"SELECT * FROM {source} WHERE id NOT IN (SELECT id FROM forget_ids)", memories)
+        changed.append("memories.parquet")
+    if (folder / "manifest.json").is_file():
+        changed = _update_manifest(folder, changed, job)
+    return changed
+
+
+def _copy_parquet(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
+    """Write `query` to `target` atomically (DuckDB keeps the column types publish wrote)."""
+    tmp = target.with_name(f".{target.name}.forget-tmp")
+    con.execute(f"COPY ({query}) TO '{sql_path(tmp)}' (FORMAT parquet)")
+    os.replace(tmp, target)
+
+
+def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubber) -> bool:
+    """Run a table scrubber on an exported copy of its table; rewrite the file if anything changed."""
+    name = table.stem
+    con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM read_parquet(\'{sql_path(table)}\')')
+    con.execute(f'CREATE OR REPLACE TEMP TABLE scrub_before AS SELECT * FROM "{name}"')
+    try:
+        scrub(con)
+        # changed rows, and removed ones (a scrubber may delete)
+        (changed,) = con.execute(f'SELECT (SELECT count(*) FROM (SELECT * FROM "{name}" EXCEPT ALL SELECT * FROM scrub_before)) '
+                                 f'+ (SELECT count(*) FROM (SELECT * FROM scrub_before EXCEPT ALL SELECT * FROM "{name}"))').fetchone()
+        if changed:
+            _copy_parquet(con, f'SELECT * FROM "{name}"', table)
+        return bool(changed)
+    finally:
+        con.execute(f'DROP TABLE IF EXISTS "{name}"')
+        con.execute("DROP TABLE IF EXISTS scrub_before")
+
+
+def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str], policy=None) -> list[str]:
+    """Rewrite the scope files of the scopes that held a forgotten memory (loop per scope)."""
+    from ..store import Policy
+
+    policy = policy or Policy()
+    facts = published_entity_facts(folder) if scopes.height else None
+
+    gone = set(ids)
+    changed = []
+    for tenant, agent, user in scopes.iter_rows():
+        scope_dir = folder / "scopes" / _segment(tenant) / _segment(agent) / _segment(user)
+        memory_json = scope_dir / "memory.json"
+        if not memory_json.is_file():
+            continue  # the memory was not active there (e.g. archived): no scope file holds it
+        document = json.loads(memory_json.read_text(encoding="utf-8"))
+        records = [r for r in document.get("memories", []) if r.get("id") not in gone]
+        if len(records) == len(document.get("memories", [])):
+            continue
+        rel = str(scope_dir.relative_to(folder))
+        if not records:
+            # publish writes no folder for a scope without active memories
+            shutil.rmtree(scope_dir)
+            for parent in (scope_dir.parent, scope_dir.parent.parent):
+                with contextlib.suppress(OSError):
+                    parent.rmdir()  # only when empty
+            changed += [f"{rel}/memory.json", f"{rel}/context.md"]
+            continue
+        header = {k: v for k, v in document.items() if k != "memories"}
+        atomic_write(memory_json, json.dumps({**header, "memories": records}, ensure_ascii=False).encode("utf-8"))
+        # the records carry what context.md shows (tier, type, content, dates and the dispute marks);
+        # the entity facts count only from the records that stay
+        rows = facts.filter((pl.col("tenant") == tenant) & pl.col("agent_id").eq_missing(agent)
+                            & pl.col("user_id").eq_missing(user)).to_dicts()
+        pack = _context_pack(header, records, rows, policy.for_tenant(tenant).context.max_tokens)
+        atomic_write(scope_dir / "context.md", pack.encode("utf-8"))
+        changed += [f"{rel}/memory.json", f"{rel}/context.md"]
+    return changed
+
+
+def _update_manifest(folder: Path, changed: list[str], job: FileScrub) -> list[str]:
+    """New checksums and counts for a rewritten version, and a ``rewrites`` entry (ids' count
+    only); returns the files recorded as rewritten (with the manifest), or [] when none."""
+    from ..store import file_sha256 as _sha256  # noqa: the manifest's checksums
+
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    old = manifest.get("files", {})
+    files = {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*"))
+             if p.is_file() and p.name != "manifest.json"}
+    # files this scrub changed, plus any a previous, interrupted scrub changed without recording
+    rewritten = sorted(set(changed) | {name for name in set(old) | set(files) if old.get(name) != files.get(name)})
+    if not rewritten:
+        return []
+    manifest["files"] = files
+    memories = folder / "memories.parquet"
+    if memories.is_file():
+        rows = pl.read_parquet(memories, columns=["tier", "status"])
+        by_tier = dict(sorted(rows["tier"].value_counts().iter_rows()))
+        by_status = dict(sorted(rows["status"].value_counts().iter_rows()))
+        counts = manifest.setdefault("counts", {})
+        counts.update(rows=sum(by_tier.values()), by_tier=by_tier, by_status=by_status)
+        counts["scopes"] = [_recount_scope(folder, s) for s in counts.get("scopes", [])
+                            if (folder / s["path"] / "memory.json").is_file()]
+    manifest.setdefault("rewrites", []).append({
+        "as_of": iso(job.as_of), "run_id": job.run_id, "reason": "forget", "memories": len(job.ids),
+        "files": rewritten})
+    atomic_write(path, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
+    return rewritten + ["manifest.json"]
+
+
+def _recount_scope(folder: Path, scope: dict[str, Any]) -> dict[str, Any]:
+    records = json.loads((folder / scope["path"] / "memory.json").read_text(encoding="utf-8"))["memories"]
+    by_tier: dict[str, int] = {}
+    for record in records:
+        by_tier[record["tier"]] = by_tier.get(record["tier"], 0) + 1
+    return {**scope, "by_tier": by_tier}
+
+
