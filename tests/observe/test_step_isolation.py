@@ -13,7 +13,8 @@ import pytest
 
 from memory_lake import Lake
 from memory_lake.cli import main
-from memory_lake.maintain import summaries as summaries_module
+# summarize (summaries/step.py) reads make_summary: patch it there
+from memory_lake.maintain.summaries import step as summaries_module
 from memory_lake.maintain import summarize
 from memory_lake.maintain.summaries import UNREACHABLE_TOKENS, key_fact_coverage
 from memory_lake.observe import run_nightly_steps
@@ -165,7 +166,8 @@ def test_the_locomo_session_that_stopped_every_night_is_skipped_with_the_reason(
 
 
 def test_a_scope_whose_entities_raise_is_left_unread_and_the_others_are_extracted(tmp_path, monkeypatch):
-    from memory_lake.maintain import entities as entities_module
+    # extract_mentions (entities/extract.py) reads _english_mentions: patch it there
+    from memory_lake.maintain.entities import extract as entities_module
     from memory_lake.maintain import extract_entities
 
     lake = Lake.init(tmp_path / "lake")
@@ -213,7 +215,8 @@ def _scope_errors(errors) -> list[dict]:
 
 def test_a_pair_the_dedup_guard_cannot_read_is_kept_apart_and_the_other_scope_merges(tmp_path, monkeypatch):
     from memory_lake.maintain import dedup as dedup_step
-    dedup_module = __import__("memory_lake.maintain.dedup", fromlist=["contradiction"])
+    # the guard is called by `find_duplicates`, which looks `contradiction` up in the clustering module
+    dedup_module = __import__("memory_lake.maintain.dedup.clustering", fromlist=["contradiction"])
 
     lake = _pairs_lake(tmp_path)
     real = dedup_module.contradiction
@@ -238,7 +241,8 @@ def test_a_pair_the_dedup_guard_cannot_read_is_kept_apart_and_the_other_scope_me
 
 def test_a_scope_that_makes_the_dedup_plan_raise_is_left_out_and_the_others_merge(tmp_path, monkeypatch):
     from memory_lake.maintain import dedup as dedup_step
-    dedup_module = __import__("memory_lake.maintain.dedup", fromlist=["find_duplicates"])
+    # the plan of every scope is made by `_isolated_plan`, which looks `find_duplicates` up in the step module
+    dedup_module = __import__("memory_lake.maintain.dedup.step", fromlist=["find_duplicates"])
 
     lake = _pairs_lake(tmp_path)
     real = dedup_module.find_duplicates
