@@ -142,7 +142,8 @@ def test_dry_run_writes_nothing_and_the_cli_shows_clusters(lake, tmp_path, capsy
 def test_chunks_of_scopes_give_the_same_plan(lake, tmp_path, monkeypatch):
     import importlib
 
-    dedup_module = importlib.import_module("memory_lake.maintain.dedup")  # the package's `dedup` is the function
+    # `find_duplicates` reads NEAR_CHUNK_ROWS in the clustering module (the package's `dedup` is the function)
+    dedup_module = importlib.import_module("memory_lake.maintain.dedup.clustering")
 
     records = [{"id": f"{u}-{i}", "tenant": "acme", "user_id": u, "content": text}
                for u in ("u1", "u2", "u3", "u4") for i, text in enumerate(

@@ -1,0 +1,185 @@
+"""The nightly dedup step (seed 004): `plan_dedup` and `dedup`.
+
+Per scope (tenant, agent_id, user_id), over active memories that are not merged and not important
+(automation never changes an important memory, on either side of a merge), and not system
+summaries: the merge plan (``clustering``), with each memory compared in the space of the first
+embedding model that covers its language. A cluster a person unmerged stays apart. When the plan
+over every scope raises, it is made scope by scope, and a scope that raises is left out with its
+error. The step files the contradictions (kind ``contradiction``, once per pair) and applies the
+merges in one transaction; ``--dry-run`` shows the clusters, the contradictions and the pairs kept
+apart, and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ...store import schema, crash_point, transaction, MemoryLakeError, step_error, Policy, StepReport
+from .clustering import Plan, find_duplicates
+from .unmerge import _apply_merges
+
+
+PASSES = ("exact", "near", "semantic")
+# At most this many kept-apart pairs are listed in a dedup report (all are counted).
+KEPT_APART_SHOWN = 1000
+_COLUMNS = "m.id, m.tenant, m.agent_id, m.user_id, m.type, m.tags, m.content, m.importance, m.created_at, m.content_hash"
+
+
+def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
+    """Read the eligible memories and, per embedding model, the vectors of those whose language it
+    covers, on `con`; return (plan, the rows read). The semantic pass runs in each model's space, each
+    memory in that of the first model covering its language
+    (``semantic_cosine`` for ``[search] model``, ``multilingual_semantic_cosine`` for the
+    multilingual one), so Chinese memories are compared through the multilingual model."""
+    from ...text import embedding_models
+
+    has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
+    frame = con.execute(
+        f"""SELECT {_COLUMNS}, false AS covered FROM memories m
+            WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+              AND NOT (m.type = 'summary' AND m.operator = 'system')
+            ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
+    spaces: dict[str, tuple[dict[str, np.ndarray], float]] = {}
+    names = embedding_models(policy) if has_embeddings else ()
+    taken: set[str] = set()
+    for name in names:
+        found = con.execute(
+            """SELECT m.id, e.vector FROM memories m JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
+               WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+                 AND NOT (m.type = 'summary' AND m.operator = 'system')
+                 AND len(e.vector) > 0 AND e.unknown_ratio <= ?""",
+            [name, policy.search.max_unknown_ratio]).pl()
+        # each memory is compared in one space only: that of the first model covering its language
+        # (MiniLM for English, the multilingual model for what MiniLM does not cover)
+        found = found.filter(~pl.col("id").is_in(list(taken)))
+        if not found.height:
+            continue
+        taken.update(found["id"].to_list())
+        width = found["vector"].list.len().max()
+        matrix = found["vector"].list.to_array(width).to_numpy().astype(np.float32)
+        threshold = policy.dedup.semantic_cosine if name == policy.search.model else policy.dedup.multilingual_semantic_cosine
+        spaces[name] = (dict(zip(found["id"].to_list(), matrix)), threshold)
+    if names:
+        covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
+        frame = frame.with_columns(covered=pl.col("id").is_in(list(covered)))
+    # a cluster a person unmerged stays apart: no two of its memories are merged again (a member
+    # that left because a write changed its content may be merged again if it is a duplicate again)
+    kept_apart = set()
+    for (members,) in con.execute(
+            "SELECT list_distinct(list(member_id) || list(canonical_id)) FROM dedup_merges "
+            "WHERE unmerged_at IS NOT NULL AND unmerged_by IS DISTINCT FROM ? GROUP BY cluster_id",
+            [schema.UNMERGED_BY_WRITE]).fetchall():
+        kept_apart |= {(x, y) for x in members for y in members if x != y}
+    return _isolated_plan(frame, policy, kept_apart, spaces), frame
+
+
+def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict) -> Plan:
+    """`find_duplicates` over every scope at once; when that raises, scope by scope (pairs never
+    cross a scope), and a scope that raises is left out of tonight's plan with its error."""
+    try:
+        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces)
+    except MemoryLakeError:
+        raise
+    except Exception:
+        pass
+    plans, errors = [], []
+    for (tenant, agent, user), part in frame.group_by(["tenant", "agent_id", "user_id"], maintain_order=True):
+        mine = set(part["id"].to_list())
+        own = {name: ({i: v for i, v in vectors.items() if i in mine}, threshold)
+               for name, (vectors, threshold) in spaces.items()}
+        try:
+            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own))
+        except MemoryLakeError:
+            raise
+        except Exception as exc:
+            errors.append(step_error("dedup", exc, item=f"{part.height} memor{'y' if part.height == 1 else 'ies'}",
+                                     tenant=tenant, agent_id=agent, user_id=user))
+    empty = find_duplicates(frame.head(0), None, policy, kept_apart, spaces={})
+    return Plan(pl.concat([empty.merges, *(p.merges for p in plans)]),
+                pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
+                candidates=sum(p.candidates for p in plans), examined=frame.height,
+                different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
+                errors=errors + [e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart])
+
+
+def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
+          dry_run: bool = False) -> StepReport:
+    """The nightly dedup step (see the module docstring). `dry_run` shows the clusters and
+    contradictions a run would make and writes nothing."""
+    from ..tiers import append_cleanup_log
+
+    policy = policy or lake.policy
+    run_id = run_id or lake.new_run_id("dedup", as_of)
+    report = StepReport("dedup", as_of, run_id, {})
+    opener = lake.reader if dry_run else lambda: lake.writer(purpose="dedup")
+    with opener() as con:
+        plan, _ = plan_dedup(con, policy)
+        counts = {p: int(plan.merges.filter(pl.col("pass") == p).height) for p in PASSES}
+        report.counts = {"examined": plan.examined, "candidates": plan.candidates, "clusters":
+                         plan.merges["cluster"].n_unique() if plan.merges.height else 0,
+                         "merged": plan.merges.height, **{f"merged_{p}": n for p, n in counts.items()},
+                         "contradictions": plan.contradictions.height, "kept_apart_different": plan.different,
+                         "left_out_of_clusters": plan.left_out}
+        report.details["clusters"] = _cluster_details(plan.merges)
+        report.details["contradictions"] = plan.contradictions.to_dicts()
+        # the similar pairs kept apart and why (another speaker, states nothing, another thing, an
+        # identifier, a changed value): `dedup --dry-run --json` shows them
+        report.details["kept_apart"] = plan.apart[:KEPT_APART_SHOWN]
+        report.details["kept_apart_reasons"] = dict(Counter(
+            p["reason"].split(" ")[0] if p["reason"].startswith(("unit", "antonym")) else p["reason"] for p in plan.apart))
+        report.details["dry_run"] = dry_run
+        report.errors = plan.errors
+        if dry_run:
+            return report
+        log_lines: list[str] = []
+        with transaction(con):
+            filed = _file_contradictions(con, plan.contradictions, as_of, run_id)
+            if plan.merges.height:
+                _apply_merges(con, plan.merges, as_of, run_id, log_lines)
+        report.counts["contradictions_filed"] = filed
+        crash_point("dedup:merged")  # tests/test_crash_safety.py kills here
+    append_cleanup_log(lake.root, log_lines)
+    return report
+
+
+def _cluster_details(merges: pl.DataFrame) -> list[dict[str, Any]]:
+    if merges.height == 0:
+        return []
+    grouped = merges.group_by("cluster", "canonical", maintain_order=True).agg(
+        members=pl.col("member").sort(), passes=pl.col("pass").unique().sort())
+    return grouped.to_dicts()
+
+
+def _file_contradictions(con, pairs: pl.DataFrame, as_of: datetime, run_id: str) -> int:
+    """Open a ``contradiction`` conflict per pair not filed before (a person decides once)."""
+    if pairs.height == 0:
+        return 0
+    con.register("dedup_contradictions", pairs)
+    try:
+        before = con.execute("SELECT count(*) FROM conflicts").fetchone()[0]
+        con.execute(
+            """
+            INSERT INTO conflicts
+            SELECT substr(sha256('contradiction:' || p.a || ':' || p.b), 1, 16), 'contradiction', 'open', ma.tenant,
+                   p.a, p.b, 'content', ma.version, mb.version, NULL, to_json(ma.content)::VARCHAR,
+                   to_json(mb.content)::VARCHAR, ma.operator, mb.operator, ma.trace_id, mb.trace_id, ma.status,
+                   'dedup ' || p.pass || ' (' || p.reason || ', ' || round(p.score, 3) || ')', NULL, ?, ?,
+                   NULL, NULL, NULL, NULL, NULL
+            FROM dedup_contradictions p JOIN memories ma ON ma.id = p.a JOIN memories mb ON mb.id = p.b
+            WHERE NOT EXISTS (
+                -- filed before, maybe between memories merged since into these two
+                SELECT 1 FROM conflicts c
+                JOIN memories x ON x.id = c.memory_id JOIN memories y ON y.id = c.other_memory_id
+                WHERE c.kind = 'contradiction'
+                  AND least(coalesce(x.merged_into, x.id), coalesce(y.merged_into, y.id)) = p.a
+                  AND greatest(coalesce(x.merged_into, x.id), coalesce(y.merged_into, y.id)) = p.b)
+            """,
+            [as_of, run_id])
+        return con.execute("SELECT count(*) FROM conflicts").fetchone()[0] - before
+    finally:
+        con.unregister("dedup_contradictions")
