@@ -1,20 +1,20 @@
-"""The package layout stays true as the code grows (issue 13): the import rules of
-docs/ARCHITECTURE.md ("Import rules"), checked over the AST of every module, and the "Where things
-live" table, compared with the tree.
+"""The package layout stays true as the code grows (issues 13 and 36): the import rules of
+docs/ARCHITECTURE.md ("Import rules"), checked over the AST of every module, function-level
+imports included; the size of every module; and the "Where things live" table, compared with the tree.
 
 The rules, exactly as `layout_violations` enforces them:
 
-1. `memory_lake.store` imports nothing of memory_lake outside `memory_lake.store`.
-2. Outside its own package, a package of memory_lake (store, a stage, demo, cli) is reached only
-   through its ``__init__``: ``from memory_lake.<pkg> import name`` (or ``from ..<pkg> import``)
-   with every name in that ``__init__``'s ``__all__``; never ``memory_lake.<pkg>.<module>``. This
-   holds for function-local (lazy) imports too.
-3. Who may import whom: store -> store; a stage (ingest, maintain, search, publish, observe) ->
-   store and the other stages; demo -> store and stages; ``api`` -> store, stages; ``cli`` -> all
-   but the top package. No module imports the top package ``memory_lake`` (it loads the facade).
-4. Only ``memory_lake/cli`` imports ``flows``; no module of memory_lake imports ``prefect``.
-5. The module-level import graph (imports run at import time: not inside a function) has no
-   cycle. A lazy import inside a function is how a lower stage calls a higher one at run time.
+1. Layers run one way, the way the data flows: ``store`` <- ``text`` <- ``ingest`` <- ``maintain``
+   <- ``search`` <- ``publish`` <- ``observe``; above them ``demo``, ``api`` and ``cli``. A part
+   imports only itself and the parts below it (`ALLOWED`), at module level or inside a function:
+   a lower stage that needs what a higher one owns gets it registered (``store.registry``), never
+   imports it. No module imports the top package ``memory_lake`` (it loads the facade).
+2. Outside its own package, a package of memory_lake (store, text, a stage, demo, cli) is reached
+   only through its ``__init__``: ``from memory_lake.<pkg> import name`` (or ``from ..<pkg>
+   import``) with every name in that ``__init__``'s ``__all__``; never ``memory_lake.<pkg>.<module>``.
+3. Only ``memory_lake/cli`` imports ``flows``; no module of memory_lake imports ``prefect``.
+4. The import graph has no cycle, counting every import: module level and inside functions.
+5. No module is longer than `MAX_MODULE_LINES`.
 """
 
 from __future__ import annotations
@@ -29,16 +29,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "memory_lake"
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 
-STAGES = {"ingest", "maintain", "search", "publish", "observe"}
+# The layers, lowest first: each may import itself and those before it.
+LAYERS = ("store", "text", "ingest", "maintain", "search", "publish", "observe")
+STAGES = set(LAYERS[2:])
 ALLOWED = {  # importer's part -> the parts of memory_lake it may import
-    "store": {"store"},
-    "text": {"store", "text"},
-    **{stage: {"store", "text"} | STAGES for stage in STAGES},
-    "demo": {"store", "text"} | STAGES,
-    "api": {"store", "text"} | STAGES,
+    **{part: set(LAYERS[: i + 1]) for i, part in enumerate(LAYERS)},
+    "demo": {"demo"} | set(LAYERS),
+    "api": {"api"} | set(LAYERS),
     "cli": {"store", "text", "demo", "api", "cli"} | STAGES,
     "": {"store", "text", "api"} | STAGES,  # memory_lake/__init__.py
 }
+# A module a person can hold in their head (issue 36).
+MAX_MODULE_LINES = 800
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,8 @@ def layout_violations(base: Path = PACKAGE) -> list[str]:
                 continue
             if target != mine:
                 if target not in ALLOWED[mine]:
-                    problems.append(f"{where}: {mine or 'memory_lake'} may not import {target} (see ALLOWED)")
+                    problems.append(f"{where}: {mine or 'memory_lake'} may not import {target} "
+                                    f"(layers run {' <- '.join(LAYERS)}; see ALLOWED)")
                 elif (base / target).is_dir():  # a package: through its __init__
                     package = f"memory_lake.{target}"
                     if imp.module != package:
@@ -127,8 +130,6 @@ def layout_violations(base: Path = PACKAGE) -> list[str]:
                         missing = sorted(set(imp.names) - exported(modules[package])) if imp.names else ["(import of the whole package)"]
                         if missing:
                             problems.append(f"{where}: {', '.join(missing)} not in {package}.__all__")
-            if not imp.top_level:
-                continue
             for name in imp.names or ("",):  # `from pkg import submodule` imports the submodule
                 full = f"{imp.module}.{name}" if f"{imp.module}.{name}" in modules else imp.module
                 if full in modules:
@@ -223,37 +224,80 @@ def broken_copy(tmp_path: Path, module: str, line: str) -> Path:
     return base
 
 
+LAYER_ORDER = "(layers run store <- text <- ingest <- maintain <- search <- publish <- observe; see ALLOWED)"
+
+
 def test_an_upward_import_from_store_is_caught(tmp_path):
     base = broken_copy(tmp_path, "store/clock.py", "from ..maintain import dedup")
     problems = layout_violations(base)
     assert problems[0].startswith("memory_lake/store/clock.py:")
-    assert problems[0].endswith(": memory_lake.maintain: store may not import maintain (see ALLOWED)")
+    assert problems[0].endswith(f": memory_lake.maintain: store may not import maintain {LAYER_ORDER}")
     assert any(p.startswith("import cycle: ") and "memory_lake.store.clock" in p for p in problems)
 
 
+def test_a_lower_stage_importing_a_higher_one_inside_a_function_is_caught(tmp_path):
+    # what ingest did before issue 36 to tombstone a deleted record (maintain.forget_memories)
+    base = broken_copy(tmp_path, "ingest/merge.py", "def late():\n    from ..maintain import forget")
+    problems = layout_violations(base)
+    assert problems[0] == (f"memory_lake/ingest/merge.py:{len((PACKAGE / 'ingest/merge.py').read_text().splitlines()) + 3}: "
+                           f"memory_lake.maintain: ingest may not import maintain {LAYER_ORDER}")
+    # and, counting that import, ingest and maintain now import each other
+    assert problems[1].startswith("import cycle: ") and "memory_lake.ingest" in problems[1]
+    assert len(problems) == 2
+
+
+def test_the_language_layer_may_not_reach_up_to_search(tmp_path):
+    base = broken_copy(tmp_path, "text/tokenize.py", "def late():\n    from ..search import search")
+    assert layout_violations(base)[0].endswith(f": memory_lake.search: text may not import search {LAYER_ORDER}")
+
+
+def test_a_cycle_made_by_a_function_level_import_inside_a_stage_is_caught(tmp_path):
+    # before issue 36, decisions and conflicts called each other this way (apply_or_queue / resolve)
+    base = broken_copy(tmp_path, "maintain/queue.py", "def late():\n    from .decisions import apply_decisions")
+    problems = layout_violations(base)
+    # one cycle, through the new import (decisions and conflicts import the queue)
+    assert len(problems) == 1 and problems[0].startswith("import cycle: ")
+    assert "memory_lake.maintain.queue -> memory_lake.maintain.decisions" in problems[0]
+
+
 def test_a_lazy_import_of_a_sibling_stage_module_is_caught(tmp_path):
-    base = broken_copy(tmp_path, "ingest/merge.py", "def late():\n    from ..maintain.forget import forget_memories")
+    base = broken_copy(tmp_path, "search/query.py", "def late():\n    from ..maintain.conflicts import list_conflicts")
     problems = layout_violations(base)
     assert len(problems) == 1 and problems[0].endswith(
-        ": memory_lake.maintain.forget: reach memory_lake.maintain through its __init__, not its module")
+        ": memory_lake.maintain.conflicts: reach memory_lake.maintain through its __init__, not its module")
 
 
 def test_a_name_the_package_does_not_export_is_caught(tmp_path):
-    base = broken_copy(tmp_path, "search/query.py", "def late():\n    from ..publish import _sha256")
-    assert [p.split(": ", 2)[2] for p in layout_violations(base)] == ["_sha256 not in memory_lake.publish.__all__"]
+    base = broken_copy(tmp_path, "search/query.py", "def late():\n    from ..maintain import _sha256")
+    assert [p.split(": ", 2)[2] for p in layout_violations(base)] == ["_sha256 not in memory_lake.maintain.__all__"]
 
 
 def test_a_module_level_cycle_between_stages_is_caught(tmp_path):
-    base = broken_copy(tmp_path, "ingest/merge.py", "from ..maintain import forget_memories")
+    base = broken_copy(tmp_path, "ingest/merge.py", "from ..maintain import forget")
     problems = layout_violations(base)
-    assert len(problems) == 1 and problems[0].startswith("import cycle: ")
-    assert "memory_lake.ingest.merge" in problems[0] and "memory_lake.maintain" in problems[0]
+    assert problems[1].startswith("import cycle: ")
+    assert "memory_lake.ingest.merge" in problems[1] and "memory_lake.maintain" in problems[1]
 
 
 def test_prefect_and_flows_are_caught(tmp_path):
     base = broken_copy(tmp_path, "observe/runs.py", "def late():\n    import prefect\n    from flows.nightly import nightly")
     assert [p.split(": ", 2)[2] for p in layout_violations(base)] == [
         "memory_lake never imports prefect", "only memory_lake/cli imports flows"]
+
+
+def long_modules(base: Path = PACKAGE) -> list[str]:
+    """Every module over MAX_MODULE_LINES, with its length."""
+    return [f"{path.relative_to(base.parent)}: {n} lines" for path in sorted(base.rglob("*.py"))
+            if "__pycache__" not in path.parts and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
+
+
+def test_every_module_is_short_enough_to_read():
+    assert long_modules() == []
+
+
+def test_a_long_module_is_caught(tmp_path):
+    base = broken_copy(tmp_path, "maintain/tiers.py", "\n" * MAX_MODULE_LINES)
+    assert [p.split(": ")[0] for p in long_modules(base)] == ["memory_lake/maintain/tiers.py"]
 
 
 # ---------------------------------------------------------------- the table in ARCHITECTURE.md

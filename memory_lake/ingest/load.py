@@ -6,7 +6,7 @@ For each file, oldest name first (writers name files so that this is their write
            ``tenant`` / ``agent_id`` / ``user_id`` are defaults for its records), or Parquet;
            every record becomes one JSON text with its 1-based line (record position in a document).
 2. redact - PII and secrets are replaced in the whole text before anything is parsed or written
-           (``redact.py``); the raw copy and quarantine keep only redacted text.
+           (``text/redact``); the raw copy and quarantine keep only redacted text.
 3. parse and validate - set-based in DuckDB: every bad record gets a reason (bad JSON, missing
            tenant, missing content, unknown tier, bad timestamp, wrong type, content too large,
            duplicate id in file, duplicate memory in file ...) and goes to ``quarantine``; the good ones go on.

@@ -161,7 +161,7 @@ class DedupPolicy:
     # only one for Chinese). USE's cosines of one-word rewordings run from 0.87 to 0.99.
     multilingual_semantic_cosine: float = 0.85
     # Issue 17: a content word replaced by another is a rewording, not a changed value, when the
-    # offline dictionaries call the two synonyms (maintain/lexicon.py: WordNet, CC-CEDICT), or else
+    # offline dictionaries call the two synonyms (text/lexicon: WordNet, CC-CEDICT), or else
     # when the models covering the language put the two phrases close: the replaced words with
     # `paraphrase_window` words on each side, cosine (averaged over those models) >= this. A hard
     # signal (number, date, time, negation, antonym, name or other entity, swap) always keeps apart.

@@ -237,7 +237,7 @@ def test_the_edges_of_every_range_land(lake, tmp_path):
 # Values are raw JSON texts, so that NaN/Infinity literals, 1e400 and deep nesting can be written.
 # Each invalid record carries exactly one bad value, so its reason is known. Integers stay at most
 # ten digits (plus the range edges): a longer number can look like a phone or card number, which
-# the redaction replaces by a placeholder text before validation (a redact.py matter).
+# the redaction replaces by a placeholder text before validation (a text/redact matter).
 TEXT = st.text(max_size=30)
 HUGE_TEXT = st.integers(70_000, 200_000).map(lambda n: "x" * n)
 SMALL_INT = st.integers(-(10**10) + 1, 10**10 - 1)

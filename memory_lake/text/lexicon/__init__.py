@@ -26,7 +26,7 @@ One dictionary or one concern per module (each module's docstring says what it r
   cousin), `same_kind`.
 
 Neither dictionary is consulted for names, numbers, dates or other hard signals: the guard in
-``dedup.py`` decides those before it asks here. A word the dictionary does not know is never a
+dedup's guard (``maintain/dedup``) decides those before it asks here. A word the dictionary does not know is never a
 synonym of anything (the pair stays apart).
 
 Every name of the modules is re-exported here, the private ones too: dedup, entities, chat and the
