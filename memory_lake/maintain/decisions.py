@@ -22,12 +22,7 @@ Kinds known so far: ``forget`` (``{"kind": "forget", "ids", "tenant", "agent", "
 the inbox itself. A file of an unknown kind, or a malformed one (bad JSON, missing reason ...),
 stays where it is and is reported (``left``) on every run until someone fixes or removes it.
 
-No raw PII goes into a decision file (they are kept for good, in ``applied/``). Free text (a
-forget's reason, a resolution's value) is redacted by the ingest's rules when the file is
-written; the lake is busy then, so its salts cannot be read and a one-off salt is used (the
-placeholder reveals nothing and links to nothing). Values that name what to change (ids,
-tenant, agent, user, conflict or canonical id) must match the lake's values, which hold
-placeholders, so one holding raw PII is refused with a message to pass the stored value.
+No raw PII goes into a decision file: see ``queue.py``, which writes them.
 """
 
 from __future__ import annotations

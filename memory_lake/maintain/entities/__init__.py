@@ -20,19 +20,9 @@ entity, memory and sentence), with the source memory, a confidence, and the plac
 placeholders the sentence holds (``slot_values``). Summaries are not read: they restate other
 memories, and would count every mention twice.
 
-**Merging** uses dedup's machinery: candidate pairs among an entity's facts come from dedup's
-MinHash pass (``near_pairs``) over the sentences with their places and placeholders read as ``0``
-(numbers already are), so "Alice lives in Paris" and "Alice lives in Berlin" are one slot; then
-dedup's contradiction guard (``contradiction``) decides, oldest fact first, against the facts still
-current:
-
-- the same fact (no sign at all): the newer mention is merged into the older fact
-  (``merged_into``), whose sources and count grow;
-- a changed value - another place or placeholder in the same slot, or a changed number, date, a
-  negation, an antonym or a swap: the newer one is a new fact that supersedes the old one
-  (``superseded_by``, ``change``, ``valid_to``); both stay, the old one as history. Never a silent
-  merge;
-- an identifier or a replaced content word (two different things): two facts, both current.
+**Merging** uses dedup's machinery: MinHash candidate pairs among an entity's facts, then dedup's
+contradiction guard: the same fact merges into the older one, a changed value supersedes it (both
+kept, never a silent merge), two different things stay two facts (``facts.py`` has the rules).
 
 **Incremental**: ``entity_extractions`` records each memory read, with its content hash, scope,
 creation time and the extractor version (with the user dictionary's hash). A run reads only new or

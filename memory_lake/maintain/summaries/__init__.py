@@ -1,36 +1,13 @@
 """Structured summaries of a scope's short-term memory and of each session (seed 000 "自动摘要生成与
 质量评估"), regenerated nightly and gated by the four-metric evaluator (``evaluate.evaluate_summary``).
 
-**The extractive summariser** (offline, the default) works on sentences:
-
-1. every source text (a memory, or a conversation turn) is split into sentences (``。！？；`` and
-   ``.!?`` before a space or the end, or a line break);
-2. pleasantries and process chatter are dropped: a sentence that is nothing but ``chatter`` cues
-   (``thanks``, ``ok``, ``let me check``, ``好的``, ``谢谢``, ``稍等`` ...) and stop words, and holds
-   no number;
-3. the rest is classified as an event, a decision, a lesson or a todo by rules for English and
-   Chinese: the cues of ``data/summary_cues.tsv`` (``decided``, ``agreed``, ``采用``, ``决定``;
-   ``lesson``, ``root cause``, ``教训``, ``注意``; ``need to``, ``deadline``, ``待办``, ``截止`` ...)
-   count one each, and the memory's own ``type`` (event / decision / lesson / todo) counts two. A
-   sentence with no cue and no typed memory behind it, but holding a date, is an event; any other
-   sentence is background, kept (under ``## Facts`` / ``## 事实``) only for a key fact no other
-   line holds;
-4. near-duplicate sentences are dropped with dedup's own machinery (``dedup.near_pairs``: MinHash
-   over character n-grams, numbers read as ``0``) and its contradiction guard: two sentences that
-   differ in a number, a date, a negation or an antonym are both kept;
-5. the budget is ``[summaries] max_tokens`` (500, the embedding model's tokenizer) and at most the
-   source tokens / ``min_compression`` (so compression never fails). It is filled by key-fact
-   coverage first: the line holding the most of the source's key facts not yet kept, per token
-   (the evaluator's ``extract_facts`` and its own presence test), ties by importance; then by
-   importance (decisions, todos, lessons, raised by the memory's importance and the numbers, dates
-   and names a line holds) for the decisions, todos, lessons and typed lines that still fit;
-6. the Markdown has a title and one section per category present (``## Events`` ``## Decisions``
-   ``## Lessons`` ``## Todos``; ``## 事件`` ``## 决策`` ``## 教训`` ``## 待办`` for a Chinese scope),
-   one fact per bullet, in time order, under a ``###`` heading per day the memories were written
-   (the timestamp an item keeps; a heading is structure, not a statement, for the evaluator).
-
-Lines are extracted, never rewritten, apart from a leading label the section heading repeats
-(``TODO:``, ``教训：``): the source's numbers, dates and names stay verbatim, which is what the
+**The extractive summariser** (offline, the default) works on sentences, in six steps: split
+every source text into sentences, drop pleasantries and process chatter, and classify the rest as
+events, decisions, lessons and todos by cues for English and Chinese (steps 1-3, ``cues.py``); drop
+near-duplicate sentences with dedup's machinery and guard, fill the token budget by key-fact
+coverage, then importance, and write the Markdown, one section per category and a heading per day
+(steps 4-6, ``extract.py``). Lines are extracted, never rewritten, apart from a leading label the
+section heading repeats: the source's numbers, dates and names stay verbatim, which is what the
 evaluator's accuracy checks.
 
 **What is summarised.** A scope's summary covers its active short-term memories (seed 000 example

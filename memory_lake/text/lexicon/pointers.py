@@ -29,6 +29,17 @@ INDIRECT_SENSES = 5
 NARROW_HYPERNYM = 12
 
 
+def _synset_lines(folder, pos: str):
+    """The fields of every synset line of WordNet's ``data.<pos>`` file (licence lines, which start
+    with a space, skipped), each with the index of its pointer count."""
+    with open(folder / f"data.{pos}", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(" "):
+                continue
+            parts = line.split(" | ")[0].split()
+            yield parts, 4 + 2 * int(parts[3], 16)
+
+
 @functools.lru_cache(maxsize=1)
 def _pointer_table() -> tuple[dict, dict]:
     """({synset: synsets it is an antonym of}, {synset: synsets near it in meaning}), read once from
@@ -42,23 +53,18 @@ def _pointer_table() -> tuple[dict, dict]:
     near: dict[tuple[str, int], set[tuple[str, int]]] = {}
     hypernyms: list[tuple[tuple[str, int], tuple[str, int]]] = []
     for pos in _POS:
-        with open(folder / f"data.{pos}", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith(" "):
-                    continue
-                parts = line.split(" | ")[0].split()
-                at = 4 + 2 * int(parts[3], 16)
-                here = (pos, int(parts[0]))
-                for k in range(int(parts[at])):
-                    symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
-                    there = (names[target_pos], int(target))
-                    if symbol == "!":
-                        opposite.setdefault(here, set()).add(there)
-                    elif symbol in _NEAR_POINTERS:
-                        near.setdefault(here, set()).add(there)
-                        near.setdefault(there, set()).add(here)
-                    elif symbol == "@" and pos == "verb":
-                        hypernyms.append((here, there))
+        for parts, at in _synset_lines(folder, pos):
+            here = (pos, int(parts[0]))
+            for k in range(int(parts[at])):
+                symbol, target, target_pos = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+                there = (names[target_pos], int(target))
+                if symbol == "!":
+                    opposite.setdefault(here, set()).add(there)
+                elif symbol in _NEAR_POINTERS:
+                    near.setdefault(here, set()).add(there)
+                    near.setdefault(there, set()).add(here)
+                elif symbol == "@" and pos == "verb":
+                    hypernyms.append((here, there))
     troponyms = Counter(there for _, there in hypernyms)
     for here, there in hypernyms:
         if troponyms[there] <= NARROW_HYPERNYM:
@@ -95,16 +101,11 @@ def _pointers(pos: str, symbols: tuple[str, ...], target_pos: str) -> dict[int, 
     if folder is None:
         return {}
     found: dict[int, set[int]] = {}
-    with open(folder / f"data.{pos}", encoding="utf-8") as handle:
-        for line in handle:
-            if line.startswith(" "):
-                continue
-            parts = line.split(" | ")[0].split()
-            at = 4 + 2 * int(parts[3], 16)
-            for k in range(int(parts[at])):
-                symbol, target, there = parts[at + 1 + 4 * k: at + 4 + 4 * k]
-                if symbol in symbols and there == target_pos:
-                    found.setdefault(int(parts[0]), set()).add(int(target))
+    for parts, at in _synset_lines(folder, pos):
+        for k in range(int(parts[at])):
+            symbol, target, there = parts[at + 1 + 4 * k: at + 4 + 4 * k]
+            if symbol in symbols and there == target_pos:
+                found.setdefault(int(parts[0]), set()).add(int(target))
     return {k: frozenset(v) for k, v in found.items()}
 
 
