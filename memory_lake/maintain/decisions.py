@@ -50,7 +50,7 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
     A forget is applied with the run's `as_of` and run id, its history rows name the decision file
     as their source, and the files of all forgotten memories are scrubbed and the database
     compacted once for the whole batch (inside a run's hold the compaction stays pending, and the
-    run calls ``forget.compact_database(lake, only_if_pending=True)`` after its hold ends). Each
+    run calls ``ingest.compact_database(lake, only_if_pending=True)`` after its hold ends). Each
     applied file moves to ``inbox/decisions/applied/``; one the lake refuses (NotApplicable: an
     unknown id, a conflict already resolved, a forgotten memory) moves to ``failed/`` with its
     reason and is listed under ``details["failed"]``; a malformed one stays and is listed under

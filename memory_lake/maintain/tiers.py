@@ -238,7 +238,7 @@ def apply_moves(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: str,
         SELECT m.*, v.to_tier, v.to_status, v.rule
         FROM memories m JOIN tier_moves v USING (id)
         WHERE m.tier <> 'important' AND (m.tier <> v.to_tier OR m.status <> v.to_status)
-          AND NOT (m.type = 'summary' AND m.operator = 'system')  -- the lake's own summaries (summaries.py)
+          AND NOT (m.type = 'summary' AND m.operator = 'system')  -- the lake's own summaries (maintain/summaries)
         """
     )
     count = con.execute("SELECT count(*) FROM tier_moves_full").fetchone()[0]

@@ -162,7 +162,7 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
                 "published": _published_summaries(con)}
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
                          conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made)
-    record_report(lake, path)  # a later forget reaches the reports folder (forget.REPORT_FOLDERS)
+    record_report(lake, path)  # a later forget reaches the reports folder (store.REPORT_FOLDERS)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
 

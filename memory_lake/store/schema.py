@@ -343,7 +343,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             run_id VARCHAR NOT NULL,          -- the forget (its history rows name the ids)
             as_of TIMESTAMP NOT NULL,
             memories BIGINT NOT NULL,         -- how many memories it forgot
-            files_scrubbed BOOLEAN NOT NULL DEFAULT false   -- set by forget.scrub_files for the run
+            files_scrubbed BOOLEAN NOT NULL DEFAULT false   -- set by ingest.forget.scrub_files for the run
         );                                    -- a row leaves when lake.duckdb is compacted
         """,
     ),

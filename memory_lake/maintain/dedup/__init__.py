@@ -20,9 +20,9 @@ both miss ("不吃香菜" / "不吃芫荽").
 **Contradiction guard.** A candidate pair (near or semantic) is never merged when its texts differ
 in a number, a weekday or month, a negation (not/never/n't/no/不/没/别/无/未..., counted), one side
 of an antonym pair (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...; and
-WordNet's antonyms, ``lexicon.py``), the order of two items (Parquet over PDF / PDF over Parquet),
+WordNet's antonyms, ``text/lexicon``), the order of two items (Parquet over PDF / PDF over Parquet),
 new detail (``ADDED_DETAIL_WORDS``), or a content word replaced by one that is not its synonym:
-not a typo, not in ``data/synonyms.tsv``, not a synonym by the offline dictionaries (``lexicon.py``:
+not a typo, not in ``data/synonyms.tsv``, not a synonym by the offline dictionaries (``text/lexicon``:
 WordNet 3.0, CC-CEDICT), and, with embedding models, not put close by them (``_rewording``). Every run of digits is a number (0 too),
 and so are Chinese numerals and English number words. A number is read by its neighbours: after a
 label (``ticket 88``, ``order 5512``, ``#42``, ``INC-4411``, ``订单5512``, ``第3号``) it is an

@@ -3,9 +3,9 @@
 A candidate pair (near or semantic) is never merged when its texts differ in a number, a weekday or
 month, a negation (not/never/n't/no/不/没/别/无/未..., counted), one side of an antonym pair
 (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...; and WordNet's antonyms,
-``lexicon.py``), the order of two items (Parquet over PDF / PDF over Parquet), new detail
+``text/lexicon``), the order of two items (Parquet over PDF / PDF over Parquet), new detail
 (``ADDED_DETAIL_WORDS``), or a content word replaced by one that is not its synonym: not a typo, not
-in ``data/synonyms.tsv``, not a synonym by the offline dictionaries (``lexicon.py``: WordNet 3.0,
+in ``data/synonyms.tsv``, not a synonym by the offline dictionaries (``text/lexicon``: WordNet 3.0,
 CC-CEDICT), and, with embedding models, not put close by them (``_rewording``). A changed value,
 date, negation, antonym or swap is a sign of a contradiction: the pair goes to the ``conflicts``
 queue as kind ``contradiction`` for a person to decide. A changed identifier or a replaced word

@@ -1,7 +1,7 @@
 """A replaced word: a rewording, or two memories (seed 004; issue 17): `_rewording`.
 
 A candidate pair is never merged when a content word is replaced by one that is not its synonym:
-not a typo, not in ``data/synonyms.tsv``, not a synonym by the offline dictionaries (``lexicon.py``:
+not a typo, not in ``data/synonyms.tsv``, not a synonym by the offline dictionaries (``text/lexicon``:
 WordNet 3.0, CC-CEDICT), and, with embedding models, not put close by them (`close`, a cosine of at
 least ``[dedup] paraphrase_cosine`` with a few words of context). New detail keeps a pair apart too
 (``ADDED_DETAIL_WORDS``): inserted content words, a new item joined by "and" or brought by a
@@ -226,7 +226,7 @@ def _narrowed(norm_a: str, norm_b: str) -> bool:
 def _rewording(a: str, b: str, close, window: int) -> str | None:
     """None when `b` rewords `a`, else the reason they are two memories. Each stretch of words
     that `b` puts in place of one in `a` is looked up in the dictionary of its language
-    (``lexicon.py``: WordNet, CC-CEDICT): antonyms there are a contradiction ("antonym"); synonyms
+    (``text/lexicon``: WordNet, CC-CEDICT): antonyms there are a contradiction ("antonym"); synonyms
     there are a rewording, whatever the models say (couch / sofa, 同意 / 批准). A stretch the
     dictionary does not call synonyms keeps the pair apart (CHANGED_VALUE) when it names an entity
     (a name, a place, a product, a time), when its words are opposed by form (``_opposed``: a

@@ -2,7 +2,7 @@
 degrees, and the order of two items.
 
 A content word replaced by a typo of it or by its synonym (``data/synonyms.tsv``; the offline
-dictionaries of ``lexicon.py``: WordNet 3.0, CC-CEDICT) is a rewording. One side of an antonym pair
+dictionaries of ``text/lexicon``: WordNet 3.0, CC-CEDICT) is a rewording. One side of an antonym pair
 (``data/antonyms.tsv``: dark/light, like/dislike, 喜欢/讨厌, 深色/浅色 ...; and WordNet's antonyms), a
 word and its opposite by prefix or by character (increase / decrease, 上涨 / 下跌), one unit for
 another, a graded word of another degree (most / all, may / must, usually / always) or a function
