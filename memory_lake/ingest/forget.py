@@ -97,8 +97,12 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
 
     The caller checks permissions (important memories need operator ``user``) and holds the write
     transaction. Memories already deleted are left as they are. Files are not touched here: the
-    caller runs ``scrub_files`` after its commit.
+    caller runs ``scrub_files`` after its commit. Raises MemoryLakeError before anything is written
+    when a declared store has no scrubber registered (store.registry): a forget that cannot reach
+    every copy of the text does not start.
     """
+    tables = table_scrubbers()
+    file_scrubber_list()  # the files are scrubbed after the commit: check they can be now
     if "line" not in requests.columns:
         requests = requests.with_columns(line=pl.lit(None, dtype=pl.Int64))
     con.register("forget_requests", requests)
@@ -164,7 +168,7 @@ def forget_memories(con: duckdb.DuckDBPyConnection, requests: pl.DataFrame, *, a
         """,
         {"as_of": as_of},
     )
-    for _, scrub in table_scrubbers():
+    for _, scrub in tables:
         scrub(con)
     con.execute("DROP TABLE forget_ids")
     return count
