@@ -46,7 +46,6 @@ _NO_TEXT = {column: "NULL" for column in TEXT_COLUMNS}
 FORGET_WAIT_S = 10.0
 
 
-
 @register_scrubber("memory_history")
 def _scrub_history(con: duckdb.DuckDBPyConnection) -> None:
     # struct_update touches only the text fields, so the same statement also fits an older export's
@@ -67,6 +66,7 @@ def _scrub_quarantine(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"UPDATE quarantine SET raw = '{FORGOTTEN}' WHERE memory_id IN (SELECT id FROM forget_ids)")
 
 
+# The history reason of a memory forgotten because it was merged into a forgotten one (canonical,
 # requester's reason), for SQL's format() and Polars' pl.format.
 _MERGED_REASON = "merged into {}, forgotten with it: {}"
 MERGED_REASON = _MERGED_REASON
