@@ -341,7 +341,6 @@ def _scrub_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-
 # The query's JSON string, escapes included (RE2).
 _QUERY_FIELD = r'"query"\s*:\s*"(?:[^"\\]|\\.)*"'
 
