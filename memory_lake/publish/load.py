@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,9 @@ def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: st
     `path` holds no lake, InputError when there is no published version there, and
     UnknownExportFormat when the version's ``format_version`` is not one this code reads.
     """
+    if not isinstance(tenant, str) or not tenant:
+        # a missing tenant matched nothing and loaded [], which an agent takes for "no memory yet"
+        raise InputError(f"load_export needs the tenant whose memories to load (a non-empty name), not {tenant!r}")
     folder = _version_folder(path, version)
     manifest = _manifest(folder)
     found = manifest.get("format_version")
@@ -119,6 +123,9 @@ def _version_folder(path: str | os.PathLike | None, version: str | None) -> Path
             raise InputError(f"version must be a version's name such as 'v3' (or its number), not {version!r}")
         version = f"v{version}" if isinstance(version, int) or str(version).isdigit() else str(version)
         folder = exports / version
+        if re.search(r"[/\\]", version) or version in (".", "..") or folder.resolve().parent != exports.resolve():
+            # a name, never a path: "../../other/exports/v1" must not read another lake
+            raise InputError(f"version must be a version's name such as 'v3' (or its number), not {version!r}")
         if not (folder / "manifest.json").is_file():
             kept = sorted((p.name for p in exports.glob("v*") if (p / "manifest.json").is_file()),
                           key=lambda name: int(name[1:]) if name[1:].isdigit() else 0)

@@ -37,3 +37,14 @@ def test_the_entity_facts_of_a_published_version_are_those_of_the_lake(lake, tmp
     published = published_entity_facts(version)
     assert published.to_dicts() == live.to_dicts() and published.height == 4
     assert published_entity_facts(tmp_path / "v0").height == 0  # a version without entity tables
+
+
+def test_a_name_with_accented_letters_is_one_name(lake, tmp_path):
+    # issue 37.8: "José García" came out as the entities `Jos` and `Garc` (the capitalised-span
+    # pattern stopped at the first letter outside A-Z)
+    lake.ingest([write_jsonl(tmp_path / "a.jsonl", [
+        memory("m1", "Yesterday José García joined the call from Málaga.", "2026-10-01T00:00:00Z"),
+        memory("m2", "Ask José García about the Zürich office.", "2026-10-02T00:00:00Z")])], as_of=AS_OF)
+    extract_entities(lake, AS_OF)
+    names = sorted(e["name"] for e in lake.entities(tenant="acme", user="u1")["entities"])
+    assert names == ["José García", "Málaga", "Zürich"]

@@ -185,3 +185,20 @@ def test_a_tier_this_reader_does_not_know_sorts_after_the_known_ones(lake_dir, t
     assert [(r["id"], r["tier"]) for r in loaded] == [
         ("i2", "important"), ("w1", "working"), ("w2", "working"), ("s1", "short_term"), ("s2", "short_term"),
         ("l1", "long_term"), ("i1", "pinned")]
+
+
+def test_a_version_is_a_name_never_a_path_and_a_tenant_is_required(lake_dir, tmp_path):
+    # issue 37.8: version="../../other/exports/v1" read another lake's export, and tenant=None
+    # loaded [] (an agent takes that for "no memory yet")
+    other = tmp_path / "other" / "lake"
+    Lake.init(other)
+    shutil.copytree(lake_dir / "exports" / "v1", other / "exports" / "v1")
+    sneaky = f"../../../{other.relative_to(other.anchor)}/exports/v1"
+    for version in (sneaky, "../v1", "v1/../v1", "..", "v1\\..\\..\\x"):
+        with pytest.raises(InputError) as raised:
+            load_export(lake_dir, tenant="acme", version=version)
+        assert str(raised.value) == f"version must be a version's name such as 'v3' (or its number), not {version!r}"
+    for tenant in (None, ""):
+        with pytest.raises(InputError) as raised:
+            load_export(lake_dir, tenant=tenant)
+        assert str(raised.value) == f"load_export needs the tenant whose memories to load (a non-empty name), not {tenant!r}"

@@ -43,7 +43,11 @@ _NOT_NAMES = frozenset("todo fyi nb ps ok am pm eta asap".split())
 _MONTHS_DAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday january february march april may "
                          "june july august september october november december mon tue tues wed thu thur thurs fri "
                          "sat sun jan feb mar apr jun jul aug sep sept oct nov dec".split())
-_CAP_WORD = r"[A-Z][A-Za-z0-9]*(?:[-'’][A-Z][A-Za-z0-9]*)*"
+# Latin letters with accents count as letters (José García, Málaga, Zürich, Łódź): Latin-1's capitals
+# and every letter of Latin Extended-A and -B.
+_UPPER = "A-ZÀ-ÖØ-Þ\u0100-\u024f"
+_LETTER = "A-Za-z0-9À-ÖØ-öø-ÿ\u0100-\u024f"
+_CAP_WORD = rf"[{_UPPER}][{_LETTER}]*(?:[-'’][{_UPPER}][{_LETTER}]*)*"
 _CAP_SPAN = re.compile(rf"{_CAP_WORD}(?: (?:of |de |van |von |du |da |&\s)?{_CAP_WORD})*")
 _LOWER_WORD = re.compile(r"(?<![A-Za-z])[a-z][a-z]+(?![A-Za-z])")
 # A position where a new sentence or clause starts (the capital tells nothing there).
