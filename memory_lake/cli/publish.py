@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from typing import Annotated, Optional
 
 import typer
@@ -53,8 +55,9 @@ def publishes(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = Fals
             out.print(f"{mark}{v['version']}  as_of {v['as_of']}  rows {rows}  format {v['format_version'] or '-'}  "
                       f"{checks}  run {v['run_id']}" + ("  <- CURRENT" if v["current"] else ""))
         for r in data["rollbacks"]:
-            out.print(f"rollback {r['from_version']} -> {r['to_version']} at {r['as_of']} by {r['rolled_back_by']}: "
-                      f"{r['reason']}")
+            # rows recorded before rollback refused control characters: shown escaped, never raw
+            out.print(f"rollback {r['from_version']} -> {r['to_version']} at {r['as_of']} by "
+                      f"{_plain(r['rolled_back_by'])}: {_plain(r['reason'])}")
         for b in data["blocked"][:10]:
             out.print(f"blocked at {b['as_of']} (run {b['run_id']}): {', '.join(b['failed'] or [])}")
 
@@ -80,3 +83,9 @@ def rollback(ctx: typer.Context,
     _show(opts, result, lambda: out.print(
         f"CURRENT {result['from']} -> {result['to']} (by {result['by']}: {result['reason']}); the next publish "
         f"goes forward again"))
+
+
+def _plain(text: str | None) -> str:
+    """`text` with control and invisible characters written as \\uXXXX (a terminal prints it inert)."""
+    return "".join(f"\\u{ord(c):04X}" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
+                   for c in text or "")

@@ -10,6 +10,8 @@ CURRENT. A forget rewrites every kept version, so a rollback never brings forgot
 
 from __future__ import annotations
 
+import unicodedata
+
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +62,12 @@ def rollback(lake, version: str | None = None, *, reason: str, by: str, as_of: d
 
     if not reason or not reason.strip():
         raise InputError("a rollback needs a reason (--reason TEXT): it is kept in the rollbacks table")
+    for label, text in (("--by", by), ("--reason", reason)):
+        hidden = sorted({f"U+{ord(c):04X}" for c in text or "" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
+        if hidden:
+            # printed by `publishes` later, a control character would drive the reader's terminal
+            raise InputError(f"{label} holds control or invisible characters ({', '.join(hidden)}): "
+                             "write it as plain text on one line")
     run_id = lake.new_run_id("rollback", as_of)
     seen = current_version(lake)  # what the caller sees now, before any wait for the lock
     with lake.writer(purpose="rollback") as con:

@@ -172,3 +172,16 @@ def test_nothing_published_is_refused_and_so_is_an_empty_lake_listing(tmp_path):
         rollback(lake, reason="x", by="me", as_of=AS_OF)
     assert str(error.value) == "nothing is published yet: there is no CURRENT to roll back"
     assert list_publishes(lake) == {"current": None, "versions": [], "rollbacks": [], "blocked": []}
+
+
+def test_control_characters_in_who_or_why_are_refused(lake):
+    # issue 37.8: `rollback --by/--reason` kept terminal escapes that `publishes` printed raw
+    before = (lake.exports / "CURRENT").resolve().name
+    assert refused(lake, reason="bad \x1b[2J\x1b[31mnight") == (
+        "--reason holds control or invisible characters (U+001B): write it as plain text on one line")
+    assert refused(lake, by="ops\u202eevil") == (
+        "--by holds control or invisible characters (U+202E): write it as plain text on one line")
+    assert refused(lake, reason="two\nlines") == (
+        "--reason holds control or invisible characters (U+000A): write it as plain text on one line")
+    assert (lake.exports / "CURRENT").resolve().name == before
+    assert lake.publishes()["rollbacks"] == []
