@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from typing import Sequence
 
-from ..store import Policy
+from ..store import Policy, within
 
 SYSTEM_PROMPT = {
     "en": ("You summarise an AI agent's memories. Write Markdown: the given title line, then one section per "
@@ -39,6 +39,11 @@ def chat_url(base_url: str) -> str:
     """The chat completions URL of an OpenAI-compatible base URL, with or without its ``/v1``."""
     base = base_url.rstrip("/")
     return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
+
+
+def _read(request: urllib.request.Request, timeout_s: float) -> str:
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        return response.read().decode("utf-8")
 
 
 def summarize_llm(sources: Sequence, *, title: str, max_tokens: int, lang: str = "en",
@@ -63,8 +68,7 @@ def summarize_llm(sources: Sequence, *, title: str, max_tokens: int, lang: str =
     request = urllib.request.Request(chat_url(settings.llm_base_url), data=json.dumps(body).encode("utf-8"),
                                      headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=settings.llm_timeout_s) as response:
-            answer = json.loads(response.read().decode("utf-8"))
+        answer = json.loads(within(lambda: _read(request, settings.llm_timeout_s), settings.llm_timeout_s))
     except urllib.error.HTTPError as exc:
         raise LLMError(f"HTTP {exc.code} from {chat_url(settings.llm_base_url)}") from None
     except (socket.timeout, TimeoutError):

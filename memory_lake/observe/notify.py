@@ -10,16 +10,19 @@ endpoint never fails or blocks a run.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import socket
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import datetime
 from typing import Any
 
-from ..store import Policy, StepReport, iso
+from ..store import InputError, Policy, StepReport, iso, within
 from .health import latest_health
 
 WEBHOOK_ENV = "MEMORY_LAKE_WEBHOOK_URL"
@@ -29,6 +32,34 @@ def webhook_url(policy: Policy, url: str | None = None) -> str:
     """Where to POST: the argument, else $MEMORY_LAKE_WEBHOOK_URL, else ``[notify] webhook_url``
     ("" when none is set: notifications are off)."""
     return (url or os.environ.get(WEBHOOK_ENV) or policy.notify.webhook_url or "").strip()
+
+
+# What a bad webhook URL is called in messages: the URL itself is never printed or stored (a
+# Slack-style hook's path is its secret).
+_BAD_URL = (f"the webhook URL ([notify] webhook_url or ${WEBHOOK_ENV}) is not an http(s) URL with a host; it is "
+            "not printed, as a hook's URL can hold its secret")
+
+
+def check_webhook_url(url: str) -> None:
+    """Raise InputError (exit 2, the URL left out) unless `url` is http(s) with a host that is not a
+    link-local address (169.254.0.0/16, fe80::/10: cloud metadata services live there)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - a bad port raises here
+    except ValueError:
+        raise InputError(_BAD_URL) from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise InputError(_BAD_URL)
+    if _link_local(host):
+        raise InputError("the webhook URL points at a link-local address (169.254.0.0/16 or fe80::/10): refused")
+
+
+def _link_local(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_link_local
+    except ValueError:
+        return False
 
 
 def run_payload(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]], kind: str = "nightly",
@@ -59,6 +90,16 @@ def post_json(url: str, body: dict[str, Any], *, timeout_s: float, retries: int,
               max_total_s: float) -> dict[str, Any]:
     """POST `body` until an endpoint answers 2xx, at most 1 + `retries` attempts within `max_total_s`;
     returns ``{"status": "sent" | "failed", "attempts", "http_status", "error"}``, never raises."""
+    try:
+        check_webhook_url(url)
+        host = urllib.parse.urlsplit(url).hostname
+        # a name that resolves to a link-local address is refused as the address itself would be
+        if any(_link_local(info[4][0]) for info in socket.getaddrinfo(host, None)):
+            raise InputError("the webhook URL's host resolves to a link-local address: refused")
+    except InputError as exc:
+        return {"status": "failed", "attempts": 0, "http_status": None, "error": str(exc)}
+    except OSError as exc:  # the name does not resolve: an attempt would fail the same way
+        return {"status": "failed", "attempts": 0, "http_status": None, "error": f"{type(exc).__name__}: {exc}"}
     data = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
     deadline = time.monotonic() + max_total_s
     attempts, http_status, error = 0, None, None
@@ -71,8 +112,7 @@ def post_json(url: str, body: dict[str, Any], *, timeout_s: float, retries: int,
                                          headers={"Content-Type": "application/json",
                                                   "User-Agent": "memory-lake"})
         try:
-            with urllib.request.urlopen(request, timeout=min(timeout_s, left)) as response:
-                http_status = response.status
+            http_status = within(lambda: _post(request, min(timeout_s, left)), min(timeout_s, left))
             return {"status": "sent", "attempts": attempts, "http_status": http_status, "error": None}
         except urllib.error.HTTPError as exc:
             http_status, error = exc.code, f"HTTP {exc.code}"
@@ -85,6 +125,12 @@ def post_json(url: str, body: dict[str, Any], *, timeout_s: float, retries: int,
         elif attempt < retries:
             break  # no time left for another attempt after the pause
     return {"status": "failed", "attempts": attempts, "http_status": http_status, "error": error}
+
+
+def _post(request: urllib.request.Request, timeout_s: float) -> int:
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        response.read()
+        return response.status
 
 
 def notify(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]], *, kind: str = "nightly",

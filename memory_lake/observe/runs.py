@@ -397,6 +397,11 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
     from ..ingest import compact_database
     from ..store import DEFAULT_WRITE_WAIT_S, MemoryLakeError, crash_point
 
+    from .notify import check_webhook_url, webhook_url
+
+    target = webhook_url(lake.policy)
+    if target:
+        check_webhook_url(target)  # a bad URL is a config error now, not a failed run after the publish
     reports = str(reports_dir) if reports_dir else None
     run_id = lake.new_run_id("nightly", as_of)
     call = runner or (lambda step, rid, done: step.run(lake, as_of, rid, done, reports))

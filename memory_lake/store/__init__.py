@@ -11,6 +11,7 @@ from .backup import FORGET_WARNING, BackupError, backup, file_sha256, restore_ba
 from .clock import iso, resolve_as_of
 from .crash import CRASH_AT_ENV, crash_point
 from .db import transaction
+from .deadline import within
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_no_secrets, connect
@@ -25,7 +26,7 @@ from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_e
 
 __all__ = [
     "schema", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
-    "CRASH_AT_ENV", "crash_point", "transaction",
+    "CRASH_AT_ENV", "crash_point", "transaction", "within",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_no_secrets", "connect",

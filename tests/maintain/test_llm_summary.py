@@ -121,3 +121,46 @@ def test_unreachable_endpoint_and_off_by_default():
     result = summarize_sources(SOURCES, title=TITLE, policy=policy)
     assert result.method == "extractive"
     assert result.fallback.startswith("LLM endpoint failed: cannot reach http://127.0.0.1:9/v1/chat/completions")
+
+
+def test_an_endpoint_that_drips_its_answer_is_cut_at_llm_timeout_s():
+    # issue 37.7: a byte every 2 s kept every socket read alive, so the summary step (and the write
+    # lock) waited for minutes; now llm_timeout_s is a wall-clock deadline
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(2)
+    stop = threading.Event()
+
+    def drip():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" * 20:
+                    if stop.is_set():
+                        break
+                    try:
+                        conn.sendall(bytes([byte]))
+                    except OSError:
+                        break
+                    time.sleep(0.2)
+
+    threading.Thread(target=drip, daemon=True).start()
+    port = listener.getsockname()[1]
+    policy = Policy().with_overrides({"summaries": {"llm_base_url": f"http://127.0.0.1:{port}/v1",
+                                                    "llm_model": "local-model", "llm_timeout_s": 1.0}})
+    try:
+        started = time.monotonic()
+        result = summarize_sources(SOURCES, title=TITLE, policy=policy)
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        listener.close()
+    assert result.method == "extractive" and result.passed
+    assert result.fallback == f"LLM endpoint failed: no answer within 1 s from http://127.0.0.1:{port}/v1/chat/completions"
+    assert elapsed < 3

@@ -122,3 +122,84 @@ def test_the_url_comes_from_the_config_or_the_environment(hooked, monkeypatch):
         assert notify(configured, AS_OF, "r2", STEPS).counts == {"sent": 1, "attempts": 1}
     assert [r["body"]["run_id"] for r in from_config.received] == ["r1"]
     assert [r["body"]["run_id"] for r in from_env.received] == ["r2"]
+
+
+class DripEndpoint:
+    """A raw TCP server that answers a POST one byte every `every` seconds (a status line that never
+    ends in time): each socket read gets a byte, so no read timeout ever trips."""
+
+    def __init__(self, every: float = 0.2):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+        self.every = every
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+
+    def serve(self):
+        self.sock.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self.drip, args=(conn,), daemon=True).start()
+
+    def drip(self, conn):
+        with conn:
+            for byte in b"HTTP/1.1 200 OK\r\n" * 100:
+                if self.stop.is_set():
+                    return
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(self.every)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.sock.close()
+
+
+def test_an_endpoint_that_drips_one_byte_at_a_time_is_cut_at_the_deadline(hooked):
+    # issue 37.7: the timeout was per socket read, so a byte every 2 s held the run for minutes
+    slow = type(hooked).open(hooked.root, policy_overrides={
+        "notify": {"timeout_s": 0.5, "retries": 1, "backoff_s": 0.05, "max_total_s": 1.2}})
+    with DripEndpoint(every=0.2) as endpoint:
+        started = time.monotonic()
+        result = notify(slow, AS_OF, "nightly-5", STEPS, url=endpoint.url)
+        elapsed = time.monotonic() - started
+    assert result.details["status"] == "failed" and result.details["error"].startswith("TimeoutError: timed out")
+    assert elapsed < 1.6 and result.details["attempts"] == 2
+
+
+@pytest.mark.parametrize("url, message", [
+    ("hooks.example.com/services/T000/B000/SECRET", "the webhook URL ([notify] webhook_url or "
+     "$MEMORY_LAKE_WEBHOOK_URL) is not an http(s) URL with a host; it is not printed, as a hook's URL can hold its secret"),
+    ("file:///etc/passwd", "the webhook URL ([notify] webhook_url or $MEMORY_LAKE_WEBHOOK_URL) is not an http(s) URL "
+     "with a host; it is not printed, as a hook's URL can hold its secret"),
+    ("http://169.254.169.254/latest/meta-data", "the webhook URL points at a link-local address (169.254.0.0/16 or "
+     "fe80::/10): refused"),
+])
+def test_a_bad_webhook_url_stops_the_run_at_start_and_is_never_printed(hooked, tmp_path, monkeypatch, capsys, url, message):
+    # issue 37.7: a URL without a scheme failed the run after it published, and its secret went to
+    # stderr, runs.report, the next export and Prefect's state
+    from memory_lake import InputError
+    from memory_lake.observe import run_nightly_steps
+
+    monkeypatch.setenv(WEBHOOK_ENV, url)
+    with pytest.raises(InputError) as refused:
+        run_nightly_steps(hooked, AS_OF, tmp_path / "reports")
+    assert str(refused.value) == message
+    assert hooked.sql("SELECT count(*) AS n FROM runs").item() == 0  # nothing ran, nothing recorded
+    assert not (hooked.exports / "CURRENT").exists()
+    assert "SECRET" not in capsys.readouterr().err
+    # and a notify asked directly refuses before any attempt, without the URL
+    assert notify(hooked, AS_OF, "r", STEPS, url=url).details == {
+        "status": "failed", "attempts": 0, "http_status": None, "error": message, "outcome": "ok",
+        "warning": f"warning: webhook not delivered after 0 attempt(s): {message}; the run itself is unaffected"}
