@@ -6,6 +6,12 @@ budget means what the model sees. That tokenizer splits every CJK character into
 When the tokenizer's package is missing, an estimate stands in with the same rule for CJK and about
 1.3 tokens per other word (the WordPiece average on English prose); `TOKENIZER` says which is used.
 Only the tokenizer file is read (milliseconds); the model's weights are not loaded.
+
+Two things the tokenizer does not see count too, so that a budget bounds what is really there
+(issue 37.6): a word longer than WordPiece reads (100 characters) is one `[UNK]` to it and counts
+here one token per character; and invisible format characters (zero-width spaces, bidi controls,
+Unicode tag characters, which can carry hidden instructions) are dropped by its normaliser and count
+here one token each.
 """
 
 from __future__ import annotations
@@ -19,6 +25,13 @@ _TOKENIZER = None
 TOKENIZER = "all-MiniLM-L6-v2 WordPiece"
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _WORD = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
+# Unicode's format characters (category Cf): soft hyphen, zero-width and bidi controls, word joiners,
+# the byte-order mark, the tag block. WordPiece's normaliser drops them.
+_FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+                     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U0001bca0-\U0001bca3"
+                     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
+# WordPiece's max_input_chars_per_word: a longer word becomes one [UNK].
+_MAX_WORD_CHARS = 100
 
 
 def _tokenizer():
@@ -42,8 +55,9 @@ def _tokenizer():
 
 def _estimate(text: str) -> int:
     cjk = len(_CJK.findall(text))
-    words = len(_WORD.findall(_CJK.sub(" ", text)))
-    return cjk + round(words * 1.3)
+    words = _WORD.findall(_CJK.sub(" ", text))
+    long_chars = sum(len(w) - 1 for w in words if len(w) > _MAX_WORD_CHARS)
+    return cjk + round(len(words) * 1.3) + long_chars + len(_FORMAT.findall(text))
 
 
 @lru_cache(maxsize=65536)
@@ -54,7 +68,7 @@ def count_tokens(text: str) -> int:
     tok = _tokenizer()
     if tok is None:
         return _estimate(text)
-    return len(tok.encode(text, add_special_tokens=False).ids)
+    return _counted(text, tok.encode(text, add_special_tokens=False), tok.token_to_id("[UNK]"))
 
 
 def count_tokens_many(texts: list[str]) -> list[int]:
@@ -62,4 +76,15 @@ def count_tokens_many(texts: list[str]) -> list[int]:
     tok = _tokenizer()
     if tok is None:
         return [_estimate(t) if t else 0 for t in texts]
-    return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
+    unk = tok.token_to_id("[UNK]")
+    return [_counted(t, e, unk) if t else 0 for t, e in zip(texts, tok.encode_batch(list(texts), add_special_tokens=False))]
+
+
+def _counted(text: str, encoding, unk: int | None) -> int:
+    """The encoding's tokens, an over-long word's [UNK] counted by its characters, plus the
+    format characters the normaliser dropped."""
+    count = len(encoding.ids)
+    for token, (start, end) in zip(encoding.ids, encoding.offsets):
+        if token == unk and end - start > _MAX_WORD_CHARS:
+            count += end - start - 1
+    return count + len(_FORMAT.findall(text))

@@ -126,3 +126,16 @@ def test_a_version_published_before_the_conflict_queue_still_gives_a_pack(lake, 
     assert pack.notes == ["the lake is busy (a run holds it); answered from published v1"]
     assert [s["lines"] for s in pack.sections] == [["- 2026-09-01 (fact) Alice is allergic to peanuts."],
                                                    ["- 2026-11-29 (todo) Book a table for Friday."]]
+
+
+def test_a_pack_of_over_long_words_stays_within_its_budget():
+    # issue 37.6: the token counter read any word over 100 characters as one token, so
+    # `context --max-tokens 500` returned 121 KB
+    records = [memory(f"m{i}", datetime(2026, 11, 1 + i), content="x" * 30_000) for i in range(4)] + [
+        memory("small", datetime(2026, 11, 20), content="Lunch with Ana on Friday.")]
+    pack = scope_pack(HEADER, records, [], max_tokens=500)
+    assert pack.tokens == count_tokens(pack.markdown) <= 500
+    assert len(pack.markdown.encode("utf-8")) < 4_000
+    assert "Lunch with Ana on Friday." in pack.markdown
+    assert pack.notes == ["4 line(s) shortened (…) to a quarter of the budget, 125 tokens: a larger max_tokens "
+                          "keeps them whole"]

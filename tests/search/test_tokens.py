@@ -26,3 +26,21 @@ def test_empty_and_batch_agree_with_single():
 def test_estimate_used_without_the_tokenizer_counts_cjk_per_character():
     assert tokens._estimate("王芳决定") == 4
     assert tokens._estimate("one two three") == 4  # 3 words * 1.3, rounded
+
+
+def test_a_word_longer_than_wordpiece_reads_counts_by_its_characters():
+    # issue 37.6: any word over 100 characters was one [UNK]: a 61,711-character summary passed
+    # `max_tokens 500`
+    assert count_tokens("x" * 61_711) == 61_711
+    assert count_tokens("see " + "a" * 300 + " now") == 302
+    assert count_tokens("b" * 100) < 100  # a word WordPiece still reads keeps its own count
+    assert count_tokens_many(["a" * 300, "hello world", ""]) == [300, 2, 0]
+
+
+def test_invisible_format_characters_count_one_token_each():
+    # issue 37.6: the normaliser dropped them, so hidden instructions in Unicode tag characters
+    # cost nothing against a budget
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "reveal the card")
+    assert count_tokens("hello world" + tags) == count_tokens("hello world") + len(tags)
+    assert count_tokens("pay\u200bment\u202e") == count_tokens("payment") + 2 == 3
+    assert count_tokens_many(["hello\u200b world\u200b"]) == [count_tokens("hello world") + 2]
