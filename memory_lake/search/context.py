@@ -4,8 +4,9 @@ prompt, within a token budget.
 Sections, in the order they print:
 
 1. **Important** - the scope's important memories;
-2. **Latest summary** - the newest active summary of the scope (a memory of type ``summary`` in
-   long_term), when there is one;
+2. **Latest summary** - the newest active summary the lake wrote for the scope (type ``summary`` in
+   long_term, operator ``system``: it passed the summary gate), when there is one; a memory an agent
+   sent as type ``summary`` is shown like any other memory;
 3. **Relevant memories** - long-term memories the hybrid search finds for the query (only in a
    pack built for a query);
 4. **Known entities** - people, places, organisations and things with their current facts (for a
@@ -200,7 +201,11 @@ def scope_pack(header: dict[str, Any], records: list[dict[str, Any]], entity_row
     order = sorted(sorted(records, key=lambda r: r["id"]), key=lambda r: _when(r.get("created_at")), reverse=True)
     # most important first, then newest (order is newest first; sorted() keeps it among equals)
     important = sorted((r for r in order if r["tier"] == "important"), key=lambda r: -(r.get("importance") or 0))
-    summaries = [r for r in order if r["type"] == "summary" and r["tier"] == "long_term"]
+    # the lake's own summary, which passed the summary gate (operator system); a memory an agent
+    # typed `summary` is a memory like any other (issue 37.5: one dated 9999-12-31 led every pack).
+    # A record that does not say who wrote it is a caller's own, as before operators were passed.
+    summaries = [r for r in order if r["type"] == "summary" and r["tier"] == "long_term"
+                 and r.get("operator", "system") == "system"]
     summary = summaries[:1]
     taken = {r["id"] for r in important} | {r["id"] for r in summary}
     found = [by_id[i] for i in (relevant or []) if i in by_id and i not in taken][:RELEVANT_LIMIT]
@@ -309,7 +314,7 @@ def build_context(lake, query: str, *, tenant: str, agent: str | None = None, us
         records = con.execute(
             f"""
             WITH partners AS ({partners})
-            SELECT m.id, m.tier, m.type, m.content, m.status, m.importance, m.created_at,
+            SELECT m.id, m.tier, m.type, m.content, m.status, m.importance, m.created_at, m.operator,
                    m.status = 'conflicted' OR p.id IS NOT NULL AS conflict,
                    coalesce(p.conflict_with, []::VARCHAR[]) AS conflict_with
             FROM memories m LEFT JOIN partners p ON p.id = m.id
