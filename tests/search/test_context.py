@@ -41,10 +41,12 @@ def fill(lake, tmp_path, texts, user="u1"):
                             "tier": tier, "type": "fact", "importance": 0.5 + n / 100,
                             "content": texts[key].format(n=n + 1, d=f"2027-0{n % 9 + 1}-1{n % 9}"),
                             "created_at": day.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    # the lake's own summaries (operator system, as the summarize step writes them): since issue 37.5
+    # an agent's memory typed summary is not the pack's latest summary
     records.append({"id": "summary-old", "tenant": "acme", "agent_id": "bot", "user_id": user, "tier": "long_term",
-                    "type": "summary", "content": "Old summary.", "created_at": "2026-09-01T00:00:00Z"})
+                    "type": "summary", "operator": "system", "content": "Old summary.", "created_at": "2026-09-01T00:00:00Z"})
     records.append({"id": "summary-new", "tenant": "acme", "agent_id": "bot", "user_id": user, "tier": "long_term",
-                    "type": "summary", "content": "会话摘要：续签合同与发票。" if texts is ZH else "Summary: renewals and invoices.",
+                    "type": "summary", "operator": "system", "content": "会话摘要：续签合同与发票。" if texts is ZH else "Summary: renewals and invoices.",
                     "created_at": "2026-11-20T00:00:00Z"})
     lake.ingest([write_jsonl(tmp_path / f"{user}.jsonl", records)], as_of=AS_OF)
     extract_entities(lake, AS_OF)
