@@ -258,6 +258,10 @@ class Policy:
         return _apply(self, overrides, keep_tenants=True)
 
 
+# Numbers that count or bound something that must exist: 0 would mean no memory, no budget, no version.
+_AT_LEAST_ONE = frozenset({"max_content_bytes", "working_capacity", "short_term_capacity", "keep_versions", "max_tokens"})
+
+
 def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Policy:
     sections = {}
     for name, values in overrides.items():
@@ -278,6 +282,14 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
             if (isinstance(default, (int, float)) and not isinstance(default, bool)
                     and (isinstance(value, bool) or not isinstance(value, (int, float)))):
                 raise InputError(f"[{name}] {key} = {value!r}: write a number (default {default})")
+            if isinstance(default, (int, float)) and not isinstance(default, bool):
+                # issue 37.8: max_tokens = -1 or working_capacity = -5 failed or blocked runs later
+                if isinstance(default, int) and not isinstance(value, int):
+                    raise InputError(f"[{name}] {key} = {value!r}: write a whole number (default {default})")
+                least = 1 if key in _AT_LEAST_ONE else 0
+                if value < least or value != value or value in (float("inf"), float("-inf")):
+                    raise InputError(f"[{name}] {key} = {value!r}: must be {'at least 1' if least else 'a finite number, 0 or more'} "
+                                     f"(default {default})")
         if name == "ingest" and "history_formats" in values:
             formats = ("json", "jsonl", "parquet")  # ingest.formats.READERS
             wrong = [f for f in values["history_formats"] if f not in formats]

@@ -40,3 +40,18 @@ def test_bad_config_is_a_clear_error(tmp_path, text, message):
     (tmp_path / "memory-lake.toml").write_text(text)
     with pytest.raises(InputError, match=message):
         load_policy(tmp_path)
+
+
+@pytest.mark.parametrize("section, key, value, message", [
+    ("summaries", "max_tokens", -1, "[summaries] max_tokens = -1: must be at least 1 (default 500)"),
+    ("tiers", "working_capacity", -5, "[tiers] working_capacity = -5: must be at least 1 (default 20)"),
+    ("context", "max_tokens", 0, "[context] max_tokens = 0: must be at least 1 (default 2000)"),
+    ("tiers", "working_capacity", 2.5, "[tiers] working_capacity = 2.5: write a whole number (default 20)"),
+    ("dedup", "near_jaccard", -0.1, "[dedup] near_jaccard = -0.1: must be a finite number, 0 or more (default 0.6)"),
+])
+def test_an_out_of_range_number_is_an_input_error_when_the_policy_is_read(section, key, value, message):
+    # issue 37.8: max_tokens = -1 or working_capacity = -5 were accepted, then failed or blocked runs
+    with pytest.raises(InputError) as refused:
+        Policy().with_overrides({section: {key: value}})
+    assert str(refused.value) == message
+    assert Policy().with_overrides({"notify": {"retries": 0}}).notify.retries == 0  # 0 stays fine where it means none
