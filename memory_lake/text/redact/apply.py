@@ -43,6 +43,7 @@ def redact_series(
     original = texts.cast(pl.String)
     if original.len() == 0 or original.null_count() == original.len():
         return original
+    original = plain_text(original)
     salt_keys = _salt_keys(tenants, salts, original.len())
     out = _redact_plain(original, salt_keys, salts, default_salt)
     escaped = _rows_matching(original, _UNICODE_ESCAPE)
@@ -52,6 +53,31 @@ def redact_series(
         found = (redacted != decoded).fill_null(False)
         out.scatter(escaped.filter(found), redacted.filter(found))
     return out
+
+
+# Issue 37.2: characters that hide a value from every detector while a reader (or a model) reads it
+# whole. Invisible format characters go (soft hyphen, zero-width space / joiners, word joiner, bidi
+# controls, the byte-order mark, Unicode tag characters, which can also carry hidden instructions);
+# no-break and other fixed-width spaces become a space (not U+3000, Chinese text's own); hyphens that
+# look like "-" (non-breaking, figure, minus, small and full-width) become "-".
+_INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e007f]"
+_SPACES = "[\u00a0\u2000-\u200a\u202f\u205f]"
+_HYPHENS = "[\u2010-\u2012\u2212\ufe63\uff0d]"
+
+
+def plain_text(texts: pl.Series) -> pl.Series:
+    """`texts` as every detector reads them and as they are kept: invisible characters removed,
+    Unicode spaces and hyphens folded (see above). Text without any of them is returned as it is."""
+    return (texts.str.replace_all(_INVISIBLE, "").str.replace_all(_SPACES, " ")
+            .str.replace_all(_HYPHENS, "-"))
+
+
+_INVISIBLE_RE, _SPACES_RE, _HYPHENS_RE = re.compile(_INVISIBLE), re.compile(_SPACES), re.compile(_HYPHENS)
+
+
+def _plain_one(text: str) -> str:
+    """`plain_text` of one string."""
+    return _HYPHENS_RE.sub("-", _SPACES_RE.sub(" ", _INVISIBLE_RE.sub("", text)))
 
 
 def redact_records(
@@ -81,7 +107,10 @@ def redact_records(
 
 def redact_text(text: str, salt: bytes) -> str:
     """Redact one string (a log line, a CLI value) with ``salt``; same rules as redact_series."""
-    if text is None or not _MAY_HOLD_PII.search(text):
+    if text is None:
+        return text
+    text = _plain_one(text)
+    if not _MAY_HOLD_PII.search(text):
         return text  # every PII kind needs a digit, "@", ":" or "dot", every secret rule its trigger
     return redact_series(pl.Series([text], dtype=pl.String), None, {}, salt)[0]
 
