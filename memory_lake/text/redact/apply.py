@@ -63,11 +63,14 @@ def redact_series(
 _INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e007f]"
 _SPACES = "[\u00a0\u2000-\u200a\u202f\u205f]"
 _HYPHENS = "[\u2010-\u2012\u2212\ufe63\uff0d]"
+_ANY_FOLDED = "|".join((_INVISIBLE, _SPACES, _HYPHENS))
 
 
 def plain_text(texts: pl.Series) -> pl.Series:
     """`texts` as every detector reads them and as they are kept: invisible characters removed,
     Unicode spaces and hyphens folded (see above). Text without any of them is returned as it is."""
+    if not texts.str.contains(_ANY_FOLDED).any():  # one scan in the common case
+        return texts
     return (texts.str.replace_all(_INVISIBLE, "").str.replace_all(_SPACES, " ")
             .str.replace_all(_HYPHENS, "-"))
 
