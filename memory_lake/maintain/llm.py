@@ -19,6 +19,7 @@ import urllib.request
 from typing import Sequence
 
 from ..store import Policy, within
+from ..text import without_hidden_characters
 
 SYSTEM_PROMPT = {
     "en": ("You summarise an AI agent's memories. Write Markdown: the given title line, then one section per "
@@ -87,4 +88,6 @@ def summarize_llm(sources: Sequence, *, title: str, max_tokens: int, lang: str =
         raise LLMError("the answer has no choices[0].message.content") from None
     if not isinstance(content, str) or not content.strip():
         raise LLMError("the answer's summary is empty")
-    return content.strip() + "\n"
+    # a model's answer can carry invisible instructions (Unicode tag characters, bidi controls) that the
+    # evaluator does not read and an agent's model would: they go before it is scored (issue 37.5)
+    return without_hidden_characters(content).strip() + "\n"

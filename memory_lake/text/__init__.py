@@ -15,6 +15,7 @@ from .models import models as embedding_models
 from .names import COMPOUND_SURNAMES, SURNAMES
 from .normalise import normalise_content
 from .redact import pii_mask, redact_records, redact_text
+from .redact import plain_one as without_hidden_characters
 from .tokenize import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, TOKENIZER_VERSION, term_counts, tokenize
 from .tokenize import _jieba as jieba_segmenter
 from .tokens import count_tokens, count_tokens_many
@@ -25,7 +26,7 @@ __all__ = [
     "encode", "get_provider", "load_model", "model_scripts", "script_class", "embedding_models",
     "COMPOUND_SURNAMES", "SURNAMES",
     "normalise_content",
-    "pii_mask", "redact_records", "redact_text",
+    "pii_mask", "redact_records", "redact_text", "without_hidden_characters",
     "CHINESE_STOP_WORDS", "ENGLISH_STOP_WORDS", "TOKENIZER_VERSION", "term_counts", "tokenize", "jieba_segmenter",
     "count_tokens", "count_tokens_many",
 ]

@@ -69,10 +69,11 @@ Where the parts live
 
 from __future__ import annotations
 
-from .apply import find_pii, pii_mask, redact_records, redact_series, redact_text
+from .apply import find_pii, pii_mask, plain_one, plain_text, redact_records, redact_series, redact_text
 from .placeholders import HASH_HEX_CHARS, PLACEHOLDER_KINDS, SECRET_PLACEHOLDER
 
 __all__ = [
+    "plain_one", "plain_text",
     "find_pii", "pii_mask", "redact_records", "redact_series", "redact_text",
     "HASH_HEX_CHARS", "PLACEHOLDER_KINDS", "SECRET_PLACEHOLDER",
 ]

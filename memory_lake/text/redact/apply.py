@@ -78,7 +78,7 @@ def plain_text(texts: pl.Series) -> pl.Series:
 _INVISIBLE_RE, _SPACES_RE, _HYPHENS_RE = re.compile(_INVISIBLE), re.compile(_SPACES), re.compile(_HYPHENS)
 
 
-def _plain_one(text: str) -> str:
+def plain_one(text: str) -> str:
     """`plain_text` of one string."""
     return _HYPHENS_RE.sub("-", _SPACES_RE.sub(" ", _INVISIBLE_RE.sub("", text)))
 
@@ -112,7 +112,7 @@ def redact_text(text: str, salt: bytes) -> str:
     """Redact one string (a log line, a CLI value) with ``salt``; same rules as redact_series."""
     if text is None:
         return text
-    text = _plain_one(text)
+    text = plain_one(text)
     if not _MAY_HOLD_PII.search(text):
         return text  # every PII kind needs a digit, "@", ":" or "dot", every secret rule its trigger
     return redact_series(pl.Series([text], dtype=pl.String), None, {}, salt)[0]
