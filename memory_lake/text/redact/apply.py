@@ -97,7 +97,9 @@ def redact_records(
     and as the key of its salt: every table and file then knows the tenant by that one stable
     name, and the other values of its records are hashed with its own salt as usual.
     """
-    tenants = tenants.cast(pl.String)
+    # folded as the record texts are, so that only a placeholder renames a tenant (a tenant of the
+    # wrong type stays wrong, whatever invisible characters it holds)
+    tenants = plain_text(tenants.cast(pl.String))
     lake_salt = salts_for([])[""]
     names = redact_series(tenants, None, {}, lake_salt)
     salts = salts_for(names.drop_nulls().unique().to_list())
