@@ -15,7 +15,7 @@ from .models import models as embedding_models
 from .names import COMPOUND_SURNAMES, SURNAMES
 from .normalise import normalise_content
 from .redact import pii_mask, redact_records, redact_text
-from .redact import plain_one as without_hidden_characters
+from .normalise import plain_one as without_hidden_characters
 from .tokenize import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, TOKENIZER_VERSION, term_counts, tokenize
 from .tokenize import _jieba as jieba_segmenter
 from .tokens import count_tokens, count_tokens_many

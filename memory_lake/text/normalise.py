@@ -1,7 +1,11 @@
 """Normalisation: the form in which two contents count as the same text (DESIGN "Ingest": ids and
-content hashes are computed on it)."""
+content hashes are computed on it), and the plain form every text is kept in (issue 37.2): no
+invisible characters, Unicode spaces and hyphens folded. Redaction applies the plain form before
+its detectors; the token counter counts the invisible characters the tokenizer would drop."""
 
 from __future__ import annotations
+
+import re
 
 import polars as pl
 
@@ -9,3 +13,31 @@ import polars as pl
 def normalise_content(expr: pl.Expr) -> pl.Expr:
     """Content as compared for identity: NFKC (full/half width), lower case, single spaces."""
     return expr.str.normalize("NFKC").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+
+
+# Issue 37.2: characters that hide a value from every detector while a reader (or a model) reads it
+# whole. Invisible format characters go (soft hyphen, zero-width space / joiners, word joiner, bidi
+# controls, the byte-order mark, Unicode tag characters, which can also carry hidden instructions);
+# no-break and other fixed-width spaces become a space (not U+3000, Chinese text's own); hyphens that
+# look like "-" (non-breaking, figure, minus, small and full-width) become "-".
+INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e007f]"
+_SPACES = "[\u00a0\u2000-\u200a\u202f\u205f]"
+_HYPHENS = "[\u2010-\u2012\u2212\ufe63\uff0d]"
+_ANY_FOLDED = "|".join((INVISIBLE, _SPACES, _HYPHENS))
+
+
+def plain_text(texts: pl.Series) -> pl.Series:
+    """`texts` as every detector reads them and as they are kept: invisible characters removed,
+    Unicode spaces and hyphens folded (see above). Text without any of them is returned as it is."""
+    if not texts.str.contains(_ANY_FOLDED).any():  # one scan in the common case
+        return texts
+    return (texts.str.replace_all(INVISIBLE, "").str.replace_all(_SPACES, " ")
+            .str.replace_all(_HYPHENS, "-"))
+
+
+INVISIBLE_RE, _SPACES_RE, _HYPHENS_RE = re.compile(INVISIBLE), re.compile(_SPACES), re.compile(_HYPHENS)
+
+
+def plain_one(text: str) -> str:
+    """`plain_text` of one string."""
+    return _HYPHENS_RE.sub("-", _SPACES_RE.sub(" ", INVISIBLE_RE.sub("", text)))

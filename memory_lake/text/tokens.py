@@ -20,16 +20,15 @@ import re
 import threading
 from functools import lru_cache
 
+from .normalise import INVISIBLE
+
 _LOCK = threading.Lock()
 _TOKENIZER = None
 TOKENIZER = "all-MiniLM-L6-v2 WordPiece"
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _WORD = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
-# Unicode's format characters (category Cf): soft hyphen, zero-width and bidi controls, word joiners,
-# the byte-order mark, the tag block. WordPiece's normaliser drops them.
-_FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-                     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U0001bca0-\U0001bca3"
-                     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
+# The invisible characters (normalise.INVISIBLE) WordPiece's normaliser drops.
+_FORMAT = re.compile(INVISIBLE)
 # WordPiece's max_input_chars_per_word: a longer word becomes one [UNK].
 _MAX_WORD_CHARS = 100
 

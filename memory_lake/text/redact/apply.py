@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
+from ..normalise import plain_one, plain_text  # noqa: F401 (re-exported by the package)
 from .json_repair import _parse_json, _repair_broken_json
 from .patterns import _AWS_SECRET_RUN, _DIGIT_RUN, _EMAIL, _IP_RUN, _MAY_HOLD_PII, _SECRET_RULES, _UNICODE_ESCAPE
 from .placeholders import SECRET_PLACEHOLDER
@@ -53,34 +54,6 @@ def redact_series(
         found = (redacted != decoded).fill_null(False)
         out.scatter(escaped.filter(found), redacted.filter(found))
     return out
-
-
-# Issue 37.2: characters that hide a value from every detector while a reader (or a model) reads it
-# whole. Invisible format characters go (soft hyphen, zero-width space / joiners, word joiner, bidi
-# controls, the byte-order mark, Unicode tag characters, which can also carry hidden instructions);
-# no-break and other fixed-width spaces become a space (not U+3000, Chinese text's own); hyphens that
-# look like "-" (non-breaking, figure, minus, small and full-width) become "-".
-_INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e007f]"
-_SPACES = "[\u00a0\u2000-\u200a\u202f\u205f]"
-_HYPHENS = "[\u2010-\u2012\u2212\ufe63\uff0d]"
-_ANY_FOLDED = "|".join((_INVISIBLE, _SPACES, _HYPHENS))
-
-
-def plain_text(texts: pl.Series) -> pl.Series:
-    """`texts` as every detector reads them and as they are kept: invisible characters removed,
-    Unicode spaces and hyphens folded (see above). Text without any of them is returned as it is."""
-    if not texts.str.contains(_ANY_FOLDED).any():  # one scan in the common case
-        return texts
-    return (texts.str.replace_all(_INVISIBLE, "").str.replace_all(_SPACES, " ")
-            .str.replace_all(_HYPHENS, "-"))
-
-
-_INVISIBLE_RE, _SPACES_RE, _HYPHENS_RE = re.compile(_INVISIBLE), re.compile(_SPACES), re.compile(_HYPHENS)
-
-
-def plain_one(text: str) -> str:
-    """`plain_text` of one string."""
-    return _HYPHENS_RE.sub("-", _SPACES_RE.sub(" ", _INVISIBLE_RE.sub("", text)))
 
 
 def redact_records(
