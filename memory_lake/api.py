@@ -104,6 +104,20 @@ class Lake(StoreLake):
         who = by or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
         return rollback(self, version, reason=reason, by=who, as_of=resolve_as_of(as_of))
 
+    def holds(self):
+        """The scopes the publish gate holds now (see `memory_lake.publish.diff`), as a DataFrame."""
+        from .publish import open_holds
+
+        return open_holds(self)
+
+    def release_hold(self, tenant: str, agent: str | None = None, user: str | None = None, *, reason: str,
+                     by: str | None = None, as_of: datetime | str | None = None) -> list[dict]:
+        """A user's confirmation of a held scope's removals: the next publish lets them through."""
+        from .publish import release_hold
+
+        who = by or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+        return release_hold(self, tenant, agent, user, by=who, reason=reason, as_of=resolve_as_of(as_of))
+
     def dedup(self, *, as_of: datetime | str | None = None, dry_run: bool = False):
         """Merge duplicates per scope, never contradictions (see `memory_lake.maintain.dedup`); `dry_run`
         shows the clusters a run would make and writes nothing."""

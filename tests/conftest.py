@@ -149,6 +149,29 @@ def write_jsonl(path: Path, records: list, raw_lines: dict[int, str] | None = No
     return path
 
 
+def signed_by_user(lake, path: Path) -> Path:
+    """`path` renamed as a user's edit names its snapshot: signed with the lake's key, so its
+    ``operator: user`` counts (issue 37.4; an unsigned file's counts as an agent's)."""
+    from memory_lake.store import keys
+
+    target = path.with_name(f"{path.stem}{keys.USER_MARK}{lake.sign(path.read_bytes())}{path.suffix}")
+    path.rename(target)
+    return target
+
+
+def unsigned(lake, decision: dict) -> dict:
+    """A queued decision without its signature, after checking the signature is the lake's (37.4)."""
+    from memory_lake.maintain.queue import canonical_decision
+
+    fields = {k: v for k, v in decision.items() if k != "signature"}
+    assert lake.signed(canonical_decision({k: v for k, v in fields.items() if k != "failure"}), decision.get("signature"))
+    return fields
+
+
+def user_claims(records: list) -> bool:
+    return any(isinstance(r, dict) and r.get("operator") == "user" for r in records)
+
+
 # A plain ASCII locale without Python's UTF-8 mode (cron's POSIX on a host without C.UTF-8
 # coercion): for a child process that must not depend on the locale's encoding.
 ASCII_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": "utf-8"}

@@ -170,7 +170,7 @@ def base_lake(tmp_path_factory) -> Path:
     (lake.inbox / "0002-globex-ops.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
     shutil.copy(demo / "0005-orchestrator-save.json", lake.inbox / "0005-orchestrator-save.json")
     with lake.writer(purpose="test salts") as con:
-        lake.tenant_salts(con, sorted(_tenants(lake.inbox)))
+        lake.tenant_salts(sorted(_tenants(lake.inbox)))
     return root
 
 

@@ -13,7 +13,7 @@ import typer
 
 from ..store import InputError, MemoryLakeError
 from . import entities, evaluate, ingest, lake, maintain, publish, runs, search, summaries
-from .common import app, conflicts_app, err, parse_overrides, quarantine_app, run_app
+from .common import app, conflicts_app, err, holds_app, parse_overrides, quarantine_app, run_app
 
 app.command()(lake.init)
 app.command()(ingest.ingest)
@@ -32,6 +32,8 @@ app.command()(search.index)
 app.command()(publish.publish)
 app.command()(publish.publishes)
 app.command()(publish.rollback)
+holds_app.command("list")(publish.holds_list)
+holds_app.command("release")(publish.holds_release)
 app.command()(runs.report)
 app.command()(runs.health)
 app.command()(search.search)

@@ -41,6 +41,10 @@ app.add_typer(quarantine_app, name="quarantine")
 conflicts_app = typer.Typer(help="The conflict queue: list disputed values and resolve them.", no_args_is_help=True,
                             rich_markup_mode=None)
 app.add_typer(conflicts_app, name="conflicts")
+holds_app = typer.Typer(help="Scopes the publish gate holds at their published state (an agent's mass removal, "
+                                  "or a drop nothing explains): list them, release one.", no_args_is_help=True,
+                        rich_markup_mode=None)
+app.add_typer(holds_app, name="holds")
 run_app = typer.Typer(help="Run a flow (Prefect, with its temporary local API when no server is set).",
                       no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(run_app, name="run")

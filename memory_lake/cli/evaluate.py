@@ -13,6 +13,7 @@ from .common import JsonOpt, SetOpt, _options, _show, err, out, parse_overrides
 
 # Exit code of a summary that misses a threshold (bad input is InputError's 2).
 EXIT_FAILED = 1
+TOO_DEEP = "too deeply nested to read (more levels of [ or { than the JSON reader follows)"
 
 
 def read_source(path: Path) -> tuple[list[str], list[dict[str, Any]]]:
@@ -20,7 +21,8 @@ def read_source(path: Path) -> tuple[list[str], list[dict[str, Any]]]:
 
     JSON Lines (a ``.jsonl`` / ``.ndjson`` name, or a first non-blank line that starts with ``{``):
     the string ``content`` of each line; a line that is not a JSON object with a string ``content``
-    is skipped and reported, never fatal. Any other file is text: one source text per paragraph
+    (bad JSON, nested too deeply to read, a number too long to hold) is skipped and reported, never
+    fatal. Any other file is text: one source text per paragraph
     (blank-line separated); the evaluator splits lines and sentences itself."""
     if not path.is_file():
         raise InputError(f"--source {path}: " + ("a folder; give one file" if path.is_dir() else "no such file"))
@@ -42,6 +44,12 @@ def read_source(path: Path) -> tuple[list[str], list[dict[str, Any]]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             skipped.append({"line": number, "reason": f"not valid JSON ({exc.msg})"})
+            continue
+        except RecursionError:  # the reader recurses per level: a line nested thousands deep ends it
+            skipped.append({"line": number, "reason": TOO_DEEP})
+            continue
+        except ValueError as exc:  # valid JSON Python will not hold: an integer of more than 4300 digits
+            skipped.append({"line": number, "reason": f"not valid JSON ({str(exc).split(':')[0]})"})
             continue
         content = record.get("content") if isinstance(record, dict) else None
         if not isinstance(record, dict):
@@ -77,6 +85,9 @@ def summary_score(
         overrides.setdefault("summaries", {})["max_tokens"] = max_tokens
     policy = Policy().with_overrides(overrides) if overrides else Policy()
     texts, skipped = read_source(source)
+    if skipped:
+        err.print(f"note: skipped {len(skipped)} bad line(s) of {source}: "
+                  + "; ".join(f"line {s['line']}: {s['reason']}" for s in skipped))
     if not summary.is_file():
         raise InputError(f"--summary {summary}: " + ("a folder; give one file" if summary.is_dir() else "no such file"))
     try:
@@ -109,9 +120,6 @@ def summary_score(
         for statement in score.unsupported_statements:
             out.print(f"  - {statement}")
 
-    if skipped:
-        err.print(f"note: skipped {len(skipped)} bad line(s) of {source}: "
-                  + "; ".join(f"line {s['line']}: {s['reason']}" for s in skipped))
     _show(opts, data, human)
     if not score.passed:
         raise typer.Exit(EXIT_FAILED)

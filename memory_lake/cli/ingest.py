@@ -58,6 +58,10 @@ def _print_ingest(data: dict[str, Any]) -> None:
     )
     for reason, count in data["quarantine_reasons"].items():
         out.print(f"  quarantined: {count} × {reason}")
+    if data.get("invisible_chars_removed"):
+        out.print(f"  removed {data['invisible_chars_removed']} invisible character(s) (zero-width, bidi controls, "
+                  "Unicode tags: they can hide text or instructions from a reader); see per_file in --json for "
+                  "the files")
     if unreadable:
         out.print(f"  not ingested, unreadable file(s) left in the inbox: {', '.join(unreadable)} (quarantined once as "
                   "'unreadable file', see `memory-lake quarantine list`; replace the file with a readable one, "

@@ -32,9 +32,6 @@ def sql(
     PRAGMA, INSTALL/LOAD, several statements, and functions that reach files or the network
     (read_csv, read_text, ...)."""
     opts = _options(ctx, lake, json_out)
-    from ..store import check_no_secrets
-
-    check_no_secrets(query)
     result = _open(opts).read(query)
     if result.note:
         err.print(f"note: {result.note}")

@@ -1,4 +1,5 @@
-"""The publish commands: `publish`, `publishes` (the kept versions) and `rollback`."""
+"""The publish commands: `publish`, `publishes` (the kept versions), `rollback`, and `holds list` /
+`holds release` (scopes the gate keeps at their published state)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ def publish(ctx: typer.Context, as_of: AsOfOpt = None, set_: SetOpt = None, lake
         for check in result.get("checks", []):
             if not check["success"]:
                 out.print(f"  failed: {check['expectation']} ({check['observed']})")
+        _print_held(result.get("held") or [])
 
     _show(opts, data, human)
     if result["status"] == "blocked":
@@ -89,3 +91,52 @@ def _plain(text: str | None) -> str:
     """`text` with control and invisible characters written as \\uXXXX (a terminal prints it inert)."""
     return "".join(f"\\u{ord(c):04X}" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
                    for c in text or "")
+
+
+def _print_held(held: list[dict]) -> None:
+    for h in held:
+        scope = "/".join(_plain(p) if p is not None else "_" for p in (h["tenant"], h["agent_id"], h["user_id"]))
+        out.print(f"  held {scope} at its published state since {h['since']}: {h['reason']}")
+        out.print(f"    to let it through: {_plain(h['action'])}")
+
+
+def holds_list(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """List the scopes the publish gate holds now: agents keep loading their published memories
+    until the scope passes the gate again or a user releases it (`holds release`)."""
+    opts = _options(ctx, lake, json_out)
+    frame = _open(opts).holds()
+    data = frame.to_dicts()
+
+    def human() -> None:
+        if not data:
+            out.print("no scope is held: every scope publishes")
+        for h in data:
+            scope = "/".join(_plain(p) if p is not None else "_" for p in (h["tenant"], h["agent_id"], h["user_id"]))
+            out.print(f"{scope}  held since {h['held_at']} (published as of {h['since']}, {h['since_version']}): "
+                      f"{h['reason']}")
+
+    _show(opts, data, human)
+
+
+def holds_release(ctx: typer.Context,
+                  tenant: Annotated[str, typer.Argument(help="The held scope's tenant.", show_default=False)],
+                  agent: Annotated[Optional[str], typer.Option("--agent", help="Narrow to this agent_id.",
+                                                               show_default=False)] = None,
+                  user: Annotated[Optional[str], typer.Option("--user", help="Narrow to this user_id.",
+                                                              show_default=False)] = None,
+                  reason: Annotated[str, typer.Option("--reason", help="Why the removals are right (required).",
+                                                      show_default=False)] = "",
+                  by: Annotated[Optional[str], typer.Option("--by", help="Who confirms (default $USER).",
+                                                            show_default=False)] = None,
+                  as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
+    """Confirm a held scope's removals as the user: the next publish (the nightly run, or
+    `memory-lake publish`) lets them through, and removals made before now count as yours."""
+    opts = _options(ctx, lake, json_out)
+    released = _open(opts).release_hold(tenant, agent, user, reason=reason, by=by, as_of=as_of)
+
+    def human() -> None:
+        for h in released:
+            scope = "/".join(_plain(p) if p is not None else "_" for p in (h["tenant"], h["agent_id"], h["user_id"]))
+            out.print(f"released {scope}; the next publish lets its removals through")
+
+    _show(opts, released, human)

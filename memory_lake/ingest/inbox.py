@@ -16,10 +16,10 @@ import uuid
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..store import DEFAULT_WRITE_WAIT_S, iso, resolve_as_of
-from ..store import InputError
+from ..store import InputError, keys
 from ..store import is_lake, lake_not_found
 
 EDITABLE = ("content", "summary", "tags", "importance", "tier", "type", "expires_at", "context_id")
@@ -34,9 +34,11 @@ def _default(value: Any) -> Any:
 
 
 def write_snapshot(records: Iterable[Mapping[str, Any]] | Mapping[str, Any], lake_dir: str | os.PathLike, *,
-                   name: str | None = None) -> Path:
+                   name: str | None = None, signer: Callable[[bytes], str] | None = None) -> Path:
     """Write `records` (a list of dicts, one per memory; a single dict is one memory) as one JSON
-    Lines snapshot into the inbox of the lake at `lake_dir`, atomically.
+    Lines snapshot into the inbox of the lake at `lake_dir`, atomically. With `signer` (the lake's
+    ``sign``: the CLI's and the API's user edits) the name carries the signature of the bytes, so
+    its ``operator: user`` is honoured; an unsigned record's ``operator: user`` counts as an agent's.
 
     `lake_dir` is an existing lake's folder or its ``inbox`` folder. A path with no lake is refused
     (`LakeNotFound`) and nothing is created there: a snapshot written where no lake reads it would
@@ -50,11 +52,14 @@ def write_snapshot(records: Iterable[Mapping[str, Any]] | Mapping[str, Any], lak
     inbox.mkdir(exist_ok=True)
     stem = name or f"{datetime.utcnow():%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}"
     stem = stem.removesuffix(".jsonl")
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if signer is not None:
+        stem += keys.USER_MARK + signer(text.encode("utf-8"))
     target = inbox / f"{stem}.jsonl"
     tmp = inbox / f".{stem}.{uuid.uuid4().hex[:8]}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + ("\n" if lines else ""))
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
@@ -136,7 +141,8 @@ def edit_memory(lake, memory_id: str, changes: Mapping[str, str], *, operator: s
         elif field in ("content", "summary", "context_id"):
             value = text
         record[field] = iso(value) if isinstance(value, datetime) else value
-    path = write_snapshot([record], lake.root, name=f"{as_of:%Y%m%dT%H%M%S}-edit-{memory_id}-{uuid.uuid4().hex[:8]}")
+    path = write_snapshot([record], lake.root, name=f"{as_of:%Y%m%dT%H%M%S}-edit-{memory_id}-{uuid.uuid4().hex[:8]}",
+                          signer=lake.sign if operator == "user" else None)
     if not lake.held_here() and lake.is_busy():
         return {"queued": str(path), "memory_id": memory_id, "base_version": row["version"]}
     from .load import ingest_paths

@@ -6,9 +6,10 @@ For each file, oldest name first (writers name files so that this is their write
            ``tenant`` / ``agent_id`` / ``user_id`` are defaults for its records), or Parquet;
            every record becomes one JSON text with its 1-based line (record position in a document).
 2. redact - PII and secrets are replaced in the whole text before anything is parsed or written
-           (``text/redact``); the raw copy and quarantine keep only redacted text.
+           (``text/redact``); the raw copy and quarantine keep only redacted text, and no invisible
+           characters (tag-block instructions, bidi controls ...): the report counts those removed.
 3. parse and validate - set-based in DuckDB: every bad record gets a reason (bad JSON, missing
-           tenant, missing content, unknown tier, bad timestamp, wrong type, content too large,
+           tenant, missing content, unknown tier, bad timestamp, future timestamp, wrong type, content too large,
            duplicate id in file, duplicate memory in file ...) and goes to ``quarantine``; the good ones go on.
 4. merge - against ``memories``, per field and three-way (DESIGN "Memory record"): an incoming
            value applies only where it differs from the value at the version the writer based
@@ -26,6 +27,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
+import secrets
 import sys
 import time
 from collections import Counter
@@ -37,9 +40,9 @@ from typing import Any, Callable, Sequence
 import duckdb
 import polars as pl
 
-from ..text import redact_records, redact_text
+from ..text import redact_records, redact_text, without_hidden_characters
 from ..store import crash_point, iso
-from ..store import InputError
+from ..store import InputError, keys
 from .merge import merge_records
 from ..store import IngestPolicy
 from .formats import format_of, read_records
@@ -81,6 +84,10 @@ class FileReport:
     reasons: dict[str, int] = field(default_factory=dict)
     replayed: int = 0  # replay: open quarantine rows this file's lines fixed (closed)
     still_failing: int = 0  # replay: open rows whose line failed again (kept open, brought up to date)
+    # issue 37.5: invisible characters (tag block, bidi controls, zero-width ...) dropped from the records
+    invisible_chars_removed: int = 0
+    # issue 37.4: records claiming operator user in a file no user's edit signed: taken as an agent's
+    unsigned_user: int = 0
 
 
 @dataclass
@@ -121,6 +128,7 @@ class IngestReport:
             "conflicted": self.total("conflicted"),
             "quarantined": self.total("quarantined"),
             "quarantine_reasons": self.reasons,
+            "invisible_chars_removed": self.total("invisible_chars_removed"),
             "duration_s": round(self.duration_s, 3),
             "per_file": [asdict(f) for f in self.files],
             "unrecognised_files": self.unrecognised,
@@ -180,6 +188,8 @@ def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -
         counts["unrecognised files"] = len(report["unrecognised_files"])
     if report["unreadable_files"]:
         counts["unreadable files"] = len(report["unreadable_files"])
+    if report["invisible_chars_removed"]:
+        counts["invisible characters removed"] = report["invisible_chars_removed"]
     return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
 
 
@@ -291,7 +301,8 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         return None
     file_hash = hashlib.sha256(data).hexdigest()
     fmt = format_of(path)
-    label = redact_text(file_label(lake, path), lake.tenant_salts(con, [])[""])  # names can hold PII too
+    salts_for = _salts(lake, dry_run)
+    label = redact_text(file_label(lake, path), salts_for([])[""])  # names can hold PII too
     if not data.strip():
         # nothing in it: every empty file has one hash, so it was read as "already ingested"
         if not dry_run and lake.inbox in path.parents:
@@ -317,14 +328,16 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         # runs outside it (DuckDB tracks transaction-local temp data at a high cost in bulk).
         if not dry_run:  # a dry run is inside the transaction of all its files (ingest_paths)
             con.execute("BEGIN TRANSACTION")
-        texts = _redact(lake, con, lines)
+        texts, report.invisible_chars_removed = _redact(con, lines, salts_for)
         if not dry_run:
             con.execute("COMMIT")
-        parse_records(con, texts, policy)
+        parse_records(con, texts, policy, as_of=as_of)
         assign_ids(con)
+        report.unsigned_user = _unsigned_user(lake, con, path, data)
         if not dry_run:
             con.execute("BEGIN TRANSACTION")
-        counts = merge_records(con, as_of=as_of, run_id=run_id, label=label, policy=policy)
+        counts = merge_records(con, as_of=as_of, run_id=run_id, label=label, policy=policy,
+                               forget_limits=lambda tenants: _forget_limits(lake, tenants))
         kept: list[int] = []
         if replay:
             report.replayed, kept = _replay_rows(con, run_id, unwrapped)
@@ -391,11 +404,13 @@ def _in_transaction(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def file_label(lake, path: Path) -> str:
-    """How a file is named in reports: relative to the inbox when it came from there."""
+    """How a file is named in reports: relative to the inbox when it came from there, without the
+    signature a user's edit carries in its name (the history's operator says it was a user's)."""
     try:
-        return str(path.relative_to(lake.inbox))
+        label = str(path.relative_to(lake.inbox))
     except ValueError:
-        return str(path)
+        label = str(path)
+    return re.sub(rf"{re.escape(keys.USER_MARK)}[0-9a-f]{{32}}(?=\.[^./]+$)", "", label)
 
 
 def _retire_from_inbox(lake, path: Path, file_hash: str, known: bool = False) -> None:
@@ -422,9 +437,39 @@ def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame, blank: Sequence[i
 
 
 # ============================================================================ 2. redact
-def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.DataFrame:
-    """Canonical, redacted text per record: (line, ok, is_object, problem, text); `problem` says why
-    a record is not a strict JSON object within the depth limit (``snapshot.shape_sql``)."""
+def _unsigned_user(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes) -> int:
+    """Issue 37.4: ``operator: user`` is a user's only in a snapshot a user's edit wrote (signed with
+    the lake's key: `store.keys.name_signature`); anywhere else an agent wrote it, and it counts as the
+    agent's (so it cannot change or forget an important memory). Returns how many records claimed it."""
+    (claimed,) = con.execute("SELECT count(*) FROM snap_valid WHERE operator = 'user'").fetchone()
+    if not claimed or lake.signed(data, keys.name_signature(path)):
+        return 0
+    con.execute("UPDATE snap_valid SET operator = 'agent' WHERE operator = 'user'")
+    return claimed
+
+
+def _forget_limits(lake, tenants: Sequence[str]) -> dict[str, tuple]:
+    """Each tenant's [publish] numbers an agent's forgets are held by (merge._hold_mass_forgets)."""
+    rules = {t: lake.policy.for_tenant(t).publish for t in tenants}
+    return {t: (r.max_active_drop, r.min_drop_allowance, r.drain_days, r.max_drain) for t, r in rules.items()}
+
+
+def _salts(lake, dry_run: bool) -> Callable[[Sequence[str]], dict[str, bytes]]:
+    """The tenant salts for redaction. A dry run stores none: a tenant without one gets a salt for
+    this run only (its placeholders are shown, never kept)."""
+    one_off: dict[str, bytes] = {}
+
+    def salts_for(names: Sequence[str]) -> dict[str, bytes]:
+        found = lake.tenant_salts(names, create=not dry_run)
+        return {n: found.get(n) or one_off.setdefault(n, secrets.token_bytes(32)) for n in {*names, ""}}
+
+    return salts_for
+
+
+def _redact(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame, salts_for) -> tuple[pl.DataFrame, int]:
+    """Canonical, redacted text per record: (line, ok, is_object, problem, text), and how many
+    invisible characters the redaction's plain form dropped from them. `problem` says why a record
+    is not a strict JSON object within the depth limit (``snapshot.shape_sql``)."""
     con.register("redact_raw", shape_hints(lines))
     try:
         # A JSON text with backslash escapes is re-serialised first (json() unescapes \\uXXXX), so
@@ -443,9 +488,25 @@ def _redact(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.Dat
     bad = (canon["problem"] == "not valid JSON").fill_null(False).arg_true()
     if bad.len():  # only the bad lines are read again
         canon = canon.with_columns(problem=canon["problem"].scatter(bad, [_json_error(t) for t in canon["text"].gather(bad)]))
+    removed = count_invisible(canon["text"])
     return canon.with_columns(
-        text=redact_records(canon["text"], canon["tenant"], lambda names: lake.tenant_salts(con, names))
-    ).drop("tenant")
+        text=redact_records(canon["text"], canon["tenant"], salts_for)
+    ).drop("tenant"), removed
+
+
+# Unicode's invisible (default-ignorable) characters: a superset of those the plain form drops, and
+# rare in text, so that only the distinct ones found are put to the rule (text.without_hidden_characters).
+_IGNORABLE = r"\p{Default_Ignorable_Code_Point}"
+
+
+def count_invisible(texts: pl.Series) -> int:
+    """How many characters of `texts` the plain form (redaction's first step) removes as invisible:
+    tag characters, bidi controls, zero-width spaces and joiners, soft hyphens ... Folded spaces
+    and hyphens are not counted (they are replaced, not removed)."""
+    found = texts.str.extract_all(_IGNORABLE).explode().drop_nulls()
+    if found.is_empty():
+        return 0
+    return sum(n for char, n in found.value_counts().iter_rows() if not without_hidden_characters(char))
 
 
 def _json_error(text: str | None) -> str:

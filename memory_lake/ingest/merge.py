@@ -33,8 +33,10 @@ Rules (DESIGN "Memory record"; seed 000 乐观锁 + 字段级合并):
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Callable
 
 import duckdb
+import polars as pl
 
 from ..store import schema
 from ..store import HISTORY_COLUMNS, next_history_seq, row_image
@@ -44,15 +46,21 @@ OTHER_TENANT = "id belongs to another tenant"
 UNKNOWN_ID = "unknown id"
 UNKNOWN_BASE = "unknown base version"
 IMPORTANT_NEEDS_USER = "important memory needs operator user"
+MASS_FORGET_HELD = "mass forget held for a user"
 
 def merge_records(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: str, label: str,
-                  policy: IngestPolicy) -> tuple[int, int, int, int]:
+                  policy: IngestPolicy, forget_limits: Callable[[list[str]], dict[str, tuple]] | None = None
+                  ) -> tuple[int, int, int, int]:
     """Apply ``snap_valid`` to the lake; rejected records get their reason in ``snap_parsed``.
 
-    Returns (ingested, updated, unchanged, forgotten, conflicted): conflicted counts the records
-    that left at least one field in the ``conflicts`` queue.
+    `forget_limits(tenants)` gives each tenant's ``(max_active_drop, min_drop_allowance,
+    drain_days, max_drain)`` (the policy's [publish] numbers): an agent's forgets beyond them are
+    held (`_hold_mass_forgets`). Returns (ingested, updated, unchanged, forgotten, conflicted):
+    conflicted counts the records that left at least one field in the ``conflicts`` queue.
     """
     _check_against_lake(con)
+    if forget_limits is not None:
+        _hold_mass_forgets(con, as_of, forget_limits)
     params = {"as_of": as_of, "run_id": run_id, "label": label}
     ingested = _insert_new(con, params, policy)
     updated, unchanged, conflicted = _apply_changes(con, params)
@@ -77,7 +85,7 @@ def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
         """
         CREATE OR REPLACE TEMP TABLE merge_checked AS
         SELECT v.*, m.id IS NOT NULL AS exists_, m.version AS m_version, m.tenant AS m_tenant,
-               m.tier AS m_tier, m.status AS m_status,
+               m.tier AS m_tier, m.status AS m_status, m.agent_id AS m_agent_id, m.user_id AS m_user_id,
                -- a forget needs no version; an edit is based on the version it carries (default 1)
                CASE WHEN v.is_forget THEN coalesce(v.version, m.version) ELSE coalesce(v.version, 1) END AS base_version
         FROM snap_valid v LEFT JOIN memories m ON m.id = v.id
@@ -108,6 +116,61 @@ def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
             "(lake has version ' || m_version || ')'")
     _reject(con, "merge_checked", "is_forget AND m_tier = 'important' AND operator <> 'user' AND m_status <> 'deleted'",
             IMPORTANT_NEEDS_USER, "'operator ' || operator || ' may not forget important memory ' || id")
+
+
+def _hold_mass_forgets(con: duckdb.DuckDBPyConnection, as_of: datetime,
+                       forget_limits: Callable[[list[str]], dict[str, tuple]]) -> None:
+    """Issue 37.3: an agent may not empty a scope. Its forgets (``deleted: true``) of a scope's active
+    memories are held, all of them, when with the agent's forgets of the last 24 hours they pass the
+    scope's nightly allowance, max(floor(active x max_active_drop), min_drop_allowance), or with
+    those of the last drain_days more than max_drain of what the scope held. Held lines go to
+    quarantine, the memories stay; a user confirms by forgetting them (``memory-lake forget``)."""
+    wanted = "is_forget AND operator <> 'user' AND m_status IN ('active', 'conflicted')"
+    tenants = [t for (t,) in con.execute(f"SELECT DISTINCT m_tenant FROM merge_checked WHERE {wanted}").fetchall()]
+    if not tenants:
+        return
+    limits = forget_limits(tenants)
+    frame = pl.DataFrame([(t, *limits[t]) for t in tenants], orient="row",
+                         schema={"tenant": pl.String, "share": pl.Float64, "least": pl.Int64,
+                                 "drain_days": pl.Int64, "max_drain": pl.Float64})
+    same = " AND ".join(f"{{0}}.{c} IS NOT DISTINCT FROM {{1}}.{c}" for c in ("tenant", "agent_id", "user_id"))
+    of_request = " AND ".join(f"f.{c} IS NOT DISTINCT FROM merge_checked.m_{c}" for c in ("tenant", "agent_id", "user_id"))
+    con.register("forget_limits_frame", frame)
+    try:
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE forget_verdict AS
+            WITH asked AS (SELECT m_tenant AS tenant, m_agent_id AS agent_id, m_user_id AS user_id,
+                                  count(DISTINCT id) AS n
+                           FROM merge_checked WHERE {wanted} GROUP BY ALL),
+                 earlier AS (SELECT h.memory_id, h.as_of, h.before.tenant AS tenant, h.before.agent_id AS agent_id,
+                                    h.before.user_id AS user_id
+                             FROM memory_history h
+                             WHERE h.change = 'forget' AND h.operator <> 'user'
+                               AND h.before.status IN ('active', 'conflicted') AND h.as_of <= $as_of)
+            SELECT a.*, l.share, l.least, l.drain_days, l.max_drain,
+                   (SELECT count(*) FROM memories m WHERE {same.format('m', 'a')}
+                           AND m.status IN ('active', 'conflicted')) AS active,
+                   (SELECT count(DISTINCT e.memory_id) FROM earlier e WHERE {same.format('e', 'a')}
+                           AND e.as_of > $as_of - INTERVAL 1 DAY) AS tonight,
+                   (SELECT count(DISTINCT e.memory_id) FROM earlier e WHERE {same.format('e', 'a')}
+                           AND e.as_of > $as_of - to_days(l.drain_days::INTEGER)) AS drained
+            FROM asked a JOIN forget_limits_frame l ON l.tenant = a.tenant""", {"as_of": as_of})
+    finally:
+        con.unregister("forget_limits_frame")
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE forget_verdict AS
+        SELECT *, greatest(floor((active + tonight) * share)::BIGINT, least) AS nightly,
+                  greatest(floor((active + drained) * max_drain)::BIGINT, least) AS drain_allowance
+        FROM forget_verdict""")
+    held = (f"{wanted} AND EXISTS (SELECT 1 FROM forget_verdict f WHERE "
+            f"{of_request} "
+            "AND (f.n + f.tonight > f.nightly OR (f.drain_days > 0 AND f.n + f.drained > f.drain_allowance)))")
+    detail = ("(SELECT 'an agent asked to forget ' || (f.n + f.tonight) || ' of ' || (f.active + f.tonight) "
+              "|| ' active memories of its scope within a day (at most ' || f.nightly || '), or ' || (f.n + f.drained) "
+              "|| ' within ' || f.drain_days || ' days (at most ' || f.drain_allowance || '): held, the memory stays; '"
+              "|| 'to confirm, a user runs memory-lake forget ' || merge_checked.id || ' --reason TEXT' FROM forget_verdict f WHERE "
+              f"{of_request})")
+    _reject(con, "merge_checked", held, MASS_FORGET_HELD, detail)
 
 
 _NEW_ROWS = """

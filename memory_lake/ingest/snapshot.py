@@ -13,12 +13,16 @@ JSON is read strictly (RFC 8259): DuckDB's reader accepts trailing commas and Na
 those are looked for outside strings and quarantined as ``bad JSON``. Every value a record can
 carry has a documented range (README "The snapshot contract"), so that nothing stored can break
 a later step or a reader: out-of-range numbers and timestamps, and values nested deeper than
-``MAX_DEPTH``, are quarantined, never passed on.
+``MAX_DEPTH``, are quarantined, never passed on. An event time (``EVENT_TIMESTAMPS``) later than
+the ingest's ``as_of`` plus ``[ingest] future_horizon_h`` is a wrong clock or a forged date (issue
+37.5: a memory dated 9999-12-31 sorted first everywhere and never went idle) and is quarantined too;
+``expires_at`` is a deadline and may lie any time ahead.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -40,6 +44,7 @@ UNKNOWN_TYPE = "unknown type"
 UNKNOWN_STATUS = "unknown status"
 UNKNOWN_OPERATOR = "unknown operator"
 BAD_TIMESTAMP = "bad timestamp"
+FUTURE_TIMESTAMP = "future timestamp"
 WRONG_TYPE = "wrong type"
 OUT_OF_RANGE = "out of range"
 TOO_LARGE = "content too large"
@@ -108,6 +113,9 @@ TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id"
 # Identifiers that some agents write as JSON numbers; accepted as text.
 NUMERIC_TEXT_FIELDS = ("id", "tenant", "agent_id", "user_id", "context_id", "session_id", "trace_id")
 TIMESTAMP_FIELDS = ("created_at", "updated_at", "last_accessed_at", "expires_at")
+# When something happened, so never after the ingest's as_of + [ingest] future_horizon_h;
+# expires_at is when something is due, and lies ahead by nature.
+EVENT_TIMESTAMPS = ("created_at", "updated_at", "last_accessed_at")
 # name -> minimum (the maximum is MAX_INTEGER)
 INTEGER_FIELDS = {"access_count": 0, "reference_count": 0, "version": 1, "quarantine_id": 0, "base_seq": 1}
 BOOL_FIELDS = ("important", "deleted")
@@ -176,13 +184,16 @@ def shape_sql(source: str) -> str:
 
 
 # ============================================================================ parse and validate
-def parse_records(con: duckdb.DuckDBPyConnection, texts: pl.DataFrame, policy: IngestPolicy) -> None:
+def parse_records(con: duckdb.DuckDBPyConnection, texts: pl.DataFrame, policy: IngestPolicy, *,
+                  as_of: datetime | None) -> None:
     """Typed columns plus the first failing check per record, into temp table ``snap_parsed``.
 
     `texts` has (line, ok, is_object, problem, text) (``shape_sql``, then redacted); it stays in
-    ``snap_texts`` for the quarantine. Output columns: line, reason, detail, the memory
-    fields (NULL where the record leaves them out), is_forget, forget_reason, quarantine_id, base_seq
-    and has_extra; ``snap_extra`` holds the JSON of unknown keys per line. One statement, so DuckDB
+    ``snap_texts`` for the quarantine. `as_of` is the ingest's instant: an event time more than
+    ``policy.future_horizon_h`` after it is a ``future timestamp``; None checks no horizon (a
+    re-read of a raw copy, which only needs the ids ingest gave). Output columns: line, reason,
+    detail, the memory fields (NULL where the record leaves them out), is_forget, forget_reason,
+    quarantine_id, base_seq and has_extra; ``snap_extra`` holds the JSON of unknown keys per line. One statement, so DuckDB
     parses each record once and materialises only the result.
     """
     con.register("snap_texts_frame", texts)
@@ -200,7 +211,7 @@ def parse_records(con: duckdb.DuckDBPyConnection, texts: pl.DataFrame, policy: I
         )
     finally:
         con.unregister("snap_texts_frame")
-    con.execute(f"CREATE OR REPLACE TEMP TABLE snap_parsed AS {_parse_sql(policy)}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE snap_parsed AS {_parse_sql(policy, as_of)}")
     _collect_extra(con)
 
 
@@ -266,11 +277,22 @@ def _stamps_sql() -> str:
     )
 
 
-def _parse_sql(policy: IngestPolicy) -> str:
+def future_limit(as_of: datetime | None, hours: float) -> datetime | None:
+    """The latest event time a record may carry: `as_of` + `hours` ([ingest] future_horizon_h).
+    None (no limit) without an `as_of`, or when the sum lies beyond every timestamp."""
+    if as_of is None:
+        return None
+    try:
+        return as_of + timedelta(hours=hours)
+    except OverflowError:
+        return None
+
+
+def _parse_sql(policy: IngestPolicy, as_of: datetime | None) -> str:
     struct = "{" + ", ".join(f'"{key}": "JSON"' for key in KNOWN_KEYS) + "}"
     raw = ", ".join(f"{_first_key(name)}::VARCHAR AS j_{name}" for name in FIELD_KEYS)
     kinds = ", ".join(_kind_sql(name) for name in FIELD_KEYS)
-    checks = _checks(policy)
+    checks = _checks(policy, as_of)
     reason = "CASE " + " ".join(f"WHEN {c} THEN '{r}'" for c, r, _ in checks) + " END"
     detail = "CASE " + " ".join(f"WHEN reason = '{r}' AND {c} THEN {d}" for c, r, d in checks) + " END"
     key = "lower(replace(replace(replace({}, '-', ''), '_', ''), ' ', ''))"
@@ -322,7 +344,7 @@ def _alias_case(column: str, aliases: dict[str, str]) -> str:
     return f"CASE {column} {whens} END"
 
 
-def _checks(policy: IngestPolicy) -> list[tuple[str, str, str]]:
+def _checks(policy: IngestPolicy, as_of: datetime | None) -> list[tuple[str, str, str]]:
     """(condition, reason, detail) in the order they are tried; the first that holds wins."""
     forget = "is_forget"
     checks = [
@@ -341,6 +363,7 @@ def _checks(policy: IngestPolicy) -> list[tuple[str, str, str]]:
         checks.append((f"jt_{name} IS NOT NULL AND t_{name} IS NULL", OUT_OF_RANGE,
                        f"'{name} ' || {name}_text || ' is outside {stamp_range}' || "
                        f"CASE WHEN d_{name} > {MAX_EPOCH_S} THEN ' (a number is read as epoch seconds)' ELSE '' END"))
+    checks += _future_checks(policy, as_of)
     for name, low in INTEGER_FIELDS.items():
         checks.append((f"jt_{name} IS NOT NULL AND (jt_{name} NOT IN {NUMBERS} OR d_{name} <> floor(d_{name}))",
                        WRONG_TYPE, f"'{name} must be an integer'"))
@@ -364,6 +387,19 @@ def _checks(policy: IngestPolicy) -> list[tuple[str, str, str]]:
          f"strlen(s_content) || ' bytes > {int(policy.max_content_bytes)}'"),
     ]
     return checks
+
+
+def _future_checks(policy: IngestPolicy, as_of: datetime | None) -> list[tuple[str, str, str]]:
+    """An event time after `as_of` + the horizon: the detail names the value (UTC), the horizon,
+    the as_of, and the two ways out."""
+    limit = future_limit(as_of, policy.future_horizon_h)
+    if limit is None:
+        return []
+    after = (f" is more than {policy.future_horizon_h:g} h after as_of {as_of:%Y-%m-%dT%H:%M:%S}Z: a wrong clock or "
+             "a forged date; fix the record and replay it, or raise [ingest] future_horizon_h")
+    return [(f"t_{name} > TIMESTAMP '{limit.isoformat(sep=' ')}'", FUTURE_TIMESTAMP,
+             f"'{name} ' || strftime(t_{name}, '%Y-%m-%dT%H:%M:%S') || 'Z{after}'")
+            for name in EVENT_TIMESTAMPS]
 
 
 def _squash(aliases: dict[str, str]) -> dict[str, str]:

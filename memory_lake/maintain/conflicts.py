@@ -168,7 +168,7 @@ def _resolve(lake, con, conflict_id, take, value, operator, as_of, run_id, sourc
         return _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, run_id, source)
     memory_id, field, tenant = conflict["memory_id"], conflict["field"], conflict["tenant"]
     if take == "value":
-        salt = lake.tenant_salts(con, [tenant])[tenant]
+        salt = lake.tenant_salts([tenant])[tenant]
         new_value = parse_field_value(field, value, salt)
     elif take == "incoming":
         new_value = json.loads(conflict["incoming_value"])
@@ -222,7 +222,7 @@ def _resolve_contradiction(lake, con, conflict, take, value, operator, as_of, ru
         _update(con, first, {"status": "archived"}, operator=operator, as_of=as_of, run_id=run_id, reason=reason,
                 label=label)
     elif take == "value":
-        salt = lake.tenant_salts(con, [conflict["tenant"]])[conflict["tenant"]]
+        salt = lake.tenant_salts([conflict["tenant"]])[conflict["tenant"]]
         content = parse_field_value("content", value, salt)  # redacted: the conflict row records it too
         _update(con, first, {"content": content}, operator=operator, as_of=as_of,
                 run_id=run_id, reason=reason, label=label)

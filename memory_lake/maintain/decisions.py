@@ -36,12 +36,13 @@ from typing import Any
 from ..store import iso
 from ..store import InputError, NotApplicable
 from ..store import Policy
-from .queue import apply_or_queue, pending_decisions, queue_decision  # noqa: F401 (the queue's side)
+from .queue import apply_or_queue, canonical_decision, pending_decisions, queue_decision  # noqa: F401 (the queue's side)
 
 APPLIED_DIR = "applied"
 FAILED_DIR = "failed"
 UNKNOWN_KIND = "unknown kind"
 BAD_DECISION = "bad decision"
+UNSIGNED = "not signed by the lake's key"
 from ..store import StepReport
 
 def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
@@ -73,6 +74,13 @@ def apply_decisions(lake, as_of: datetime, policy: Policy | None = None, run_id:
             decision, problem = _read(path)
             if problem:
                 left.append({"file": path.name, "reason": problem})
+                continue
+            if not lake.signed(canonical_decision(decision), decision.get("signature")):
+                # issue 37.4: hand-written into the inbox (an agent acting as the user): never applied
+                reason = (f"{UNSIGNED}: queue decisions with the CLI or the Python API (memory-lake forget, "
+                          "conflicts resolve, unmerge), which sign them with the lake's key")
+                failed.append({"file": path.name, "kind": decision["kind"], "reason": reason})
+                _fail(lake, path, decision, reason, as_of=as_of, run_id=run_id)
                 continue
             try:
                 if decision["kind"] == "unmerge":

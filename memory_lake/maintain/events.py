@@ -77,7 +77,7 @@ def _collect_inbox_events(lake, con: duckdb.DuckDBPyConnection) -> None:
     """Complete event files leave the inbox for events/, redacted (named by the original's hash:
     no double counting; the name is redacted too). The copy is written under a temporary name and
     renamed, and the original removed only after that: a crash in between re-runs cleanly."""
-    lake_salt = lake.tenant_salts(con, [])[""]
+    lake_salt = lake.tenant_salts([])[""]
     for path in sorted(lake.inbox.glob("*.events.jsonl")):
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()[:16]
@@ -97,7 +97,7 @@ def _redact_lines(lake, con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> 
         pl.col("raw").str.json_path_match("$.tenant").alias("tenant")
     ).to_series()
     return lines.with_columns(raw=redact_records(lines["raw"], tenants,
-                                                        lambda names: lake.tenant_salts(con, names)))
+                                                        lambda names: lake.tenant_salts(names)))
 
 
 # The time of an event line, read without parsing the whole line (a search log grows long).

@@ -84,7 +84,7 @@ def forget(lake, *, ids: Sequence[str] | str | None = None, tenant: str | None =
                     # the reason is free text: kept in history, redacted like everything on disk,
                     # with each memory's tenant salt (one e-mail, one placeholder in a tenant)
                     tenants = sorted(set(todo["tenant"].drop_nulls()))
-                    said = {t: redact_text(reason, salt) for t, salt in lake.tenant_salts(con, tenants).items()}
+                    said = {t: redact_text(reason, salt) for t, salt in lake.tenant_salts(tenants).items()}
                     todo = todo.with_columns(said=pl.col("tenant").fill_null("").replace_strict(said))
                     requests = todo.select("id", operator=pl.lit(operator), reason=pl.when(
                         pl.col("canonical").is_null()).then(pl.col("said")).otherwise(

@@ -4,6 +4,10 @@ temporary name and renamed, so a run never sees half of one) and applied first b
 (`memory_lake.maintain.decisions.apply_decisions`). Files are named ``<as_of>-<kind>-<uuid8>.json``,
 so name order is request order.
 
+A decision file carries ``signature``, the lake's mark (store/keys.py) on its other fields: only the
+CLI and the Python API, which read the lake's key, can queue one. A file written into
+``inbox/decisions/`` by anyone else (an agent claiming to be the user) is refused when applied.
+
 No raw PII goes into a decision file (they are kept for good, in ``applied/``). Free text (a
 forget's reason, a resolution's value) is redacted by the ingest's rules when the file is
 written; the lake is busy then, so its salts cannot be read and a one-off salt is used (the
@@ -37,6 +41,7 @@ def queue_decision(lake, decision: dict[str, Any], as_of: datetime) -> Path:
     Free-text values are redacted first; a naming value that holds PII raises InputError (see the
     module docstring)."""
     decision = _redacted(decision)
+    decision = {**decision, "signature": lake.sign(canonical_decision(decision))}  # a user's, not the inbox's
     kind = str(decision.get("kind") or "decision")
     folder = lake.decisions
     folder.mkdir(parents=True, exist_ok=True)
@@ -50,6 +55,12 @@ def queue_decision(lake, decision: dict[str, Any], as_of: datetime) -> Path:
         os.fsync(handle.fileno())
     os.replace(tmp, target)
     return target
+
+
+def canonical_decision(decision: dict[str, Any]) -> bytes:
+    """The bytes a decision's signature covers: every field but the signature, keys sorted."""
+    fields = {k: v for k, v in decision.items() if k != "signature"}
+    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
 def apply_or_queue(lake, decision: dict[str, Any], as_of: datetime, apply, check=None) -> dict[str, Any]:

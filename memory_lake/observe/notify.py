@@ -10,19 +10,16 @@ endpoint never fails or blocks a run.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
-import socket
 import sys
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from datetime import datetime
 from typing import Any
 
-from ..store import InputError, Policy, StepReport, iso, within
+from ..store import InputError, Policy, StepReport, check_resolved_host, check_url, iso, within
 from .health import latest_health
 
 WEBHOOK_ENV = "MEMORY_LAKE_WEBHOOK_URL"
@@ -34,32 +31,17 @@ def webhook_url(policy: Policy, url: str | None = None) -> str:
     return (url or os.environ.get(WEBHOOK_ENV) or policy.notify.webhook_url or "").strip()
 
 
-# What a bad webhook URL is called in messages: the URL itself is never printed or stored (a
+# What the webhook URL is called in messages: the URL itself is never printed or stored (a
 # Slack-style hook's path is its secret).
-_BAD_URL = (f"the webhook URL ([notify] webhook_url or ${WEBHOOK_ENV}) is not an http(s) URL with a host; it is "
-            "not printed, as a hook's URL can hold its secret")
+_WEBHOOK = "the webhook URL"
+_WEBHOOK_SETTING = f"[notify] webhook_url or ${WEBHOOK_ENV}"
 
 
 def check_webhook_url(url: str) -> None:
     """Raise InputError (exit 2, the URL left out) unless `url` is http(s) with a host that is not a
-    link-local address (169.254.0.0/16, fe80::/10: cloud metadata services live there)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        host = parts.hostname
-        parts.port  # noqa: B018 - a bad port raises here
-    except ValueError:
-        raise InputError(_BAD_URL) from None
-    if parts.scheme not in ("http", "https") or not host:
-        raise InputError(_BAD_URL)
-    if _link_local(host):
-        raise InputError("the webhook URL points at a link-local address (169.254.0.0/16 or fe80::/10): refused")
-
-
-def _link_local(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_link_local
-    except ValueError:
-        return False
+    link-local address (169.254.0.0/16, fe80::/10: cloud metadata services live there); the rule is
+    ``store.check_url``'s, the LLM summariser's URL follows it too."""
+    check_url(url, _WEBHOOK, setting=_WEBHOOK_SETTING, secret="a hook's URL can hold its secret")
 
 
 def run_payload(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]], kind: str = "nightly",
@@ -92,10 +74,7 @@ def post_json(url: str, body: dict[str, Any], *, timeout_s: float, retries: int,
     returns ``{"status": "sent" | "failed", "attempts", "http_status", "error"}``, never raises."""
     try:
         check_webhook_url(url)
-        host = urllib.parse.urlsplit(url).hostname
-        # a name that resolves to a link-local address is refused as the address itself would be
-        if any(_link_local(info[4][0]) for info in socket.getaddrinfo(host, None)):
-            raise InputError("the webhook URL's host resolves to a link-local address: refused")
+        check_resolved_host(url, _WEBHOOK)  # a name is refused as its link-local address would be
     except InputError as exc:
         return {"status": "failed", "attempts": 0, "http_status": None, "error": str(exc)}
     except OSError as exc:  # the name does not resolve: an attempt would fail the same way

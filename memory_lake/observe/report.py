@@ -408,6 +408,14 @@ def _publish_section(publish: Mapping[str, Any] | None) -> str:
             '<p class="failed">Data checks failed: CURRENT was left untouched, agents keep '
             "reading the previous version.</p>"
         )
+    held = publish.get("held") or []
+    if held:
+        rows = [[_e("/".join(p or "_" for p in (h["tenant"], h["agent_id"], h["user_id"]))), _e(h["reason"]),
+                 _e(h["since"]), f"<code>{_e(h['action'])}</code>"] for h in held]
+        parts.append('<h3 class="failed">Held scopes</h3><p>The publish gate kept these scopes as they were last '
+                     "published (agents still load those memories); every other scope published. A scope stays held "
+                     "until it passes the gate again or a user releases it.</p>"
+                     + _table(["scope", "why", "published as of", "to let it through"], rows))
     failed = publish.get("failed") or []
     if failed:
         items = "".join(f"<li><code>{_e(name)}</code></li>" for name in failed)

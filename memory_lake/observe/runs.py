@@ -160,11 +160,23 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
         counts = next((s["counts"] for s in steps if s["name"] == "summarize"), None)
         made = {**(counts or {}), "regenerated": None if counts is None else counts.get("regenerated", 0),
                 "published": _published_summaries(con)}
+    if publish and publish.get("held") and health.get("overall"):
+        health = {**health, "overall": {**health["overall"], "alerts": [*health["overall"]["alerts"], held_alert(publish["held"])]}}
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
                          conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made)
     record_report(lake, path)  # a later forget reaches the reports folder (store.REPORT_FOLDERS)
     return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
                       {"path": str(path)})
+
+
+def held_alert(held: list[dict[str, Any]]) -> dict[str, str]:
+    """The alert for scopes the publish gate held (issue 37.3): which, and what to do."""
+    names = ", ".join("/".join(p or "_" for p in (h["tenant"], h["agent_id"], h["user_id"])) for h in held[:5])
+    more = f" and {len(held) - 5} more" if len(held) > 5 else ""
+    return {"level": "warning",
+            "message": f"{len(held)} scope(s) held at their published state by the publish gate: {names}{more}",
+            "action": "see why with memory-lake holds list; fix the agent, or confirm the removals with "
+                      "memory-lake holds release TENANT [--agent A] [--user U] --reason TEXT"}
 
 
 def _published_summaries(con) -> int:
@@ -241,8 +253,8 @@ def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[s
     for step in steps:
         if step["name"] in ("publish_export", "publish"):
             summary["publish"] = {k: step["details"].get(k) for k in ("status", "version", "current", "path", "failed",
-                                                                       "current_invalid") if k in step["details"]
-                                  or k != "current_invalid"}
+                                                                       "current_invalid", "held") if k in step["details"]
+                                  or k not in ("current_invalid", "held")}
         if step["name"] == "write_report":
             summary["report"] = step["details"]["path"]
     with lake.writer(purpose="record run") as con:
@@ -465,10 +477,17 @@ def run_digest(lake, summary: dict[str, Any]) -> dict[str, Any]:
     alerts = alerts.get("alerts") or [] if alerts else []
     lines = [f"# {headline}", "", f"as_of {summary['as_of']}, {summary['duration_s']} s", "", "## Failed checks", ""]
     lines += [f"- {name}" for name in publish.get("failed") or []] or ["none"]
+    held = publish.get("held") or []
+    if held:
+        lines += ["", "## Held scopes (published as they were; the rest published)", ""]
+        lines += [f"- {'/'.join(p or '_' for p in (h['tenant'], h['agent_id'], h['user_id']))}: {h['reason']} - "
+                  f"to let it through: {h['action']}" for h in held]
     lines += ["", "## Step errors", ""]
     lines += [f"- {error['step']}, {describe_error(error)} (traceback: {error.get('traceback_file')})"
               for error in summary.get("errors") or []] or ["none"]
     lines += ["", "## Alerts", ""]
+    if held:
+        alerts = [*alerts, held_alert(held)]
     lines += [f"- [{a['level']}] {a['message']} - {a['action']}" for a in alerts] or ["none"]
     table = [{"step": name, "summary": step["summary"],
               "counts": ", ".join(f"{k}={v}" for k, v in (step.get("counts") or {}).items())}

@@ -5,6 +5,7 @@
 from . import contract
 from .checks import PUBLISH_EXPECTATIONS, validate
 from .contract import FORMAT_VERSION
+from .diff import open_holds, release_hold
 from .export import (check_export, current_version, folder_name, publish, publish_export, remove_staging,
                      scope_folder, stage_export)
 from .export import _context_pack as context_pack
@@ -21,4 +22,5 @@ __all__ = [
     "markdown_text",
     "contract", "FORMAT_VERSION", "UnknownExportFormat", "UnknownScope", "load_export",
     "list_publishes", "rollback",
+    "open_holds", "release_hold",
 ]

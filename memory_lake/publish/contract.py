@@ -169,7 +169,7 @@ FILES: dict[str, tuple[str, str, tuple[Field, ...]]] = {
 OTHER_FILES = {
     "scopes/<tenant>/<agent>/<user>/context.md": "the same memories as a Markdown context pack, by tier; a "
                                                  "disputed line ends in `[disputed, id …]`",
-    "tables/<table>.parquet": "every other table of the lake but `tenant_salts` (the PII salts), with the same "
+    "tables/<table>.parquet": "every other table of the lake (the PII salts are not in the database), with the same "
                               "type rules (timestamps UTC-aware, JSON columns as text); the manifest's `schema` "
                               "lists each one's columns and types",
 }

@@ -40,7 +40,7 @@ import polars as pl
 from ..store import schema
 from . import contract
 from .checks import batches, validate
-from .diff import diff_batches
+from .diff import diff_batches, keep_held, record_holds, scope_holds
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts
 from ..search import markdown_text, scope_pack
@@ -55,7 +55,6 @@ STAGING_PREFIX = ".staging-"
 # run holds the lake, and a table added later is exported without a change here), except these:
 NOT_EXPORTED = {
     "memories": "exported as memories.parquet (published rows only)",
-    "tenant_salts": "the HMAC salts of the PII pseudonyms: a secret that never leaves lake.duckdb",
 }
 # Per memory, beside the memory columns: is its value disputed, and by which other memories.
 CONFLICT_COLUMNS = ("conflict", "conflict_with")
@@ -82,26 +81,30 @@ def publish(lake, as_of: datetime, policy: Policy | None = None, run_id: str | N
 def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
     """Write the candidate version to ``exports/.staging-<run>/``; nothing when it equals CURRENT."""
     run_id = run_id or lake.new_run_id("publish", as_of)
+    policy = policy or lake.policy
     with lake.writer(purpose="stage export") as con:
         remove_staging(lake, con)
-        content_hash = _stage_rows(con)
-        (rows,) = con.execute("SELECT count(*) FROM publish_rows").fetchone()
+        _stage_rows(con)
         current = current_version(lake)
+        held = _hold_scopes(con, lake.exports / current if current else None, policy, run_id, as_of)
+        content_hash = _content_hash(con)
+        (rows,) = con.execute("SELECT count(*) FROM publish_rows").fetchone()
         details = {"status": "staged", "staging": None, "content_hash": content_hash, "current": current,
-                   "rows": rows, "scopes": 0}
+                   "rows": rows, "scopes": 0, "held": held}
+        counts = {"rows": rows, "staged": 0, "held_scopes": len(held)}
         if current and _manifest(lake.exports / current).get("content_hash") == content_hash:
             details["status"] = "unchanged"
-            return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 0}, details)
+            return StepReport("stage_export", as_of, run_id, counts, details)
         staging = lake.exports / f"{STAGING_PREFIX}{run_id}"
         errors: list[dict[str, Any]] = []
         try:
-            details["scope_list"] = _write_staging(con, staging, as_of, policy or lake.policy, errors)
+            details["scope_list"] = _write_staging(con, staging, as_of, policy, errors)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     details["staging"] = str(staging)
     details["scopes"] = len(details["scope_list"])
-    return StepReport("stage_export", as_of, run_id, {"rows": rows, "staged": 1}, details, errors=errors)
+    return StepReport("stage_export", as_of, run_id, {**counts, "staged": 1}, details, errors=errors)
 
 
 def check_export(lake, staging: str | None, policy: Policy | None = None, run_id: str | None = None,
@@ -120,7 +123,7 @@ def check_export(lake, staging: str | None, policy: Policy | None = None, run_id
     candidate = Path(staging) if staging is not None else previous
     memories = pl.read_parquet(candidate / "memories.parquet")
     with lake.writer(purpose="check export") as con:
-        diff = diff_batches(con, previous, candidate, policy)
+        diff = diff_batches(con, previous, candidate, policy, as_of)
     checks = validate(batches(memories, scope_counts(memories, policy), diff))
     report.details = {**checks.as_dict(), "checked": "staged" if staging is not None else current,
                       "previous": current}
@@ -134,7 +137,8 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
     policy = policy or lake.policy
     run_id = run_id or lake.new_run_id("publish", as_of)
     current = current_version(lake)
-    base = {"current": current, "content_hash": staged["content_hash"], "checks": checks["checks"], "failed": []}
+    base = {"current": current, "content_hash": staged["content_hash"], "checks": checks["checks"], "failed": [],
+            "held": staged.get("held") or []}
     with lake.writer(purpose="publish") as con:
         if staged["status"] == "unchanged":
             if current and not _recorded(con, current):
@@ -233,9 +237,8 @@ def switch_current(exports: Path, version: str) -> None:
 
 
 # ---------------------------------------------------------------------------- staging
-def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
-    """Temp table ``publish_rows`` (ordered by id: the memory columns and CONFLICT_COLUMNS) and the
-    hash of its content (a contradiction opened or resolved changes it, so the marks get published)."""
+def _stage_rows(con: duckdb.DuckDBPyConnection) -> None:
+    """Temp table ``publish_rows`` (ordered by id: the memory columns and CONFLICT_COLUMNS)."""
     columns = [c for c in contract.PARQUET_COLUMNS if c not in CONFLICT_COLUMNS]
     # base_seq: the memory's latest history row, the base a record written back is merged against
     selected = ", ".join("h.base_seq" if c == "base_seq" else f"m.{c}" for c in columns)
@@ -251,6 +254,24 @@ def _stage_rows(con: duckdb.DuckDBPyConnection) -> str:
         WHERE m.{PUBLISHED} ORDER BY m.id
         """
     )
+
+
+def _hold_scopes(con: duckdb.DuckDBPyConnection, previous: Path | None, policy: Policy, run_id: str,
+                 as_of: datetime) -> list[dict[str, Any]]:
+    """Judge every scope of `previous` (diff.py); a held scope keeps its published rows in
+    ``publish_rows``. Returns the held scopes, each with its reason and the command that releases it."""
+    holds = scope_holds(con, previous, "publish_rows", policy, as_of)
+    if holds.is_empty():
+        return []
+    keep_held(con, previous, "publish_rows", holds.filter(pl.col("reason").is_not_null()))
+    with transaction(con):
+        return record_holds(con, holds, previous.name, run_id, as_of)
+
+
+def _content_hash(con: duckdb.DuckDBPyConnection) -> str:
+    """The hash of ``publish_rows``' content (a contradiction opened or resolved changes it, so the
+    marks get published)."""
+    columns = [c for c in contract.PARQUET_COLUMNS if c not in CONFLICT_COLUMNS]
     # Row digests joined in id order, after the format version: the content identity of an export,
     # independent of run and time (a new format publishes a new version of unchanged rows).
     row = f"to_json(struct_pack({', '.join(f'{c} := {c}' for c in [*columns, *CONFLICT_COLUMNS])}))::VARCHAR"

@@ -94,7 +94,7 @@ def rollback(lake, version: str | None = None, *, reason: str, by: str, as_of: d
         if contract.format_major(found) != contract.READABLE_MAJOR:
             raise InputError(f"{target} was written in export format {found!r}, which agents loading format "
                              f"{contract.FORMAT_VERSION} cannot read; roll back to a version published since")
-        salt = lake.tenant_salts(con, [""])[""]
+        salt = lake.tenant_salts([""])[""]
         who, why = redact_text(by, salt), redact_text(reason.strip(), salt)
         with transaction(con):  # the record commits only once CURRENT has switched
             con.execute("INSERT INTO rollbacks VALUES (?, ?, ?, ?, ?, ?)",

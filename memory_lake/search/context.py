@@ -15,10 +15,14 @@ Sections, in the order they print:
 5. **Recent** - the most recent working and short-term memories.
 
 **Budget.** Tokens are counted with the embedding model's tokenizer (``count_tokens``: Chinese one
-token per character). Lines are kept in this order of importance - important, summary, relevant
-(best first), entities, recent (newest first) - and the pack stops at the first line that does not
-fit, so the least important lines go first and an important memory is never dropped while a
-recent one stays. A single line longer than a quarter of the budget is shortened (``…``).
+token per character; a word it cannot read or a character it drops counts by its length, and any
+text at least one token per 16 bytes, so a budget of N tokens also bounds the pack to 16 N bytes).
+Lines are kept in this order of importance - important, summary, relevant (best first), entities,
+recent (newest first) - and the pack stops at the first line that does not fit, so the least
+important lines go first and an important memory is never dropped while a recent one stays. A
+single line longer than a quarter of the budget (the query's line too) is shortened (``…``). The
+pack's count is at most the sum of its lines' counts (each with its newline), so it never exceeds
+the budget.
 
 Every memory line starts with its date (``created_at``); an entity's facts carry theirs. A memory
 whose value is disputed (status ``conflicted``, or a side of an open contradiction) ends with
@@ -137,20 +141,31 @@ def memory_line(record: dict[str, Any]) -> str:
 
 
 def _shorten(line: str, cap: int) -> str:
-    """`line` cut to at most `cap` tokens, ending in an ellipsis; never inside a Latin word
-    ("Postgres" is not cut to "Pos…"): the cut goes back to the space before it."""
+    """`line` cut to at most `cap` tokens (so at most 16 bytes a token), ending in an ellipsis; never
+    inside a Latin word ("Postgres" is not cut to "Pos…"): the cut goes back to the space before it.
+    The result always fits: a guess from the token rate, then a search over the cut."""
     if count_tokens(line) <= cap:
         return line
+
+    def fits(keep: int) -> bool:
+        return count_tokens(line[:keep].rstrip() + _ELLIPSIS) <= cap
+
     keep = len(line)
     for _ in range(8):
         keep = max(1, int(keep * cap / max(count_tokens(line[:keep] + _ELLIPSIS), 1) * 0.95))
-        if count_tokens(line[:keep] + _ELLIPSIS) <= cap:
+        if fits(keep):
             break
-    if keep < len(line) and _latin(line[keep - 1]) and _latin(line[keep]):
+    if not fits(keep):  # the rate misled the guess (a count that is not proportional to length)
+        low, high = 0, keep  # fits(0): the ellipsis alone is one token, and cap >= 1
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if fits(mid) else (low, mid - 1)
+        keep = low
+    if 0 < keep < len(line) and _latin(line[keep - 1]) and _latin(line[keep]):
         start = keep                                      # back to where the Latin word (or number) starts
         while start > 0 and _latin(line[start - 1]):
             start -= 1
-        if start > len(line) // 4:
+        if start > len(line) // 4 and fits(start):
             keep = start
     return line[:keep].rstrip() + _ELLIPSIS
 
@@ -248,8 +263,10 @@ def scope_pack(header: dict[str, Any], records: list[dict[str, Any]], entity_row
     scope = header.get("scope") or " / ".join(_escape(header.get(k)) for k in ("tenant", "agent_id", "user_id"))
     head = [f"# Memory context: {scope}", "", f"As of {header['as_of']}."]
     if query is not None:
-        head.append(f"Query: {_text(_escape(query))}")
-    total = sum(count_tokens(line) for line in head)
+        head.append(_shorten(f"Query: {_text(_escape(query))}", cap))
+    # The Markdown is the head, then per section "\n## Title\n\n" and each line with its newline:
+    # the sum of those parts' counts bounds the whole's (text/tokens.py), bytes included.
+    total = count_tokens("\n".join(head) + "\n")
     kept: dict[str, list[list[str]]] = {name: [] for name in TITLES}
     offered = sum(len(v) for v in items.values())
     full = total > max_tokens
@@ -257,7 +274,8 @@ def scope_pack(header: dict[str, Any], records: list[dict[str, Any]], entity_row
         for lines in items[name]:
             if full:
                 break
-            cost = sum(count_tokens(line) for line in lines) + (0 if kept[name] else count_tokens(f"## {TITLES[name]}"))
+            cost = (sum(count_tokens(line + "\n") for line in lines)
+                    + (0 if kept[name] else count_tokens(f"\n## {TITLES[name]}\n\n")))
             if total + cost > max_tokens:
                 full = True
                 break

@@ -47,7 +47,7 @@ from typing import Any
 
 from ..store import schema
 from ..store import iso, resolve_as_of
-from ..store import InputError, MemoryLakeError
+from ..store import InputError
 from ..store import check_scope
 from ..text import redact_text
 from .embeddings import models
@@ -571,14 +571,11 @@ def _redact_request(lake, tenant: str, agent, user, query: str, chosen: dict[str
 
 
 def _tenant_salt(lake, tenant: str) -> bytes:
-    try:
-        frame = lake.read("SELECT salt FROM tenant_salts WHERE tenant = ?", [tenant]).frame
-    except MemoryLakeError:
-        frame = None  # busy: published versions do not carry salts
-    if frame is not None and frame.height:
-        return bytes(frame.item(0, 0))
-    # An unknown tenant, or a busy lake: a one-off salt still keeps raw PII off disk; the
-    # placeholder then matches nothing, as the raw value would have matched nothing.
+    salt = lake.tenant_salts([tenant], create=False).get(tenant)
+    if salt is not None:
+        return salt
+    # An unknown tenant: a one-off salt still keeps raw PII off disk; the placeholder then matches
+    # nothing, as the raw value would have matched nothing.
     return secrets.token_bytes(32)
 
 

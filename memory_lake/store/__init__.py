@@ -6,15 +6,16 @@ It knows no rules of the data flow and imports nothing above it: every stage pac
 what this ``__init__`` exports (``schema`` is exported as a namespace of table definitions).
 """
 
-from . import schema
+from . import keys, schema
 from .backup import FORGET_WARNING, BackupError, backup, file_sha256, restore_backup
 from .clock import iso, resolve_as_of
 from .crash import CRASH_AT_ENV, crash_point
 from .db import transaction
 from .deadline import within
+from .urls import check_resolved_host, check_url
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
-from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_no_secrets, connect
+from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_held_query, connect
 from .names import check_ids, check_scope
 from .lake import is_lake, lake_not_found
 from .names import unknown_message
@@ -25,11 +26,11 @@ from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_error, tenant_limits
 
 __all__ = [
-    "schema", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
-    "CRASH_AT_ENV", "crash_point", "transaction", "within",
+    "keys", "schema", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
+    "CRASH_AT_ENV", "crash_point", "transaction", "within", "check_resolved_host", "check_url",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
-    "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_no_secrets", "connect",
+    "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_held_query", "connect",
     "check_ids", "check_scope",
     "is_lake", "lake_not_found", "unknown_message",
     "FORGOTTEN", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",

@@ -13,7 +13,6 @@ import fcntl
 import json
 import os
 import re
-import secrets
 import threading
 import time
 import uuid
@@ -26,7 +25,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from . import schema
+from . import keys, schema
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError
 from .policy import Policy, load_policy
 
@@ -158,22 +157,23 @@ def check_read_query(query: str) -> None:
 # prints it on stderr, so a command waiting for a nightly run does not look hung.
 WAIT_LISTENERS: list = []
 
-# Tables no user query may read: with a tenant's salt, a phone number's placeholder could be
-# guessed back by trying numbers (the salts never leave lake.duckdb; the export leaves them out).
-SECRET_TABLES = ("tenant_salts",)
+# Table functions a query may call in a process that holds the lake for a run (`Lake.sql` there
+# reads through the run's write connection, which cannot be sealed without sealing the run).
+HELD_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "duckdb_tables", "duckdb_views",
+                                  "duckdb_columns", "duckdb_schemas", "duckdb_types", "pragma_table_info"})
 
 
-def check_no_secrets(query: str) -> None:
-    """Raise InputError when `query` names a secret table, directly or through ``query_table``."""
-    lowered = query.lower()
-    if not any(name in lowered for name in SECRET_TABLES):
-        return
+def check_held_query(query: str) -> None:
+    """Raise InputError when `query` could reach a file (``read_text(...)``, ``FROM 'x.parquet'``,
+    ``query(...)``): what sealing forbids on every other connection, refused by the query's tree."""
     with duckdb.connect(":memory:") as con:
         tree = con.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0]
-    named = {n.lower() for n in re.findall(r'"table_name":"([^"]*)"', tree)}
-    if json.loads(tree).get("error") or named & set(SECRET_TABLES) or re.search(r'"function_name":"query(_table)?"', tree):
-        raise InputError(f"sql cannot read {', '.join(SECRET_TABLES)}: the salts behind the PII placeholders are a "
-                         "secret that never leaves lake.duckdb")
+    called = set(re.findall(r'"type":"TABLE_FUNCTION".*?"function_name":"([^"]*)"', tree))
+    files = [n for n in re.findall(r'"table_name":"([^"]*)"', tree) if re.search(r"[./\\:]", n)]
+    if json.loads(tree).get("error") or called - HELD_TABLE_FUNCTIONS or files:
+        shown = sorted(called - HELD_TABLE_FUNCTIONS) + files
+        raise InputError(f"sql reads only the lake's tables: {', '.join(shown) or 'this query'} is not allowed "
+                         "in a process that holds the lake for a run")
 
 
 @dataclass
@@ -397,6 +397,7 @@ class Lake:
                     raise LakeBusy(f"lake {self.root} is busy: {exc}") from None
                 time.sleep(0.1)
         schema.migrate(con)
+        keys.signing_key(self.root)  # made under the lock, before any user's write needs it
         return con
 
     @contextlib.contextmanager
@@ -529,24 +530,29 @@ class Lake:
         READ_ONLY_RULE) on a sealed connection, so it cannot write, copy, attach, load extensions,
         change settings or read files outside the lake's tables (InputError). A process holding the
         lake for a run (`hold`) reads through its own write connection; the statement rule still
-        applies there. The PII salts (`tenant_salts`) are a secret: no query may read them."""
-        check_no_secrets(query)
+        applies there, and no file can be read (`check_held_query`). The PII salts are not in the
+        database (store/keys.py): no query can read them."""
+        if self.held_here():
+            check_held_query(query)
         return self.read(query, params).frame
 
     # ---------------------------------------------------------------- runs
     def new_run_id(self, kind: str, as_of: datetime) -> str:
         return f"{kind}-{as_of:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
-    def tenant_salts(self, con: duckdb.DuckDBPyConnection, tenants: Sequence[str]) -> dict[str, bytes]:
-        """The HMAC salt of each tenant ('' = lake-wide), created on first use."""
-        wanted = sorted(set(tenants) | {""})
-        known = dict(con.execute("SELECT tenant, salt FROM tenant_salts WHERE tenant IN (SELECT unnest(?))", [wanted]).fetchall())
-        missing = [t for t in wanted if t not in known]
-        if missing:
-            fresh = {t: secrets.token_bytes(32) for t in missing}
-            con.executemany("INSERT INTO tenant_salts VALUES (?, ?)", list(fresh.items()))
-            known |= fresh
-        return {t: bytes(s) for t, s in known.items()}
+    def tenant_salts(self, tenants: Sequence[str], create: bool = True) -> dict[str, bytes]:
+        """The HMAC salt of each tenant ('' = lake-wide), created on first use when `create` (the
+        caller holds the write lock); kept outside the database (store/keys.py)."""
+        return keys.tenant_salts(self.root, tenants, create=create)
+
+    def sign(self, data: bytes) -> str:
+        """The lake's mark of a user's write on `data` (store/keys.py: a snapshot file a user's edit
+        writes, a decision the CLI or API queues)."""
+        return keys.sign(self.root, data)
+
+    def signed(self, data: bytes, signature: str | None) -> bool:
+        """Whether `signature` is the lake's mark on `data`."""
+        return keys.signed(self.root, data, signature)
 
 
 def _query(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[Any] | None) -> pl.DataFrame:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .urls import check_url
 
 CONFIG_FILE = "memory-lake.toml"
 
@@ -38,6 +39,11 @@ CONFIG_FILE = "memory-lake.toml"
 class IngestPolicy:
     # Issue 2: content over this many UTF-8 bytes goes to quarantine ("content too large").
     max_content_bytes: int = 64 * 1024
+    # Issue 37.5: a record's created_at, updated_at or last_accessed_at more than this many hours
+    # after the ingest's as_of goes to quarantine ("future timestamp": a wrong clock or a forged
+    # date; one dated 9999-12-31 sorted first everywhere and never went idle). A day covers clocks
+    # and time zones that are off; expires_at is a deadline, not an event, and is never checked.
+    future_horizon_h: float = 24.0
     # DESIGN "Memory record": defaults for fields a snapshot leaves out.
     default_tier: str = "short_term"  # seed 000 FAQ: "默认 short-term"
     default_type: str = "other"
@@ -141,9 +147,19 @@ class SearchPolicy:
 class PublishPolicy:
     # DESIGN "Publish": keep the last N versions for rollback.
     keep_versions: int = 5
-    # Issue 18 diff gate: a scope's active count may not fall by more than this share from the
-    # previous published version unless the cleanup log (forgets, merges, archive moves) explains it.
+    # Issue 18 diff gate, per scope (issue 37.3): a scope's active count may fall from the previous
+    # published version by at most the allowance, max(floor(active x max_active_drop),
+    # min_drop_allowance), through removals nothing recorded explains, and through removals by an
+    # agent (its forgets, status changes, expiries of its expires_at). The tier rules, dedup merges
+    # and a user's own changes are explained and always allowed. A scope over its allowance is held
+    # at its published state (the others publish) until it passes or a user releases it.
     max_active_drop: float = 0.20
+    # The absolute allowance of a small scope: 4 memories x 0.2 allowed no removal at all.
+    min_drop_allowance: int = 2
+    # A steady drain: an agent's removals over the last drain_days may take at most this share of
+    # what the scope held (at least min_drop_allowance), however they are spread over the nights.
+    drain_days: int = 7
+    max_drain: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -296,6 +312,9 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
             if wrong or isinstance(values["history_formats"], str):
                 raise InputError(f"[ingest] history_formats = {values['history_formats']!r}: a list of formats among "
                                  f"{', '.join(formats)}")
+        if name == "summaries" and values.get("llm_base_url"):
+            # issue 37.8: only http(s), not link-local; the URL can hold a token, so only the setting is named
+            check_url(values["llm_base_url"], "[summaries] llm_base_url")
         sections[name] = dataclasses.replace(current, **values)
     tenants = policy.tenants if keep_tenants else {}
     if keep_tenants and "tenants" in overrides:

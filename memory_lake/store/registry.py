@@ -24,7 +24,8 @@ every text column of every table to keep this list honest):
   publishes.manifest   version, counts, scope names and check results (GX examples are ids,
                        tiers, statuses or empty strings, never content);
   cleanup_log, memory_flags, event_offsets, ingested_files   ids, rules, file names, offsets;
-  health_snapshots     numbers and alert messages built from counts.
+  health_snapshots     numbers and alert messages built from counts;
+  publish_holds        scope names, counts and the releasing user's name and reason.
 """
 
 from __future__ import annotations

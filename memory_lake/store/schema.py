@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
+from . import keys
 from .db import transaction
 
 TIERS = ("working", "short_term", "long_term", "important")
@@ -495,7 +496,35 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        15,
+        "secrets out of the database: the PII salts move to secrets.json (store/keys.py)",
+        "DROP TABLE IF EXISTS tenant_salts;",
+    ),
+    (
+        16,
+        "publish holds: a scope the diff gate keeps at its published state until it passes or a user releases it",
+        """
+        CREATE TABLE publish_holds (
+            tenant VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            user_id VARCHAR,
+            since TIMESTAMP NOT NULL,         -- as_of of the last version that published the scope as held
+            since_version VARCHAR NOT NULL,
+            reason VARCHAR NOT NULL,          -- why, in ids and counts (never memory text)
+            held_run_id VARCHAR NOT NULL,
+            held_at TIMESTAMP NOT NULL,       -- the first night held
+            last_held_at TIMESTAMP NOT NULL,
+            released_at TIMESTAMP,            -- NULL while held
+            released_by VARCHAR,              -- a user (publishes release), or 'system' when the scope passes again
+            released_reason VARCHAR
+        );
+        """,
+    ),
 ]
+
+# Python that runs in a migration's transaction before its DDL (data the DDL would drop).
+MIGRATION_STEPS = {15: keys.move_salts_out}
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -523,6 +552,8 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
         if version <= current:
             continue
         with transaction(con):
+            if version in MIGRATION_STEPS:
+                MIGRATION_STEPS[version](con)
             con.execute(ddl)
             con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [version, name])
         applied.append(version)

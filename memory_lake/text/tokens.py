@@ -7,11 +7,26 @@ When the tokenizer's package is missing, an estimate stands in with the same rul
 1.3 tokens per other word (the WordPiece average on English prose); `TOKENIZER` says which is used.
 Only the tokenizer file is read (milliseconds); the model's weights are not loaded.
 
-Two things the tokenizer does not see count too, so that a budget bounds what is really there
-(issue 37.6): a word longer than WordPiece reads (100 characters) is one `[UNK]` to it and counts
-here one token per character; and invisible format characters (zero-width spaces, bidi controls,
-Unicode tag characters, which can carry hidden instructions) are dropped by its normaliser and count
-here one token each.
+What the tokenizer does not see counts too, so that a budget bounds what is really there (issue
+37.6: a published summary of 61,711 characters passed ``max_tokens 500``, and a context pack of
+500 tokens took 121 KB):
+
+- a word longer than WordPiece reads (100 characters) is one ``[UNK]`` to it and counts here one
+  token per character;
+- a character its normaliser drops counts one token: invisible format characters (zero-width
+  spaces, bidi controls, Unicode tag characters, which can carry hidden instructions), combining
+  marks it strips, variation selectors, control characters - every character that is not a space
+  and that no token covers;
+- and a text never counts fewer than one token per ``BYTES_PER_TOKEN`` (16) bytes of UTF-8, so a
+  budget of N tokens is also a budget of at most 16 N bytes (a 500-token context pack or summary
+  holds at most 8 KB). Real text never reaches that bound (see ``BYTES_PER_TOKEN``), so its counts
+  are the tokenizer's; a text the tokenizer reads as a few ``[UNK]`` (100 emoji in one word, a Thai
+  sentence without spaces) counts by its bytes.
+
+The count of text made of lines joined by newlines is at most the sum of the counts of each line
+with its newline (the tokenizer never joins words across a newline, and the byte bound rounds up per
+part), which is how the context pack and the extractive summariser keep a whole within a budget by
+adding up its lines.
 """
 
 from __future__ import annotations
@@ -29,8 +44,18 @@ _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-
 _WORD = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
 # The invisible characters (normalise.INVISIBLE) WordPiece's normaliser drops.
 _FORMAT = re.compile(INVISIBLE)
+# A lone surrogate (text decoded with surrogateescape, or JSON "\ud800") is not text to the
+# tokenizer, which raises on it: it is read as U+FFFD, which the normaliser drops and counts one.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # WordPiece's max_input_chars_per_word: a longer word becomes one [UNK].
 _MAX_WORD_CHARS = 100
+# The most UTF-8 bytes one token may stand for (issue 37.6). Measured with this counter on every
+# text of the public chats in ../shared/benchmarks (bytes / tokens of each memory or turn): LoCoMo
+# (5,882 turns, English) mean 4.07, p99 5.22, max 6.08; MemoryBank English (1,207 texts) mean 4.52,
+# p99 6.20, max 7.33; MemoryBank Chinese (1,207) mean 3.00, p99 3.00, max 3.36. 16 is twice the
+# largest seen, so no real text is counted by its bytes, while text the tokenizer reads as a few
+# [UNK] is: 100 emoji in one word were one token (400 bytes), now 25.
+BYTES_PER_TOKEN = 16
 
 
 def _tokenizer():
@@ -59,31 +84,53 @@ def _estimate(text: str) -> int:
     return cjk + round(len(words) * 1.3) + long_chars + len(_FORMAT.findall(text))
 
 
+def _byte_bound(text: str, count: int) -> int:
+    """`count`, or the text's UTF-8 bytes over BYTES_PER_TOKEN (rounded up) when that is more."""
+    return max(count, -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN))
+
+
 @lru_cache(maxsize=65536)
 def count_tokens(text: str) -> int:
-    """Tokens in `text` as the embedding model counts them (no special tokens)."""
+    """Tokens in `text` as the embedding model counts them (no special tokens), with what the
+    tokenizer does not see counted too (module docstring): at least one per 16 bytes."""
     if not text:
         return 0
     tok = _tokenizer()
     if tok is None:
-        return _estimate(text)
-    return _counted(text, tok.encode(text, add_special_tokens=False), tok.token_to_id("[UNK]"))
+        return _byte_bound(text, _estimate(text))
+    visible = _visible(text)
+    return _byte_bound(text, _counted(visible, tok.encode(visible, add_special_tokens=False), tok.token_to_id("[UNK]"))
+                       + len(text) - len(visible))
 
 
 def count_tokens_many(texts: list[str]) -> list[int]:
     """`count_tokens` for a batch, encoded in one call (the tokenizer runs it in Rust)."""
     tok = _tokenizer()
     if tok is None:
-        return [_estimate(t) if t else 0 for t in texts]
+        return [_byte_bound(t, _estimate(t)) if t else 0 for t in texts]
     unk = tok.token_to_id("[UNK]")
-    return [_counted(t, e, unk) if t else 0 for t, e in zip(texts, tok.encode_batch(list(texts), add_special_tokens=False))]
+    visible = [_visible(t) for t in texts]
+    encoded = tok.encode_batch(visible, add_special_tokens=False)
+    return [_byte_bound(t, _counted(v, e, unk) + len(t) - len(v)) if t else 0
+            for t, v, e in zip(texts, visible, encoded)]
+
+
+def _visible(text: str) -> str:
+    """`text` as it is tokenized: without format characters (counted apart), lone surrogates as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", _FORMAT.sub("", text))
 
 
 def _counted(text: str, encoding, unk: int | None) -> int:
-    """The encoding's tokens, an over-long word's [UNK] counted by its characters, plus the
-    format characters the normaliser dropped."""
+    """The encoding's tokens, an over-long word's [UNK] counted by its characters, and one for
+    each character of `text` (already without format characters) that is not a space and that no
+    token covers: what the normaliser dropped (combining marks it strips, variation selectors,
+    control characters)."""
     count = len(encoding.ids)
+    covered = reached = 0
     for token, (start, end) in zip(encoding.ids, encoding.offsets):
         if token == unk and end - start > _MAX_WORD_CHARS:
             count += end - start - 1
-    return count + len(_FORMAT.findall(text))
+        covered += max(0, end - max(start, reached))  # a character split in two tokens counts once
+        reached = max(reached, end)
+    spaces = len(text) - sum(map(len, text.split()))
+    return count + len(text) - covered - spaces

@@ -119,3 +119,40 @@ def test_console_script_help_names_the_exit_codes(tmp_path):
     assert done.returncode == 0
     assert ("Exit 0 when the summary passes every threshold, 1 when one fails, 2 for bad input"
             in " ".join(done.stdout.split()))
+
+
+def test_json_lines_nested_too_deeply_are_skipped_lines_not_a_crash(tmp_path, capsys):
+    # issue 37.8: a line nested 10,000 levels deep ended the command with "unexpected RecursionError", exit 1
+    deep_array = "[" * 10_000 + "]" * 10_000
+    deep_object = '{"a":' * 10_000 + "1" + "}" * 10_000
+    deep_extra = '{"content": "Alice: hello", "extra": ' + deep_array + "}"
+    huge_number = '{"content": "Alice: hello", "n": ' + "1" * 5000 + "}"
+    good = [json.dumps({"content": text}) for text in SOURCE_EN]
+    source = tmp_path / "source.jsonl"
+    source.write_text("\n".join([deep_array, *good[:2], deep_object, deep_extra, huge_number, *good[2:]]) + "\n",
+                      encoding="utf-8")
+    (tmp_path / "summary.md").write_text(SUMMARY_EN, encoding="utf-8")
+    code, out, err = run(capsys, "summary-score", "--source", str(source), "--summary", str(tmp_path / "summary.md"),
+                         "--json")
+    deep = "too deeply nested to read (more levels of [ or { than the JSON reader follows)"
+    digits = "not valid JSON (Exceeds the limit (4300 digits) for integer string conversion)"
+    assert code == 0
+    assert json.loads(out)["skipped_lines"] == [{"line": 1, "reason": deep}, {"line": 4, "reason": deep},
+                                                {"line": 5, "reason": deep}, {"line": 6, "reason": digits}]
+    assert err == (f"note: skipped 4 bad line(s) of {source}: line 1: {deep}; line 4: {deep}; line 5: {deep}; "
+                   f"line 6: {digits}\n")
+
+    source.write_text(deep_object + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "summary-score", "--source", str(source), "--summary", str(tmp_path / "summary.md"))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [f"note: skipped 1 bad line(s) of {source}: line 1: {deep}",
+                                f"error: --source {source}: no source text to score against (1 bad line(s) skipped)"]
+
+    # as a summary line it is a statement like any other: unsupported, scored in one pass over it
+    (tmp_path / "source.txt").write_text("\n".join(SOURCE_EN), encoding="utf-8")
+    (tmp_path / "summary.md").write_text(SUMMARY_EN + f"- {deep_object}\n- {deep_array}\n", encoding="utf-8")
+    code, out, err = run(capsys, "summary-score", "--source", str(tmp_path / "source.txt"),
+                         "--summary", str(tmp_path / "summary.md"), "--json")
+    data = json.loads(out)
+    assert (code, err, data["passed"], data["accuracy"] < THRESHOLDS["accuracy"]) == (1, "", False, True)
+    assert [s[:10] for s in data["unsupported_statements"]] == ['{"a":{"a":']

@@ -8,7 +8,7 @@ import pytest
 
 from memory_lake.store.history import row_image
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, signed_by_user, user_claims, write_jsonl
 
 BASE = {"id": "pref-1", "tenant": "acme", "agent_id": "bot", "user_id": "alice", "tier": "working",
         "type": "preference", "content": "User prefers dark mode", "tags": ["ui"], "importance": 0.6,
@@ -16,7 +16,9 @@ BASE = {"id": "pref-1", "tenant": "acme", "agent_id": "bot", "user_id": "alice",
 
 
 def ingest(lake, tmp_path, name, records, as_of=AS_OF):
-    return lake.ingest([write_jsonl(tmp_path / name, records)], as_of=as_of).as_dict()
+    """Ingest `records` as one file; one with a user's records is signed as a user's edit signs it."""
+    path = write_jsonl(tmp_path / name, records)
+    return lake.ingest([signed_by_user(lake, path) if user_claims(records) else path], as_of=as_of).as_dict()
 
 
 def memory(lake, memory_id="pref-1"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, signed_by_user, user_claims, write_jsonl
 
 LATER = AS_OF + timedelta(days=1)
 NOTE = {"id": "note", "tenant": "acme", "user_id": "alice", "tier": "working", "type": "fact",
@@ -15,7 +15,9 @@ NOTE = {"id": "note", "tenant": "acme", "user_id": "alice", "tier": "working", "
 
 
 def ingest(lake, path, records, as_of=AS_OF):
-    return lake.ingest([write_jsonl(path, records)], as_of=as_of).as_dict()
+    """Ingest `records` as one file; one with a user's records is signed as a user's edit signs it."""
+    path = write_jsonl(path, records)
+    return lake.ingest([signed_by_user(lake, path) if user_claims(records) else path], as_of=as_of).as_dict()
 
 
 def counts(report):
@@ -113,8 +115,8 @@ def test_a_writers_older_updated_at_never_moves_the_lakes_back(lake, tmp_path):
                                          "updated_at": "2026-11-05T00:00:00Z"}], as_of=LATER + timedelta(days=1))
     assert (memory(lake, "note")["updated_at"], memory(lake, "note")["version"]) == (LATER, 3)
     ingest(lake, tmp_path / "d.jsonl", [{**NOTE, "version": 3, "importance": 0.9,
-                                         "updated_at": "2026-12-10T00:00:00Z"}], as_of=LATER + timedelta(days=2))
-    assert (memory(lake, "note")["updated_at"], memory(lake, "note")["version"]) == (datetime(2026, 12, 10), 4)
+                                         "updated_at": "2026-12-03T12:00:00Z"}], as_of=LATER + timedelta(days=2))
+    assert (memory(lake, "note")["updated_at"], memory(lake, "note")["version"]) == (datetime(2026, 12, 3, 12), 4)
 
 
 def test_usage_counters_and_last_access_only_move_forward(lake, tmp_path):

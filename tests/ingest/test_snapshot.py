@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -35,13 +35,13 @@ def test_camel_case_keys_numbers_as_ids_and_timestamp_forms(lake, tmp_path):
     (row,) = land(lake, tmp_path, [{
         "id": 42, "tenant": "t", "agentId": "bot", "userId": 7, "contextId": "ctx", "sessionId": "s1",
         "content": "c", "type": "Preferences", "tags": "single", "importance": 1,
-        "createdAt": "2026-11-01T10:00:00+08:00", "updatedAt": 1798761600, "lastAccessedAt": "2026-11-02",
+        "createdAt": "2026-11-01T10:00:00+08:00", "updatedAt": 1794700800, "lastAccessedAt": "2026-11-02",
         "accessCount": 3, "referenceCount": 2.0, "expiresAt": "2027-01-01T00:00:00Z", "important": True,
     }])
     assert row == {
         "id": "42", "tenant": "t", "agent_id": "bot", "user_id": "7", "context_id": "ctx", "session_id": "s1",
         "tier": "important", "type": "preference", "tags": ["single"], "importance": 1.0,
-        "created_at": datetime(2026, 11, 1, 2), "updated_at": datetime(2027, 1, 1, 0),
+        "created_at": datetime(2026, 11, 1, 2), "updated_at": datetime(2026, 11, 15),
         "last_accessed_at": datetime(2026, 11, 2), "access_count": 3, "reference_count": 2,
         "expires_at": datetime(2027, 1, 1), "version": 1, "status": "active", "operator": "agent", "extra": None,
     }
@@ -220,7 +220,8 @@ def test_the_edges_of_every_range_land(lake, tmp_path):
         '"reference_count": 9.007199254740991e15, "importance": 1}',
         '{"id": "deeper", "tenant": "t", "content": "c", "deep": [' + nested_64 + ']}',
     ])
-    report = lake.ingest([path], as_of=AS_OF).as_dict()
+    # a day before the last second of year 9999: an event time there is at the edge of the horizon too
+    report = lake.ingest([path], as_of=datetime(9999, 12, 30, 23, 59, 59)).as_dict()
     assert (report["ingested"], report["quarantined"]) == (2, 1)
     assert rows(lake, "SELECT id, created_at, expires_at, version, access_count, reference_count, importance "
                       "FROM memories ORDER BY id") == [
@@ -244,6 +245,8 @@ SMALL_INT = st.integers(-(10**10) + 1, 10**10 - 1)
 NUMBER = SMALL_INT | st.floats(allow_nan=False, allow_infinity=False)
 NON_FINITE = st.sampled_from(["NaN", "Infinity", "-Infinity"])
 HUGE_NUMBER = st.sampled_from(["1e400", "-1e400", "1e19", "-1e300", "1" * 60])
+HORIZON = AS_OF + timedelta(hours=24)  # the default [ingest] future_horizon_h
+HORIZON_EPOCH = int(HORIZON.replace(tzinfo=timezone.utc).timestamp())
 ANY_JSON = st.recursive(st.none() | st.booleans() | NUMBER | TEXT,
                         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
                         max_leaves=10)
@@ -276,9 +279,12 @@ def valid_values(name: str) -> st.SearchStrategy:
     if name == "importance":
         return st.floats(0, 1) | st.sampled_from([0, 1])
     if name in ("created_at", "updated_at", "last_accessed_at", "expires_at"):
-        stamps = st.datetimes(datetime(1970, 1, 1), datetime(9999, 12, 31, 23, 59, 59, 999999))
+        # an event time at most a day after as_of ([ingest] future_horizon_h); a deadline any time
+        last = (HORIZON, HORIZON_EPOCH) if name != "expires_at" else (datetime(9999, 12, 31, 23, 59, 59, 999999),
+                                                                      9_999_999_999)
+        stamps = st.datetimes(datetime(1970, 1, 1), last[0])
         return (stamps.map(lambda d: d.isoformat() + "Z") | stamps.map(datetime.isoformat)
-                | st.integers(0, 9_999_999_999) | st.floats(0, 9_999_999_999))
+                | st.integers(0, last[1]) | st.floats(0, last[1]))
     if name in ("version", "access_count", "reference_count"):
         low = 1 if name == "version" else 0
         return st.integers(low, 10**10 - 1) | st.sampled_from([MAX_INTEGER, float(low), float(MAX_INTEGER)])
@@ -311,7 +317,10 @@ def invalid_values(name: str) -> st.SearchStrategy[tuple[object, str]]:
     if name in ("created_at", "updated_at", "last_accessed_at", "expires_at"):
         early = st.datetimes(datetime(1, 1, 1), datetime(1969, 12, 31, 23, 59, 59)).map(lambda d: d.isoformat() + "Z")
         late = st.integers(253402300800, 10**10 * 10**10) | st.integers(-(10**10), -1)
-        return (common | (early | late | raw(HUGE_NUMBER)).map(lambda v: (v, "out of range"))
+        after = (st.datetimes(HORIZON + timedelta(seconds=1), datetime(9999, 12, 31, 23, 59, 59))
+                 .map(lambda d: d.isoformat() + "Z") | st.integers(HORIZON_EPOCH + 1, 9_999_999_999))
+        future = after.map(lambda v: (v, "future timestamp")) if name != "expires_at" else st.nothing()
+        return (common | (early | late | raw(HUGE_NUMBER)).map(lambda v: (v, "out of range")) | future
                 | (st.sampled_from(["soon", "yesterday", "2026-13-01", ""]) | structures | st.booleans())
                 .map(lambda v: (v, "bad timestamp")))
     if name in ("version", "access_count", "reference_count"):

@@ -31,6 +31,15 @@ BASE = {"id": "pref-theme", "tenant": "acme", "agent_id": "assistant", "user_id"
 SALT = b"a test salt"
 
 
+@pytest.fixture
+def lake(lake):
+    """BASE is dated 2026-12-10, after the ingests (AS_OF) and the resolutions (LATER): a writer's
+    clock ahead of the lake's, so that no resolution moves updated_at back. This lake lets such
+    dates in ([ingest] future_horizon_h, issue 37.5)."""
+    (lake.root / "memory-lake.toml").write_text("[ingest]\nfuture_horizon_h = 240\n", encoding="utf-8")
+    return type(lake).open(lake.root)
+
+
 def two_writers(lake, tmp_path, base=BASE, a=None, b=None):
     """`base` at version 1, then writers A and B both change version 1: A's values land (version 2),
     B's wait as one conflict per field (the lake keeps A's, the memory is conflicted)."""

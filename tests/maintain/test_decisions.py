@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from memory_lake.maintain.decisions import apply_decisions, pending_decisions, queue_decision
+from memory_lake.maintain.queue import canonical_decision
 from memory_lake.maintain.forget import compact_database, forget
 from memory_lake.store.errors import NotApplicable
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, unsigned, write_jsonl
 
 LATER = datetime(2026, 12, 1)
 RUN = datetime(2026, 12, 2)
@@ -81,7 +82,10 @@ def test_decisions_apply_in_name_order_and_bad_ones_stay(lake, tmp_path):
                             datetime(2026, 12, 1, 9))
     (lake.decisions / "20261201T070000-split-0000abcd.json").write_text('{"kind": "split", "id": 3}')
     (lake.decisions / "20261201T071000-forget-broken.json").write_text('{"kind": "forget", ')
-    (lake.decisions / "20261201T072000-forget-noreason.json").write_text('{"kind": "forget", "ids": ["vault"]}')
+    # signed as the CLI signs, yet no reason: the lake never applies it
+    noreason = {"kind": "forget", "ids": ["vault"]}
+    noreason["signature"] = lake.sign(canonical_decision(noreason))
+    (lake.decisions / "20261201T072000-forget-noreason.json").write_text(json.dumps(noreason))
     (lake.decisions / ".20261201T073000-forget-inprogress.json.tmp").write_text("{")
 
     report = apply_decisions(lake, RUN, run_id="nightly-1")
@@ -116,7 +120,7 @@ def test_inside_a_run_decisions_apply_under_the_runs_hold(lake, tmp_path):
     with lake.hold("nightly run"):
         report = apply_decisions(lake, RUN)
         assert (report.counts["forgotten"], report.details["compaction"]) == (1, "pending")
-    assert json.loads(next((lake.decisions / "applied").iterdir()).read_text()) == {
+    assert unsigned(lake, json.loads(next((lake.decisions / "applied").iterdir()).read_text())) == {
         "kind": "forget", "ids": ["diary"], "reason": "r"}
     assert b"ZEBRA" in lake.db_path.read_bytes()  # until the run compacts after its hold
     assert compact_database(lake, only_if_pending=True)
@@ -179,7 +183,7 @@ def test_decisions_the_lake_refuses_when_applied_move_to_failed_with_their_reaso
     assert rows(lake, "SELECT * FROM memories ORDER BY id") == before
     assert pending_decisions(lake) == [] and not (lake.decisions / "applied").exists()
     failed = {p.name: json.loads(p.read_text()) for p in (lake.decisions / "failed").iterdir()}
-    assert failed[unknown.name] == {"kind": "resolve", "conflict_id": "c0ffee", "take": "lake", "operator": "user",
+    assert unsigned(lake, failed[unknown.name]) == {"kind": "resolve", "conflict_id": "c0ffee", "take": "lake", "operator": "user",
                                     "failure": {"reason": reasons[1]["reason"], "as_of": "2026-12-02T00:00:00Z",
                                                 "run_id": "nightly-1"}}
     assert sorted(failed) == sorted(r["file"] for r in reasons)

@@ -22,7 +22,7 @@ from memory_lake.maintain.forget import CRASH_AT_ENV, compact_database, file_scr
 from memory_lake.publish.export import publish
 from memory_lake.observe.runs import write_report
 
-from ..conftest import AS_OF, code_env, rows, write_jsonl
+from ..conftest import AS_OF, code_env, rows, unsigned, write_jsonl
 
 LATER = datetime(2026, 12, 1)
 # The forgotten memory's distinctive text, and the query that found it; compared case-insensitively.
@@ -299,7 +299,7 @@ def test_a_busy_lake_queues_the_request(lake, tmp_path):
     path = Path(result["queued"])
     assert result == {"queued": str(path)}
     assert path.parent == lake.decisions and re.fullmatch(r"20261201T000000-forget-[0-9a-f]{8}\.json", path.name)
-    assert json.loads(path.read_text()) == {
+    assert unsigned(lake, json.loads(path.read_text())) == {
         "kind": "forget", "ids": ["m1"], "tenant": "acme", "agent": None, "user": "alice", "operator": "user",
         "reason": "please", "requested_at": "2026-12-01T00:00:00Z"}
     assert [p.name for p in lake.decisions.iterdir()] == [path.name]  # no temporary file left

@@ -111,9 +111,9 @@ def test_an_endpoint_error_or_timeout_falls_back(endpoint):
     result = summarize_sources(SOURCES, title=TITLE, policy=policy)
     assert time.monotonic() - started < 15
     assert result.method == "extractive" and result.passed and len(seen) == 1
-    port = policy.summaries.llm_base_url.rsplit(":", 1)[1]
-    assert result.fallback in (f"LLM endpoint failed: HTTP 500 from http://127.0.0.1:{port}/chat/completions",
-                               f"LLM endpoint failed: no answer within 1 s from http://127.0.0.1:{port}/chat/completions")
+    # the endpoint is named by its setting: its URL can hold a token (issue 37.8)
+    assert result.fallback in ("LLM endpoint failed: HTTP 500 from the LLM endpoint ([summaries] llm_base_url)",
+                               "LLM endpoint failed: no answer within 1 s from the LLM endpoint ([summaries] llm_base_url)")
     assert count_tokens(result.markdown) <= 500
 
 
@@ -123,7 +123,7 @@ def test_unreachable_endpoint_and_off_by_default():
     policy = Policy().with_overrides({"summaries": {"llm_base_url": "http://127.0.0.1:9", "llm_timeout_s": 1.0}})
     result = summarize_sources(SOURCES, title=TITLE, policy=policy)
     assert result.method == "extractive"
-    assert result.fallback.startswith("LLM endpoint failed: cannot reach http://127.0.0.1:9/v1/chat/completions")
+    assert result.fallback.startswith("LLM endpoint failed: cannot reach the LLM endpoint ([summaries] llm_base_url): ")
 
 
 def test_an_endpoint_that_drips_its_answer_is_cut_at_llm_timeout_s():
@@ -165,7 +165,7 @@ def test_an_endpoint_that_drips_its_answer_is_cut_at_llm_timeout_s():
         stop.set()
         listener.close()
     assert result.method == "extractive" and result.passed
-    assert result.fallback == f"LLM endpoint failed: no answer within 1 s from http://127.0.0.1:{port}/v1/chat/completions"
+    assert result.fallback == "LLM endpoint failed: no answer within 1 s from the LLM endpoint ([summaries] llm_base_url)"
     assert elapsed < 3
 
 
@@ -176,3 +176,87 @@ def test_invisible_instructions_in_an_llm_summary_are_dropped_before_it_is_score
     policy, _ = endpoint
     result = summarize_sources(SOURCES, title=TITLE, policy=policy)
     assert result.method == "llm" and result.markdown == GOOD
+
+
+# issue 37.8: the LLM URL took any scheme (file://, ftp://, none) and link-local hosts (the cloud
+# metadata address), and the URL (which can hold a token) was copied into every fallback reason
+BAD_LLM_URL = ("[summaries] llm_base_url is not an http(s) URL with a host; it is not printed, as a URL can hold a "
+               "secret")
+LINK_LOCAL_LLM_URL = "[summaries] llm_base_url points at a link-local address (169.254.0.0/16 or fe80::/10): refused"
+
+
+@pytest.mark.parametrize("url, message", [
+    ("file:///etc/passwd?SECRET", BAD_LLM_URL),
+    ("ftp://llm.example.com/SECRET/v1", BAD_LLM_URL),
+    ("llm.example.com:8000/SECRET/v1", BAD_LLM_URL),       # no scheme
+    ("http:///SECRET/v1", BAD_LLM_URL),                    # no host
+    ("http://llm.example.com:SECRET/v1", BAD_LLM_URL),     # a port that is no number
+    ("http://169.254.169.254/latest/meta-data/SECRET", LINK_LOCAL_LLM_URL),
+    ("http://[fe80::1]:8000/SECRET/v1", LINK_LOCAL_LLM_URL),
+])
+def test_a_bad_llm_url_is_an_input_error_that_names_the_setting_not_the_url(tmp_path, capsys, url, message):
+    from memory_lake import InputError, Lake
+    from memory_lake.cli import main
+    from memory_lake.maintain.llm import summarize_llm
+    from memory_lake.store.policy import SummaryPolicy
+
+    with pytest.raises(InputError) as refused:
+        Policy().with_overrides({"summaries": {"llm_base_url": url}})
+    assert str(refused.value) == message
+    # found at start: a lake whose policy file holds it does not open, a command exits 2 in one line
+    Lake.init(tmp_path / "lake")
+    (tmp_path / "lake" / "memory-lake.toml").write_text(f'[summaries]\nllm_base_url = "{url}"\n', encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        Lake.open(tmp_path / "lake")
+    assert str(refused.value) == message
+    assert main(["status", "--lake", str(tmp_path / "lake")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"error: {message}\n" and "SECRET" not in captured.out
+    # and a policy made without the checks is refused before any request
+    policy = Policy(summaries=SummaryPolicy(llm_base_url=url, llm_timeout_s=1.0))
+    with pytest.raises(InputError) as refused:
+        summarize_llm(SOURCES, title=TITLE, max_tokens=500, policy=policy)
+    assert str(refused.value) == message
+
+
+def test_http_and_https_urls_are_kept_as_written():
+    for url in ("http://127.0.0.1:8000/v1", "https://llm.example.com", "http://[::1]:8000", "http://localhost:11434/v1"):
+        assert Policy().with_overrides({"summaries": {"llm_base_url": url}}).summaries.llm_base_url == url
+    assert Policy().with_overrides({"summaries": {"llm_base_url": ""}}).summaries.llm_base_url == ""  # off
+
+
+def test_a_host_that_resolves_to_a_link_local_address_or_redirects_falls_back_without_the_url(monkeypatch):
+    import socket
+
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: (
+        [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", 80))] if host == "metadata.example"
+        else real(host, *a, **k)))
+    policy = Policy().with_overrides({"summaries": {"llm_base_url": "http://metadata.example/SECRET/v1",
+                                                    "llm_timeout_s": 1.0}})
+    result = summarize_sources(SOURCES, title=TITLE, policy=policy)
+    assert (result.method, result.fallback) == (
+        "extractive", "LLM endpoint failed: [summaries] llm_base_url's host resolves to a link-local address: refused")
+
+    # a redirect (to the metadata address, with the bearer token) is not followed
+    class Redirect(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.send_response(302)
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        policy = Policy().with_overrides({"summaries": {
+            "llm_base_url": f"http://127.0.0.1:{server.server_address[1]}/SECRET/v1", "llm_timeout_s": 1.0}})
+        result = summarize_sources(SOURCES, title=TITLE, policy=policy)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (result.method, result.fallback) == (
+        "extractive", "LLM endpoint failed: HTTP 302 from the LLM endpoint ([summaries] llm_base_url): redirects are "
+                      "not followed")

@@ -296,3 +296,62 @@ def test_pleasantries_with_no_key_fact_stay_out_of_a_summary():
     assert "谢谢" not in summary.markdown and "请问" not in summary.markdown
     assert "王芳决定下周三在杭州举行发布会，预算5000元。" in summary.markdown
     assert "李雷需要在12月5日前提交报价单。" in summary.markdown
+
+
+# Issue 37.6: a published summary of 61,711 characters passed `max_tokens 500`: the counter read a
+# word of any length as one token and characters its normaliser drops as none. Each padding below
+# counted (almost) nothing then; now each is over the budget, in tokens or in bytes (16 a token).
+OVER_BUDGET = {"long word": "x" * 61_711, "combining": "e" + "\u0301" * 60_000,
+               "emoji words": " ".join(["😀" * 100] * 150), "newlines": "\n" * 61_711}
+GATE_TURNS = build_conversation(turns=12, filler=8)
+GATE_SOURCES = [Source(f"t{k}", t["content"]) for k, t in enumerate(GATE_TURNS)]
+
+
+@pytest.mark.parametrize("padding", list(OVER_BUDGET.values()), ids=list(OVER_BUDGET))
+def test_a_summary_over_its_budget_in_tokens_or_bytes_fails_the_gate(padding):
+    from memory_lake.maintain.summaries import summarize_sources
+
+    texts = [t["content"] for t in GATE_TURNS]
+    good = summarize_sources(GATE_SOURCES, title="# Summary").markdown
+    assert evaluate_summary(texts, good, model="none").passed
+    score = evaluate_summary(texts, good + padding + "\n", model="none")
+    assert "max_tokens" in score.failed and not score.passed
+    assert score.summary_tokens == count_tokens(good + padding + "\n") > 500
+
+
+@pytest.mark.parametrize("padding", [*OVER_BUDGET.values(), "中" * 20_000], ids=[*OVER_BUDGET, "chinese"])
+def test_an_llm_summary_over_its_budget_falls_back_unscored(monkeypatch, padding):
+    """An LLM answer over the budget is never kept (nor scored: scoring 20,000 Chinese characters
+    took over a minute); the extractive summary stands in, within the budget's tokens and bytes."""
+    from memory_lake import Policy
+    from memory_lake.maintain import llm
+    from memory_lake.maintain.summaries import summarize_sources
+    from memory_lake.text.tokens import BYTES_PER_TOKEN
+
+    good = summarize_sources(GATE_SOURCES, title="# Summary").markdown
+    monkeypatch.setattr(llm, "summarize_llm", lambda *args, **kwargs: good + padding + "\n")
+    policy = Policy().with_overrides({"summaries": {"llm_base_url": "http://127.0.0.1:9/v1"}})
+    result = summarize_sources(GATE_SOURCES, title="# Summary", policy=policy)
+    tokens = count_tokens(good + padding + "\n")
+    assert (result.method, result.passed, result.fallback, result.markdown) == (
+        "extractive", True, f"LLM summary failed the gate: {tokens} tokens > max_tokens 500", good)
+    assert len(result.markdown.encode("utf-8")) <= 500 * BYTES_PER_TOKEN
+
+
+def test_the_extractive_summary_keeps_within_the_budget_bytes_whatever_its_lines_hold():
+    """Lines the tokenizer reads as a few [UNK] (100 emoji in a word) were a few tokens each: a
+    summary of them held ~8 KB a line within `max_tokens 500`. Now a line counts at least one token
+    per 16 bytes, and the summary's parts add up to at least the whole."""
+    from memory_lake.text.tokens import BYTES_PER_TOKEN
+
+    emoji = " ".join(["😀" * 100] * 20)
+    sources = [Source(f"s{k}", f"We decided to ship release {k} on March {k + 1}: {emoji}.", "decision",
+                      DAY + timedelta(days=k)) for k in range(12)]
+    sources += [Source("plain", "TODO: Marco will send the cost report to Anna by March 7.", "todo", DAY)]
+    summary = summarize_extractive(sources, title="# Summary", max_tokens=500)
+    assert summary.tokens == count_tokens(summary.markdown) <= 500
+    assert len(summary.markdown.encode("utf-8")) <= 500 * BYTES_PER_TOKEN
+    assert "- Marco will send the cost report to Anna by March 7." in summary.markdown
+    for budget in (30, 80, 200):
+        small = summarize_extractive(sources, title="# Summary", max_tokens=budget)
+        assert small.tokens == count_tokens(small.markdown) <= budget

@@ -10,7 +10,7 @@ import pytest
 from memory_lake.maintain.events import apply_events
 from memory_lake.observe.health import NO_LOG_NOTE, compute_health, latest_health, snapshot_health
 
-from ..conftest import AS_OF, write_jsonl
+from ..conftest import AS_OF, signed_by_user, write_jsonl
 
 
 def mem(i, tier, *, days_old, accessed_days_ago=None, tenant="acme", user="alice", type_="fact"):
@@ -117,8 +117,8 @@ def test_a_user_change_to_an_important_memory_raises_an_info_alert(lake, tmp_pat
     build(lake, tmp_path)
     snapshot_health(lake, AS_OF)
     later = AS_OF + timedelta(hours=12)
-    lake.ingest([write_jsonl(tmp_path / "edit.jsonl", [
-        {**mem(0, "important", days_old=100), "version": 1, "content": "edited by the user", "operator": "user"}])],
+    lake.ingest([signed_by_user(lake, write_jsonl(tmp_path / "edit.jsonl", [
+        {**mem(0, "important", days_old=100), "version": 1, "content": "edited by the user", "operator": "user"}]))],
         as_of=later)
     with lake.reader() as con:
         alerts = compute_health(con, later, lake.policy)["overall"]["alerts"]

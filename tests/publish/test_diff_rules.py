@@ -1,5 +1,6 @@
-"""The diff gate's frames (publish/diff.py, issue 18), read whole: `diff_batches` on a small lake
-published once (v1), then changed and staged as the next candidate, as `check_export` calls it.
+"""The diff gate's frames (publish/diff.py, issues 18 and 37.3), read whole: `scope_holds` and
+`diff_batches` on a small lake published once (v1), then changed: the candidate's rows as staging
+builds them before any hold is applied (`_stage_rows`).
 
 The lake lives in a folder whose name holds a quote (`o'lake`): the Parquet paths are SQL string
 literals. One tenant is Chinese, so v1's manifest holds non-ASCII text. Every test takes a copy of
@@ -17,8 +18,8 @@ import pytest
 from memory_lake import Lake
 from memory_lake.maintain import forget
 from memory_lake.publish import publish
-from memory_lake.publish.diff import MEMORY_SCHEMA, SCOPE_SCHEMA, diff_batches, empty_diff
-from memory_lake.publish.export import stage_export
+from memory_lake.publish.diff import MEMORY_SCHEMA, SCOPE_SCHEMA, diff_batches, empty_diff, scope_holds
+from memory_lake.publish.export import _stage_rows
 from memory_lake.store import Policy
 
 from ..conftest import AS_OF, copy_lake, write_jsonl
@@ -60,16 +61,30 @@ def plant(lake, *statements: str) -> None:
             con.execute(statement)
 
 
+def unheld_candidate(lake) -> Path:
+    """The candidate's memories.parquet as staging builds it, before holds."""
+    folder = lake.root.parent / "candidate"
+    folder.mkdir(exist_ok=True)
+    with lake.writer(purpose="stage") as con:
+        _stage_rows(con)
+        con.execute(f"COPY publish_rows TO '{folder / 'memories.parquet'}' (FORMAT parquet)".replace("o'lake", "o''lake"))
+    return folder
+
+
 def diff_of(lake, policy: Policy | None = None) -> dict[str, pl.DataFrame]:
-    """The diff of the staged candidate against v1, as the publish's check step computes it."""
-    staged = stage_export(lake, LATER, policy).details
-    candidate = Path(staged["staging"]) if staged["staging"] else lake.exports / "v1"
+    """The diff of the candidate against v1, as the publish's check step computes it."""
+    candidate = unheld_candidate(lake)
     with lake.writer(purpose="diff") as con:
-        return diff_batches(con, lake.exports / "v1", candidate, policy or lake.policy)
+        return diff_batches(con, lake.exports / "v1", candidate, policy or lake.policy, LATER)
 
 
-def scopes(found: dict) -> list[tuple]:
-    return found["diff_scopes"].rows()
+def scopes(lake, policy: Policy | None = None) -> list[tuple]:
+    """(scope, active before, after, by user, by system, by agent, unexplained, allowance, reason) per scope."""
+    with lake.writer(purpose="judge") as con:
+        _stage_rows(con)
+        found = scope_holds(con, lake.exports / "v1", "publish_rows", policy or lake.policy, LATER)
+    return found.select("tenant", "agent_id", "user_id", "active_before", "active_after", "by_user", "by_system",
+                        "by_agent", "unexplained", "allowance", "reason").rows()
 
 
 def findings(found: dict) -> list[tuple]:
@@ -83,7 +98,7 @@ def test_nothing_to_compare_with_gives_the_empty_frames_with_their_schemas(lake,
     for previous in (None, tmp_path / "v0"):  # nothing published; a folder without memories.parquet
         (tmp_path / "v0").mkdir(exist_ok=True)
         with lake.reader() as con:
-            found = diff_batches(con, previous, lake.exports / "v1", lake.policy)
+            found = diff_batches(con, previous, lake.exports / "v1", lake.policy, LATER)
         assert {name: (frame.height, dict(frame.schema)) for name, frame in found.items()} == {
             name: (0, schema) for name, schema in expected.items()}
     assert {name: dict(frame.schema) for name, frame in empty_diff().items()} == expected
@@ -93,10 +108,10 @@ def test_the_same_version_gives_every_scope_and_every_memory_with_no_finding(lak
     found = diff_of(lake)  # nothing changed: the candidate is v1 itself
     assert list(found) == ["diff_scopes", "diff_memories"]
     assert found["diff_scopes"].schema == pl.Schema(SCOPE_SCHEMA)
-    assert scopes(found) == [
-        ("acme", None, None, 5, 5, 0, 1, None),
+    assert found["diff_scopes"].rows() == [
+        ("acme", None, None, 5, 5, 0, 2, None),
         ("acme", "bot", "alice", 13, 13, 0, 2, None),
-        (*ZH, 5, 5, 0, 1, None)]
+        (*ZH, 5, 5, 0, 2, None)]
     assert found["diff_memories"].schema == pl.Schema(MEMORY_SCHEMA)
     assert found["diff_memories"]["id"].to_list() == sorted(
         [f"a-{i:02d}" for i in range(10)] + ["a-imp", "a-imp2", "a-imp3"] + [f"n-{i}" for i in range(5)]
@@ -108,48 +123,57 @@ def test_unexplained_drops_name_their_scope_null_parts_as_underscores(lake):
     plant(lake, "UPDATE memories SET status = 'archived' WHERE id IN ('a-00', 'a-01', 'a-02', 'a-03', 'a-04')",
           "UPDATE memories SET status = 'dormant' WHERE id IN ('n-0', 'n-1', 'n-2')",
           "UPDATE memories SET status = 'archived' WHERE id = 'z-0'")  # 1 of 5: within 20 %
-    assert scopes(diff_of(lake)) == [
-        ("acme", None, None, 5, 2, 0, 1, "acme/_/_: 5 -> 2 active, 3 unexplained (at most 1 allowed)"),
-        ("acme", "bot", "alice", 13, 8, 0, 2, "acme/bot/alice: 13 -> 8 active, 5 unexplained (at most 2 allowed)"),
-        (*ZH, 5, 4, 0, 1, None)]
+    assert scopes(lake) == [
+        ("acme", None, None, 5, 2, 0, 0, 0, 3, 2, "3 of 5 active memories left with nothing recorded to explain it "
+                                                  "(at most 2 allowed)"),
+        ("acme", "bot", "alice", 13, 8, 0, 0, 0, 5, 2, "5 of 13 active memories left with nothing recorded to explain "
+                                                       "it (at most 2 allowed)"),
+        (*ZH, 5, 4, 0, 0, 0, 1, 2, None)]
+    assert diff_of(lake)["diff_scopes"]["unexplained_drop"].to_list() == [
+        "acme/_/_: 3 of 5 active memories left with nothing recorded to explain it (at most 2 allowed)",
+        "acme/bot/alice: 5 of 13 active memories left with nothing recorded to explain it (at most 2 allowed)", None]
 
 
 def test_a_drop_within_the_tenants_own_share_passes_and_the_share_is_per_tenant(lake):
-    plant(lake, "UPDATE memories SET status = 'archived' WHERE id IN ('z-0', 'z-1')",
-          "UPDATE memories SET status = 'archived' WHERE id IN ('n-0', 'n-1')")
-    policy = Policy().with_overrides({"tenants": {"中科": {"publish": {"max_active_drop": 0.4}}}})
-    assert scopes(diff_of(lake, policy)) == [
-        ("acme", None, None, 5, 3, 0, 1, "acme/_/_: 5 -> 3 active, 2 unexplained (at most 1 allowed)"),
-        ("acme", "bot", "alice", 13, 13, 0, 2, None),
-        (*ZH, 5, 3, 0, 2, None)]
+    plant(lake, "UPDATE memories SET status = 'archived' WHERE id IN ('z-0', 'z-1', 'z-2')",
+          "UPDATE memories SET status = 'archived' WHERE id IN ('n-0', 'n-1', 'n-2')")
+    policy = Policy().with_overrides({"tenants": {"中科": {"publish": {"max_active_drop": 0.6}}}})
+    assert scopes(lake, policy) == [
+        ("acme", None, None, 5, 2, 0, 0, 0, 3, 2, "3 of 5 active memories left with nothing recorded to explain it "
+                                                  "(at most 2 allowed)"),
+        ("acme", "bot", "alice", 13, 13, 0, 0, 0, 0, 2, None),
+        (*ZH, 5, 2, 0, 0, 0, 3, 3, None)]
 
 
-def test_what_the_lake_explains_since_the_previous_version_is_subtracted(lake):
-    """A forget (deleted), a user's own change, and a cleanup-log move to the status the memory has
-    now, logged at or after v1's as_of; a move logged before it, or to another status, explains nothing."""
+def test_each_removal_is_put_to_whoever_took_the_memory_out_since_the_previous_version(lake):
+    """A user's forget, an agent's forget, a tier rule's move (system) and a dedup-style merge are
+    put to their cause by the history row that took the memory out of the active set, at or after
+    v1's as_of; a row before it, or an edit that left the memory active, explains nothing."""
     forget(lake, ids=["a-00", "a-01"], operator="user", reason="asked", as_of=LATER, scrub=False, compact=False)
-    lake.edit("a-02", content="the user's words", operator="user", as_of=LATER)
-    lake.edit("a-03", content="an agent's words", operator="agent", as_of=LATER)  # an agent's: explains nothing
-    plant(lake, "UPDATE memories SET status = 'archived' WHERE id IN ('a-02', 'a-03')",
-          "UPDATE memories SET status = 'dormant' WHERE id IN ('n-0', 'n-1', 'n-2', 'n-3')",
-          "INSERT INTO cleanup_log VALUES "
-          f"('n-0', 'acme', NULL, NULL, 'long_term', 'long_term', 'active', 'dormant', 'r', 'run', '{AS_OF}'), "
-          f"('n-1', 'acme', NULL, NULL, 'long_term', 'long_term', 'active', 'dormant', 'r', 'run', '{LATER}'), "
-          f"('n-2', 'acme', NULL, NULL, 'long_term', 'long_term', 'active', 'dormant', 'r', 'run', "
-          f"'{AS_OF - timedelta(seconds=1)}'), "
-          f"('n-3', 'acme', NULL, NULL, 'long_term', 'long_term', 'active', 'archived', 'r', 'run', '{LATER}')")
-    assert scopes(diff_of(lake)) == [
-        ("acme", None, None, 5, 1, 2, 1, "acme/_/_: 5 -> 1 active, 2 unexplained (at most 1 allowed)"),
-        ("acme", "bot", "alice", 13, 9, 3, 2, None),
-        (*ZH, 5, 5, 0, 1, None)]
+    forget(lake, ids=["a-02"], operator="agent", reason="stale", as_of=LATER, scrub=False, compact=False)
+    lake.edit("a-03", content="the user's words", operator="user", as_of=LATER)  # still active: no removal
+    plant(lake, "UPDATE memories SET status = 'archived' WHERE id = 'a-03'",
+          "UPDATE memories SET status = 'merged' WHERE id = 'a-04'",
+          "UPDATE memories SET status = 'dormant' WHERE id IN ('n-0', 'n-1', 'n-2')",
+          "INSERT INTO memory_history (seq, memory_id, tenant, version, change, operator, run_id, reason, as_of, before, after) "
+          f"SELECT 1000 + row_number() OVER (), id, tenant, version, 'tier', 'system', 'run', 'long_term_dormant', "
+          f"CASE WHEN id = 'n-0' THEN TIMESTAMP '{AS_OF - timedelta(seconds=1)}' ELSE TIMESTAMP '{LATER}' END, "
+          "struct_pack(status := 'active', tenant := tenant, agent_id := agent_id, user_id := user_id), "
+          "struct_pack(status := 'dormant', tenant := tenant, agent_id := agent_id, user_id := user_id) "
+          "FROM memories WHERE id IN ('n-0', 'n-1')")
+    assert scopes(lake) == [
+        ("acme", None, None, 5, 2, 0, 1, 0, 2, 2, None),   # n-1 by a rule; n-0 (logged before v1) and n-2 unexplained
+        ("acme", "bot", "alice", 13, 8, 2, 1, 1, 1, 2, None),  # a-00/01 user, a-04 merged, a-02 agent, a-03 unexplained
+        (*ZH, 5, 5, 0, 0, 0, 0, 2, None)]
 
 
 def test_a_memory_moved_to_another_scope_counts_as_left_and_unexplained(lake):
     plant(lake, "UPDATE memories SET agent_id = NULL, user_id = NULL WHERE id IN ('a-00', 'a-01', 'a-02')")
-    assert scopes(diff_of(lake)) == [
-        ("acme", None, None, 5, 8, 0, 1, None),
-        ("acme", "bot", "alice", 13, 10, 0, 2, "acme/bot/alice: 13 -> 10 active, 3 unexplained (at most 2 allowed)"),
-        (*ZH, 5, 5, 0, 1, None)]
+    assert scopes(lake) == [
+        ("acme", None, None, 5, 8, 0, 0, 0, 0, 2, None),
+        ("acme", "bot", "alice", 13, 10, 0, 0, 0, 3, 2, "3 of 13 active memories left with nothing recorded to explain "
+                                                        "it (at most 2 allowed)"),
+        (*ZH, 5, 5, 0, 0, 0, 0, 2, None)]
 
 
 def test_important_memories_changed_gone_or_moved_are_named_and_a_users_edit_is_not(lake):
@@ -162,6 +186,12 @@ def test_important_memories_changed_gone_or_moved_are_named_and_a_users_edit_is_
         ("a-05", None, "a-05: acme -> globex"),
         ("a-imp", "a-imp changed with no user history row", None),
         ("a-imp2", "a-imp2 disappeared with no user history row", None)]
+    # the scopes are held for it: the important memories' one, and both ends of the move
+    held = [(t, a, u, r) for t, a, u, *_, r in scopes(lake) if r]
+    assert held == [
+        ("acme", "bot", "alice", "important memory a-imp changed with no user history row; important memory a-imp2 "
+                                 "disappeared with no user history row; memory a-05 moved from tenant acme to globex"),
+        ("globex", "bot", "alice", "memory a-05 moved from tenant acme to globex")]
 
 
 @pytest.mark.parametrize(("statement", "changed"), [
@@ -180,12 +210,13 @@ def test_the_previous_manifest_is_read_as_utf_8_whatever_the_locale(lake):
     """v1's manifest names the tenant 中科; a nightly run under cron's C locale still reads it."""
     assert "中科" in (lake.exports / "v1" / "manifest.json").read_text(encoding="utf-8")
     plant(lake, "UPDATE memories SET status = 'archived' WHERE id IN ('z-0', 'z-1', 'z-2')")
-    staged = stage_export(lake, LATER).details
+    candidate = unheld_candidate(lake)
     saved = locale.setlocale(locale.LC_CTYPE)
     locale.setlocale(locale.LC_CTYPE, "C")
     try:
         with lake.writer(purpose="diff") as con:
-            found = diff_batches(con, lake.exports / "v1", Path(staged["staging"]), lake.policy)
+            found = diff_batches(con, lake.exports / "v1", candidate, lake.policy, LATER)
     finally:
         locale.setlocale(locale.LC_CTYPE, saved)
-    assert scopes(found)[-1] == (*ZH, 5, 2, 0, 1, "中科/客服/王芳: 5 -> 2 active, 3 unexplained (at most 1 allowed)")
+    assert found["diff_scopes"].rows()[-1] == (
+        *ZH, 5, 2, 0, 2, "中科/客服/王芳: 3 of 5 active memories left with nothing recorded to explain it (at most 2 allowed)")

@@ -61,7 +61,7 @@ def test_the_manifest_lists_every_file_by_its_sha256_and_links_by_their_target(l
     assert files["exports/CURRENT"] == "link:v1"
     assert files["lake.duckdb"] == hashlib.sha256((lake.root / "lake.duckdb").read_bytes()).hexdigest()
     assert files["report-folders"] == hashlib.sha256(b"/tmp/reports\n").hexdigest()
-    assert {p.split("/")[0] for p in files} == {"lake.duckdb", "memory-lake.toml", "report-folders", "raw", "exports"}
+    assert {p.split("/")[0] for p in files} == {"lake.duckdb", "memory-lake.toml", "secrets.json", "report-folders", "raw", "exports"}
     assert not [p for p in files if p.endswith(".tmp")] and "exports/v1/manifest.json" in files
     assert json.loads((dest / MANIFEST).read_text(encoding="utf-8")) == manifest
     assert read_manifest(dest) == manifest
@@ -105,7 +105,8 @@ def test_restore_gives_back_the_lake_and_makes_its_folders(lake, tmp_path):
     assert {k: v for k, v in on_disk(copy).items() if not k.startswith("inbox/")
             and k not in (".lock", ".generation")}  # the lock's files == manifest["files"]
     assert sorted(p.name for p in copy.iterdir()) == sorted(
-        [".generation", ".lock", "events", "exports", "inbox", "lake.duckdb", "memory-lake.toml", "raw", "report-folders"])
+        [".generation", ".lock", "events", "exports", "inbox", "lake.duckdb", "memory-lake.toml", "raw", "report-folders",
+         "secrets.json"])
     assert (copy / "inbox" / "keep.jsonl").read_text() == "{}\n" and (copy / "inbox" / "decisions").is_dir()
     assert os.readlink(copy / "exports" / "CURRENT") == "v1"
     assert Lake.open(copy).sql("SELECT id, content FROM memories").to_dicts() == [{"id": "m1", "content": "likes tea"}]

@@ -18,7 +18,11 @@ Units
   - *numbers*: digit runs as whole tokens (``500`` never matches ``1500``), thousands commas and
     ``万``/``亿``/``千``/``k``/``thousand``/``million``/``billion`` multipliers folded (``1,500``,
     ``1500`` and ``0.15万`` are one number; ``42k`` = ``4.2万`` = ``4.2w``, ``w`` only in Chinese text), English number words two to twelve and the tens, and
-    Chinese numerals before a measure word or after ``第`` (a lone ``一`` is an article, not a count);
+    Chinese numerals before a measure word or after ``第`` (a lone ``一`` is an article, not a count).
+    An amount keeps the currency of the sign, code or word next to it (:data:`CURRENCIES`: ``$50``,
+    ``50 dollars``, ``50 USD``, ``¥``, ``6480元``, ``120欧元``); each names the currencies it can mean
+    (``$`` any dollar, ``¥`` yen or yuan), and the sign or word is part of the amount (no name, no
+    content word);
   - *dates*: ISO ``2026-03-04`` (also ``/`` and ``.``), ``2026年3月4日``, ``3月4日``, ``March 4``,
     ``4 March 2026``, ``March 2026``, ``3/14/2026`` when the day is unambiguous, and weekdays
     (``Friday``, ``周五``). Two dates match when month and day agree and their years agree where both
@@ -64,7 +68,12 @@ Units
   (its *scope*; in Chinese also up to ``的``). Two texts conflict when more than half of a scope of
   one occurs in the other and no negation there shares a word with it (``decided not to migrate X``
   against ``decided to migrate X``); a summary that leaves out a negated clause of its source does
-  not conflict with it. Conflicting texts are never close.
+  not conflict with it. Two texts conflict too when one holds a word of :data:`OPPOSITES` (a short
+  list of common opposites: like / dislike, increase / decrease, accept / reject, 喜欢 / 讨厌,
+  增加 / 减少 ...; English by stem, Chinese as substrings) where the other holds its opposite and
+  neither holds both, both negated or neither (``doesn't like`` and ``dislikes`` agree, and a
+  negation's scope is not contradicted by the opposite of one of its words). Conflicting texts are
+  never close.
 
 Metrics
 -------
@@ -86,7 +95,8 @@ Metrics
   wide, a CJK character two columns).
 * ``accuracy`` = summary statements supported by the source / summary statements (0.0 when there
   are none). A statement is supported by ONE source sentence that holds every number, date, time
-  and name of the statement (matched as above; a name as text, an acronym also as the initials of
+  and name of the statement (matched as above; an amount in a currency the sentence's amount can
+  be in, or either without one: ``50 euros`` is not backed by ``50 dollars``; a name as text, an acronym also as the initials of
   consecutive words: ``PB`` = ``personal best``), does not conflict with it in polarity, and is
   close to it: at least :data:`SUPPORT_CONTAINMENT` of the statement's content words occur in the
   sentence, or (no Chinese characters) their MiniLM cosine is at least :data:`SUPPORT_COSINE`.
@@ -128,6 +138,8 @@ from .accuracy import JOINT_CONTAINMENT, SUPPORT_CONTAINMENT, SUPPORT_COSINE
 from .extract import DECISION_CUES, TODO_CUES, extract_facts
 from .fact import Fact
 from .names import COMMON_SURNAMES, COMMON_WORD_FREQ, NOT_NAMES, NOT_NAMES_ZH, PERSON_TITLES
+from .numerals import CURRENCIES
+from .polarity import OPPOSITES
 from .readability import CATEGORY_WORDS, MAX_LINE_WIDTH, READABILITY_WEIGHTS
 from .retention import RETAIN_COSINE, RETAIN_DICE
 from .score import SummaryPolicy, SummaryScore, evaluate_summary
@@ -147,5 +159,5 @@ __all__ = [
     "RETAIN_DICE", "RETAIN_COSINE", "SUPPORT_CONTAINMENT", "SUPPORT_COSINE", "JOINT_CONTAINMENT",
     "MAX_LINE_WIDTH", "READABILITY_WEIGHTS", "CATEGORY_WORDS",
     "ABBREVIATIONS", "LABELS", "NOT_NAMES", "NOT_NAMES_ZH", "COMMON_SURNAMES", "COMMON_WORD_FREQ", "PERSON_TITLES",
-    "DECISION_CUES", "TODO_CUES",
+    "DECISION_CUES", "TODO_CUES", "CURRENCIES", "OPPOSITES",
 ]

@@ -13,6 +13,7 @@ from .dates import _dates_match, _times_match
 from .extract import _analyse
 from .fact import Fact, _Analysed
 from .names import _L, _Context, _name_in
+from .numerals import same_currency
 from .polarity import _polarity_conflict
 from .sentences import _Statement
 from .words import _containment, _content_words
@@ -119,7 +120,7 @@ def _joint_support(text: str, source: list[_Analysed], ctx: _Context) -> bool:
 
 def _fact_in(fact: Fact, sentence: _Analysed) -> bool:
     if fact.kind == "number":
-        return any(f.kind == "number" and f.key == fact.key for f in sentence.facts)
+        return any(f.kind == "number" and f.key == fact.key and same_currency(f, fact) for f in sentence.facts)
     if fact.kind == "date":
         return any(f.kind == "date" and _dates_match(f.key, fact.key) for f in sentence.facts)
     if fact.kind == "time":

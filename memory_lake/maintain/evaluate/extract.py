@@ -12,7 +12,7 @@ from .dates import _dates_match, _read_dates_times, _times_match
 from .fact import _CJK, Fact, _Analysed
 from .names import _SPEAKER, _Context, _build_context, _jieba_names, _latin_names
 from .numerals import _read_numbers
-from .polarity import _negation_scopes
+from .polarity import _negation_scopes, _opposite_terms
 from .sentences import split_sentences
 from .words import _content_words, _jaccard
 
@@ -47,8 +47,9 @@ def _analyse(text: str, ctx: _Context, summary: bool) -> _Analysed:
     informative = (any(f.grade == "hard" and (f.kind != "name" or f.pos >= label_end) for f in facts)
                    or bool(_CATEGORY_LABEL.search(normalised)))
     question = normalised.rstrip().endswith(("?", "？"))
-    return _Analysed(text, facts, _content_words(rest), _negation_scopes(rest), bool(_CJK.search(text)),
-                     informative, question, _value_anchors(normalised, dated + numbers))
+    words, scopes = _content_words(rest), _negation_scopes(rest)
+    return _Analysed(text, facts, words, scopes, bool(_CJK.search(text)), informative, question,
+                     _value_anchors(normalised, dated + numbers), _opposite_terms(rest, words, scopes))
 
 
 def extract_facts(texts: list[str]) -> list[Fact]:

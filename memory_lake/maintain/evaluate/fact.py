@@ -6,7 +6,7 @@ share: the test for Chinese characters and the blanking of a span already read."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -25,6 +25,7 @@ class Fact:
     text: str
     pos: int = 0
     grade: str = "hard"
+    currency: frozenset[str] = frozenset()   # of an amount: the currencies its sign or word can mean
 
     def label(self) -> str:
         return f"{self.kind}: {self.text}"
@@ -40,6 +41,7 @@ class _Analysed:
     informative: bool = True             # holds a hard fact outside its speaker label, or a category label
     question: bool = False
     anchors: tuple[tuple[str, str, Fact], ...] = ()   # (side, word, value): see _value_anchors
+    opposites: dict[str, bool] = field(default_factory=dict)   # term -> negated: see _opposite_terms
 
     def of(self, kind: str) -> list[Fact]:
         return [f for f in self.facts if f.kind == kind]

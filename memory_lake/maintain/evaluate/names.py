@@ -43,6 +43,8 @@ COMMON_SURNAMES = frozenset(
 _L = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"  # Latin letters, accented too (Inês)
 _LATIN_WORD = re.compile(rf"[{_L}][{_L}0-9]*(?:['’][{_L}]+)?(?:-[{_L}0-9]+)*")
 _OPENERS = " \t\"'“‘([{*_•·-–—>"
+_SENTENCE_CUT = re.compile(r"[:：.!?。！？]")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _strip_possessive(word: str) -> str:
@@ -71,13 +73,17 @@ class _Context:
 def _latin_words(text: str) -> list[tuple[str, int, int, bool]]:
     """(word, start, end, initial) for each Latin word; `initial` when only openers precede it in the
     sentence or it follows a colon."""
-    words = []
+    # initial: no letter of any script since the sentence start or the last colon, so a timestamp
+    # or a list number before the word does not make it mid-sentence. One pass over the text: a
+    # long line without a full stop (a pasted JSON blob) must not cost its length squared.
+    cuts = iter(m.end() for m in _SENTENCE_CUT.finditer(text))
+    words, cut, next_cut, previous_start, previous_end = [], 0, next(cuts, None), -1, 0
     for m in _LATIN_WORD.finditer(text):
-        # initial: no letter of any script since the sentence start or the last colon, so a
-        # timestamp or a list number before the word does not make it mid-sentence
-        segment = re.split(r"[:：.!?。！？]", text[: m.start()])[-1]
-        initial = not re.search(r"[^\W\d_]", segment)
+        while next_cut is not None and next_cut <= m.start():
+            cut, next_cut = next_cut, next(cuts, None)
+        initial = previous_start < cut and not _LETTER.search(text, max(cut, previous_end), m.start())
         words.append((_strip_possessive(m.group(0)), m.start(), m.end(), initial))
+        previous_start, previous_end = m.start(), m.end()
     return words
 
 

@@ -163,13 +163,16 @@ def summarize_extractive(sources: Sequence[Source], *, title: str, max_tokens: i
     extraction = extract_items(sources, policy)
     items = extraction.items
     coverage = coverage or key_fact_coverage([s.content for s in sources])
+    # Each part is counted with the newlines render_markdown gives it (a heading with the blank
+    # lines around it), so the parts' counts add up to at least the whole's, bytes included
+    # (text/tokens.py): the Markdown never exceeds `max_tokens`, however long a source's line.
     if items:
-        for item, n, held in zip(items, count_tokens_many([item.line() for item in items]),
+        for item, n, held in zip(items, count_tokens_many([item.line() + "\n" for item in items]),
                                  coverage.facts_in([item.text for item in items])):
             item.tokens, item.facts = n, held
-    used = count_tokens(title)
-    heading_cost = {c: count_tokens(f"## {HEADINGS[lang][c]}") for c in SECTIONS}
-    day_cost = count_tokens("### 2026-01-01")
+    used = count_tokens(title + "\n")
+    heading_cost = {c: count_tokens(f"\n## {HEADINGS[lang][c]}\n\n") for c in SECTIONS}
+    day_cost = count_tokens("\n### 2026-01-01\n")
     chosen: list[Item] = []
     taken: set[int] = set()
     opened: set[Any] = set()

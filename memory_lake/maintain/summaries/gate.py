@@ -46,6 +46,7 @@ def summarize_sources(sources: Sequence[Source], *, title: str, max_tokens: int 
     summary is kept only when it passes the gate), else, or as the fallback, extractively. Either
     writes within `summary_budget` (``max_tokens``, and ``min_compression`` times smaller than the
     sources), so that compression is never what fails."""
+    from ...text import count_tokens
     from ..evaluate import evaluate_summary
 
     policy = policy or Policy()
@@ -65,10 +66,16 @@ def summarize_sources(sources: Sequence[Source], *, title: str, max_tokens: int 
         except LLMError as exc:
             fallback = f"LLM endpoint failed: {exc}"
         else:
-            score = evaluate_summary(texts, markdown, policy=gate)
-            if score.passed:
-                return SummaryResult(markdown, score, "llm", None, ids, score.source_tokens)
-            fallback = "LLM summary failed the gate: " + describe_failure(score)
+            # an answer over the budget fails the gate's max_tokens whatever it says: it is not
+            # scored (scoring a 20,000-character line takes over a minute). The count bounds bytes too.
+            tokens = count_tokens(markdown)
+            if tokens > budget:
+                fallback = f"LLM summary failed the gate: {tokens} tokens > max_tokens {budget}"
+            else:
+                score = evaluate_summary(texts, markdown, policy=gate)
+                if score.passed:
+                    return SummaryResult(markdown, score, "llm", None, ids, score.source_tokens)
+                fallback = "LLM summary failed the gate: " + describe_failure(score)
     summary = summarize_extractive(sources, title=title, max_tokens=room, lang=lang, policy=policy,
                                    coverage=coverage)
     score = evaluate_summary(texts, summary.markdown, policy=gate)
