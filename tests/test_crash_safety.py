@@ -169,7 +169,7 @@ def base_lake(tmp_path_factory) -> Path:
     kept = [line for n, line in enumerate(lines) if n < 40 or n in KEPT_LINES]
     (lake.inbox / "0002-globex-ops.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
     shutil.copy(demo / "0005-orchestrator-save.json", lake.inbox / "0005-orchestrator-save.json")
-    with lake.writer(purpose="test salts") as con:
+    with lake.writer(purpose="test salts"):  # salts are made under the write lock
         lake.tenant_salts(sorted(_tenants(lake.inbox)))
     return root
 

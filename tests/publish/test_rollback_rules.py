@@ -120,7 +120,7 @@ def test_rollback_goes_to_the_newest_older_version_and_records_it_whole(lake):
 def test_a_named_version_and_pii_in_who_and_why_are_redacted(lake):
     done = rollback(lake, "v1", reason="call anna at +1 415 555 0100", by="anna@example.com", as_of=AS_OF + 4 * DAY)
     assert (done["from"], done["to"]) == ("v3", "v1")
-    with lake.writer(purpose="read the salt") as con:  # redacted as every text: with the lake-wide salt
+    with lake.writer(purpose="read the salt"):  # redacted as every text: with the lake-wide salt
         salt = lake.tenant_salts([""])[""]
     assert (done["by"], done["reason"]) == (redact_text("anna@example.com", salt),
                                             redact_text("call anna at +1 415 555 0100", salt))
