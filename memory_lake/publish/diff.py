@@ -296,7 +296,7 @@ def release_command(scope: dict[str, Any]) -> str:
     for option, key in (("--agent", "agent_id"), ("--user", "user_id")):
         if scope.get(key) is not None:
             parts += [option, _quoted(scope[key])]
-    return " ".join(parts + ["--by NAME --reason TEXT"])
+    return " ".join(parts + ["--reason TEXT"])
 
 
 def open_holds(lake) -> pl.DataFrame:

@@ -119,7 +119,7 @@ def test_an_agent_archiving_a_whole_scope_is_held_and_every_other_scope_publishe
         "reason": "an agent removed 20 of 20 active memories (forget, status change or expiry; at most 4 a night); "
                   "an agent removed 20 of 20 memories over the last 7 days (at most 10)",
         "since": "2026-11-30T00:00:00Z", "held_at": "2026-12-01T00:00:00Z",
-        "action": "memory-lake holds release acme --agent bot --user big --by NAME --reason TEXT"}]
+        "action": "memory-lake holds release acme --agent bot --user big --reason TEXT"}]
     assert published_ids(lake, "acme", "big") == [f"b-{i:02d}" for i in range(20)]  # agents still load them
     assert "g-new" in published_ids(lake, "globex")  # the other tenant is not held back
     assert lake.sql("SELECT count(*) FROM memories WHERE user_id = 'big' AND status = 'archived'").item() == 20
