@@ -21,7 +21,7 @@ from memory_lake.maintain.conflicts import (CONTRADICTION_PARTNERS_SQL, list_con
 from memory_lake.maintain.decisions import apply_decisions, pending_decisions
 from memory_lake.store.errors import InputError, NotApplicable
 
-from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
+from ..conftest import AS_OF, held_by_another_process, rows, unsigned, write_jsonl
 
 LATER = datetime(2026, 12, 1, 8, 30, 0)  # a resolution's as_of, after the ingests (AS_OF)
 BASE = {"id": "pref-theme", "tenant": "acme", "agent_id": "assistant", "user_id": "alice", "tier": "long_term",
@@ -476,7 +476,7 @@ def test_while_busy_a_resolution_is_checked_against_the_published_version_then_q
         by_lake = lake.resolve_conflict(importance, "lake", as_of=LATER + timedelta(minutes=1))  # name order: second
     files = pending_decisions(lake)
     assert [str(p) for p in files] == [by_value["queued"], by_lake["queued"]]
-    queued = [json.loads(p.read_text(encoding="utf-8")) for p in files]
+    queued = [unsigned(lake, json.loads(p.read_text(encoding="utf-8"))) for p in files]
     typed = queued[0]["value"]
     assert typed.startswith("用户偏好跟随系统 [EMAIL:") and "bob@example.com" not in typed  # no raw PII on disk
     assert queued == [

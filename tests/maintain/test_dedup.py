@@ -11,7 +11,7 @@ import pytest
 from memory_lake.maintain.dedup import contradiction, dedup, plan_dedup
 from memory_lake.store.errors import InputError
 
-from ..conftest import AS_OF, rows, write_jsonl
+from ..conftest import AS_OF, rows, signed_by_user, write_jsonl
 
 PAIRS = json.loads((Path(__file__).parents[1] / "data" / "dedup_pairs.json").read_text(encoding="utf-8"))
 
@@ -644,12 +644,12 @@ def test_unmerge_keeps_the_edits_made_after_the_merge(lake, tmp_path):
     before = {r["id"]: r for r in rows(lake, "SELECT * FROM memories ORDER BY id")}
     dedup(lake, AS_OF)
     base = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "operator": "user"}
-    lake.ingest([write_jsonl(tmp_path / "e1.jsonl", [{**base, "id": "a2", "version": 1, "tier": "long_term",
-                                                      "content": before["a2"]["content"]}])], as_of=AS_OF)
-    lake.ingest([write_jsonl(tmp_path / "e2.jsonl", [{**base, "id": "a2", "version": 2, "tags": ["editor", "ui", "x"],
+    lake.ingest([signed_by_user(lake, write_jsonl(tmp_path / "e1.jsonl", [{**base, "id": "a2", "version": 1, "tier": "long_term",
+                                                      "content": before["a2"]["content"]}]))], as_of=AS_OF)
+    lake.ingest([signed_by_user(lake, write_jsonl(tmp_path / "e2.jsonl", [{**base, "id": "a2", "version": 2, "tags": ["editor", "ui", "x"],
                                                       "content": before["a2"]["content"]},
                                                      {**base, "id": "a3", "version": 1, "importance": 0.7,
-                                                      "content": before["a3"]["content"]}])], as_of=AS_OF)
+                                                      "content": before["a3"]["content"]}]))], as_of=AS_OF)
     lake.unmerge("a2", as_of=AS_OF)
     after = {r["id"]: r for r in rows(lake, "SELECT * FROM memories ORDER BY id")}
     # a2: its own edits stay (tier, the tag the user added, version 3); what the merge brought goes

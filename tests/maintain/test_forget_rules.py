@@ -21,7 +21,7 @@ from memory_lake.publish.export import publish
 from memory_lake.store import InputError
 from memory_lake import Lake
 
-from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
+from ..conftest import AS_OF, held_by_another_process, rows, unsigned, write_jsonl
 
 LATER = datetime(2026, 12, 1)
 forget_module = importlib.import_module("memory_lake.ingest.forget")  # compaction and its scrubs live there
@@ -124,7 +124,7 @@ def test_a_lake_taken_between_the_check_and_the_hold_queues_the_request(lake, tm
     with held_by_another_process(lake):
         monkeypatch.setattr(lake, "is_busy", lambda: False)   # the race: free when looked at
         result = forget(lake, ids=["m1"], reason="please", as_of=LATER, wait_s=0)
-    request = json.loads(Path(result["queued"]).read_text(encoding="utf-8"))
+    request = unsigned(lake, json.loads(Path(result["queued"]).read_text(encoding="utf-8")))
     assert request == {"kind": "forget", "ids": ["m1"], "tenant": None, "agent": None, "user": None,
                        "operator": "user", "reason": "please", "requested_at": "2026-12-01T00:00:00Z"}
     assert rows(lake, "SELECT id, status FROM memories") == [{"id": "m1", "status": "active"}]
