@@ -50,6 +50,7 @@ bench: install
 	$(PY) benchmarks/ingest.py
 	$(PY) benchmarks/lifecycle.py
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/serve.py
 	$(PY) benchmarks/dedup.py
 	$(PY) benchmarks/dedup_blind.py
 	$(PY) benchmarks/entities.py

@@ -1,5 +1,5 @@
 """`memory-lake`: the command line, one module per command group (`lake`, `ingest`, `maintain`,
-`search`, `entities`, `publish`, `runs`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
+`search`, `entities`, `publish`, `targets`, `runs`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
 
 Commands are registered here, in the order `memory-lake --help` lists them.
 """
@@ -12,8 +12,8 @@ import sys
 import typer
 
 from ..store import InputError, MemoryLakeError
-from . import entities, evaluate, ingest, lake, maintain, publish, runs, search, summaries
-from .common import app, conflicts_app, err, holds_app, parse_overrides, quarantine_app, run_app
+from . import entities, evaluate, ingest, lake, maintain, publish, runs, search, serve, summaries, targets
+from .common import app, conflicts_app, err, holds_app, parse_overrides, quarantine_app, run_app, targets_app
 
 app.command()(lake.init)
 app.command()(ingest.ingest)
@@ -34,11 +34,15 @@ app.command()(publish.publishes)
 app.command()(publish.rollback)
 holds_app.command("list")(publish.holds_list)
 holds_app.command("release")(publish.holds_release)
+targets_app.command("sync")(targets.targets_sync)
+targets_app.command("status")(targets.targets_status)
 app.command()(runs.report)
 app.command()(runs.health)
 app.command()(search.search)
 app.command()(entities.context)
 app.command()(entities.entities)
+app.command()(serve.serve)
+app.command()(serve.mcp)
 app.command("summary-score")(evaluate.summary_score)
 quarantine_app.command("list")(ingest.quarantine_list)
 quarantine_app.command("export")(ingest.quarantine_export)

@@ -45,6 +45,9 @@ holds_app = typer.Typer(help="Scopes the publish gate holds at their published s
                                   "or a drop nothing explains): list them, release one.", no_args_is_help=True,
                         rich_markup_mode=None)
 app.add_typer(holds_app, name="holds")
+targets_app = typer.Typer(help="The vector stores (LanceDB, Qdrant, Chroma) each publish is copied into: sync them, "
+                               "check them.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(targets_app, name="targets")
 run_app = typer.Typer(help="Run a flow (Prefect, with its temporary local API when no server is set).",
                       no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(run_app, name="run")
@@ -82,6 +85,7 @@ def _global(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False)
 
 @quarantine_app.callback()
 @conflicts_app.callback()
+@targets_app.callback()
 @run_app.callback()
 def _group(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """--lake and --json between a group and its sub-command (`conflicts --json list`)."""

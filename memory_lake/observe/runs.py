@@ -92,8 +92,9 @@ def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
 # step records itself and goes on), the run records the error (`step_errors`), skips the step for
 # tonight and goes on; the gate still checks what is published, and the run ends degraded. Ingest,
 # staging, the checks, the publish and the report are not among them: a failure there fails the run.
+# The target sync after the publish is (issue 38.4): a vector store never fails the lake's run.
 ISOLATED_STEPS = frozenset({"apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
-                            "snapshot_health"})
+                            "snapshot_health", "sync_targets"})
 
 
 def skipped_step(name: str, as_of: datetime, run_id: str, exc: Exception) -> dict[str, Any]:
@@ -364,6 +365,11 @@ def _publish_export(lake, as_of, run_id, done, reports):
                  run_id=run_id)
 
 
+def _sync_targets(lake, as_of, run_id, done, reports):
+    from ..targets import sync_targets
+    return timed(sync_targets, lake, as_of, run_id=run_id)
+
+
 def _housekeeping(lake, as_of, run_id, done, reports):
     from ..maintain import housekeeping
     return timed(housekeeping, lake, as_of, run_id=run_id, reports_dir=reports)
@@ -391,6 +397,7 @@ NIGHTLY_STEPS: tuple[NightlyStep, ...] = (
     NightlyStep("stage_export", _stage_export),
     NightlyStep("check_export", _check_export),
     NightlyStep("publish_export", _publish_export),
+    NightlyStep("sync_targets", _sync_targets),  # records a target's failure, never raises it
     NightlyStep("housekeeping", _housekeeping, io=True),
     NightlyStep("write_report", _write_report, io=True),
     NightlyStep("notify", _notify),  # retries on its own, within a bounded time

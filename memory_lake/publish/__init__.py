@@ -1,6 +1,7 @@
 """Publish: stage an export version, gate it with the Great Expectations suite and the diff gate
 (checks), then point ``exports/CURRENT`` at it (write-audit-publish); the export contract
-(``contract``), `load_export` for agents, and the list of versions with rollback."""
+(``contract``), `load_export` for agents (in full, or the changes since a version: `changes_since`),
+and the list of versions with rollback."""
 
 from . import contract
 from .checks import PUBLISH_EXPECTATIONS, validate
@@ -11,7 +12,8 @@ from .export import (check_export, current_version, folder_name, publish, publis
 from .export import _context_pack as context_pack
 from .export import markdown_text
 from . import forget as _forget  # noqa: F401 (registers the exports scrubber)
-from .load import UnknownExportFormat, UnknownScope, load_export
+from .changes import ReloadInFull
+from .load import UnknownExportFormat, UnknownScope, changes_since, load_export
 from .rollback import list_publishes, rollback
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "context_pack",
     "markdown_text",
     "contract", "FORMAT_VERSION", "UnknownExportFormat", "UnknownScope", "load_export",
+    "ReloadInFull", "changes_since",
     "list_publishes", "rollback",
     "open_holds", "release_hold",
 ]

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from ..store import PUBLISHED_STATUSES, TIERS, TYPES
 
 # Semantic version of the export layout. 1.0.0: the first versioned contract (issue 18). 1.1.0:
-# `base_seq` added (a record written back is merged against exactly what was read).
-FORMAT_VERSION = "1.1.0"
+# `base_seq` added (a record written back is merged against exactly what was read). 1.2.0:
+# `changes.parquet`, a scope's `memory.json#changes` and the manifest's `changes_from` (issue 38.3).
+FORMAT_VERSION = "1.2.0"
 # The format versions `load_export` reads (same major: added columns or files only).
 READABLE_MAJOR = 1
 
@@ -123,13 +124,54 @@ NOT_EXPORTED_COLUMNS = {
     "publish_meta": "publish bookkeeping of the lake; the manifest's `version` and `run_id` say the same",
 }
 
+# What changed in the memories agents load (status active or conflicted) between two versions
+# (publish/changes.py): a change per memory and scope, and why a removed memory left.
+CHANGE_KINDS = ("added", "updated", "removed")
+REMOVAL_REASONS = {
+    "forgotten": "forgotten (status deleted): its text is gone from every kept version",
+    "merged_into": "merged into another memory by dedup (`merged_into` names it)",
+    "moved": "its tenant, agent or user changed: it is `added` in its new scope",
+    "expired": "archived by the `expire` rule: its `expires_at` passed",
+    "archived": "archived (a tier rule, a user, an agent, or the lake's summaries)",
+    "dormant": "long-term and unused for the dormant limit: kept, out of the scope's memories",
+    "rolled_back": "in `from_version`, but not in a version CURRENT was rolled back to on the way to "
+                   "`to_version` (only in an answer that crosses a rollback)",
+    "unpublished": "not published any more for a reason the lake no longer records",
+}
+CHANGE_FIELDS = (
+    MEMORY_FIELDS["tenant"], MEMORY_FIELDS["agent_id"], MEMORY_FIELDS["user_id"], MEMORY_FIELDS["id"],
+    _F("change", "string", False, _one_of(CHANGE_KINDS) + ", for the memory in this scope: `added` (not loaded "
+                                  "from `from_version`), `updated` (its row differs), `removed` (gone from the scope)"),
+    _F("reason", "string", True, "why a removed memory left: " + _one_of(tuple(REMOVAL_REASONS))
+                                 + " (see below); null unless removed"),
+    _F("merged_into", "string", True, "the memory a removed one was merged into (reason `merged_into`); null "
+                                      "otherwise"),
+    _F("version_before", "int64", True, "the memory's `version` in `from_version`; null when added"),
+    _F("version_after", "int64", True, "the memory's `version` in `to_version`; null when removed"),
+    _F("from_version", "string", True, "the version the change is against (`v<N>`); null in the first version"),
+    _F("to_version", "string", False, "the version the change leads to (`v<N>`)"),
+)
+CHANGE_COLUMNS = tuple(f.name for f in CHANGE_FIELDS)
+# What `load_export(..., since=...)` returns per changed memory: the change, then the memory.json
+# record of an added or updated memory (null when removed).
+LOAD_CHANGE_COLUMNS = (*CHANGE_COLUMNS, *(c for c in RECORD_COLUMNS if c != "id"))
+
 MEMORY_DOCUMENT_FIELDS = (
     _F("format_version", "string", False, "the FORMAT_VERSION this file was written in"),
     _F("tenant", "string", False, "the scope's tenant"),
     _F("agent_id", "string", True, "the scope's agent"),
     _F("user_id", "string", True, "the scope's user"),
     _F("as_of", "timestamp", False, "the logical time of the publish"),
+    _F("changes", "object", False, "the scope's changes against the version before (`memory.json#changes`)"),
     _F("memories", "object[]", False, "the scope's records (`memory.json#memories`)"),
+)
+SCOPE_CHANGES_FIELDS = (
+    _F("from", "string", True, "the version the changes are against (the manifest's `changes_from`); null: the "
+                               "first version, every memory is added"),
+    _F("added", "string[]", False, "ids of the memories added to the scope, by id"),
+    _F("updated", "string[]", False, "ids of the memories whose row changed, by id"),
+    _F("removed", "object[]", False, "the memories that left the scope, by id: `id`, `reason` and `merged_into`, as "
+                                     "in `changes.parquet`"),
 )
 
 MANIFEST_FIELDS = (
@@ -141,6 +183,8 @@ MANIFEST_FIELDS = (
     _F("content_hash", "string", False, "identity of the published rows; a publish with the same hash makes no "
                                         "new version"),
     _F("previous", "string", True, "the version CURRENT pointed at before (the diff gate's baseline); null: none"),
+    _F("changes_from", "string", True, "the version `changes.parquet` is against: the one CURRENT pointed at when "
+                                       "this one was staged (after a rollback, the one rolled back to); null: none"),
     _F("counts", "object", False, "`rows`, `by_tier`, `by_status`, and `scopes`: every scope (`tenant`, `agent_id`, "
                                 "`user_id`, `by_tier`) with its folder `path`"),
     _F("checks", "object[]", False, "every check of the gate (`expectation`, `success`, `observed`), the diff gate's too"),
@@ -156,6 +200,11 @@ MANIFEST_FIELDS = (
 FILES: dict[str, tuple[str, str, tuple[Field, ...]]] = {
     "memories.parquet": ("parquet", "every published memory (not forgotten, not merged into another), ordered by id",
                          tuple(MEMORY_FIELDS[c] for c in PARQUET_COLUMNS)),
+    "changes.parquet": ("parquet", "what changed in the memories agents load (status active or conflicted) since "
+                                   "the manifest's `changes_from`: one row per changed memory and scope, ordered by "
+                                   "scope and id; ids and reasons only, never text (a memory forgotten after the "
+                                   "publish keeps its row here, while its record leaves every file)",
+                        CHANGE_FIELDS),
     "scopes/<tenant>/<agent>/<user>/memory.json": (
         "json", "a scope's active and conflicted memories as a re-ingestable save file (the folder names are "
                 "`memory_lake.publish.scope_folder`; the manifest's `counts.scopes` lists every scope's folder)",
@@ -164,6 +213,10 @@ FILES: dict[str, tuple[str, str, tuple[Field, ...]]] = {
         "json", "a record of a memory.json's `memories`, ordered important, working, short-term, long-term, then "
                 "by importance and last use (both descending) and id",
         tuple(MEMORY_FIELDS[c] for c in RECORD_COLUMNS)),
+    "scopes/<tenant>/<agent>/<user>/memory.json#changes": (
+        "json", "a memory.json's `changes`: this scope's rows of `changes.parquet` (a scope left with no active "
+                "memory has no memory.json: its removals are in `changes.parquet` only)",
+        SCOPE_CHANGES_FIELDS),
     "manifest.json": ("json", "what the version is and how it was checked", MANIFEST_FIELDS),
 }
 OTHER_FILES = {
@@ -216,6 +269,14 @@ def export_markdown() -> str:
         "`memory_lake.load_export(path, tenant=..., agent=..., user=...)` returns a scope's records "
         f"({', '.join(f'`{c}`' for c in LOAD_COLUMNS[:3])} and the `memory.json` record fields) from it.",
         "",
+        "An agent that holds a version syncs with `load_export(path, tenant=..., since=\"v41\")` (or "
+        "`memory_lake.publish.changes_since`): only what changed from v41 to the chosen version, composed across "
+        "every version between (added then removed: not there; updated twice: one update; across a rollback, what "
+        "only the rolled-back versions held is removed as `rolled_back`), each row with `changes.parquet`'s columns "
+        "and, for an added or updated memory, its `memory.json` record. A `since` that is not kept, or whose chain "
+        "of `changes.parquet` files is not, raises `ReloadInFull`: load the scope in full instead; never a partial "
+        "answer.",
+        "",
         "## Types",
         "",
         "| logical type | in Parquet | in JSON |",
@@ -231,6 +292,11 @@ def export_markdown() -> str:
             physical = TYPES_BY_FILE_KIND[f.type][0 if kind == "parquet" else 1]
             out.append(f"| `{f.name}` | {physical} | {'yes' if f.nullable else 'no'} | {f.meaning} |")
         out.append("")
+    out += ["## Why a memory was removed", "", "| reason | meaning |", "|---|---|"]
+    out += [f"| `{name}` | {meaning} |" for name, meaning in REMOVAL_REASONS.items()]
+    out += ["", "A memory forgotten since the version before is removed as `forgotten` whenever that version "
+            "published it: the forget scrubbed it from that version's files, so an agent that loaded it before "
+            "hears of it here.", ""]
     out += ["## Other files", ""]
     out += [f"- `{name}`: {text}." for name, text in OTHER_FILES.items()]
     out += ["", "Lake columns left out of the export:", ""]

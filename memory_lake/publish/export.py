@@ -39,6 +39,7 @@ import polars as pl
 
 from ..store import schema
 from . import contract
+from .changes import restamp_changes, stage_changes
 from .checks import batches, validate
 from .diff import diff_batches, keep_held, record_holds, scope_holds
 from ..maintain import CONTRADICTION_PARTNERS_SQL
@@ -98,7 +99,11 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
         staging = lake.exports / f"{STAGING_PREFIX}{run_id}"
         errors: list[dict[str, Any]] = []
         try:
-            details["scope_list"] = _write_staging(con, staging, as_of, policy, errors)
+            # changes.parquet and each scope's memory.json#changes, against CURRENT (changes.py)
+            changes = stage_changes(con, staging, lake.exports / current if current else None,
+                                    _next_version(lake, con))
+            details["changes"] = changes.summary()
+            details["scope_list"] = _write_staging(con, staging, as_of, policy, errors, changes)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -163,15 +168,19 @@ def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[s
             return StepReport("publish_export", as_of, run_id, {"new_version": 0, "failed": len(checks["failed"])},
                               result)
         version = _next_version(lake, con)
+        changes = staged.get("changes") or {}
+        if changes and changes.get("to") != version:
+            restamp_changes(staging, version)
         manifest = _write_manifest(staging, version=version, as_of=as_of, run_id=run_id,
                                    content_hash=staged["content_hash"], checks=checks, scopes=staged["scope_list"],
-                                   previous=current)
+                                   previous=current, changes_from=changes.get("from"))
         target = lake.exports / version
         crash_point("publish:staged")  # tests/test_crash_safety.py kills at each of these
         os.rename(staging, target)
         crash_point("publish:renamed")
         switch_current(lake.exports, version)
         crash_point("publish:switched")
+        base["changes"] = {**changes, "to": version} if changes else None  # what changes.parquet counts
         return _record_published(con, lake, policy, as_of, run_id, base, version, manifest)
 
 
@@ -290,12 +299,13 @@ def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime,
-                   policy: Policy | None = None, errors: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                   policy: Policy | None = None, errors: list[dict[str, Any]] | None = None,
+                   changes=None) -> list[dict[str, Any]]:
     (staging / "tables").mkdir(parents=True)
     _copy_typed(con, "publish_rows", staging / "memories.parquet")
     for table in exported_tables(con):
         _copy_typed(con, table, staging / "tables" / (table + ".parquet"))
-    return _write_scopes(con, staging / "scopes", as_of, policy or Policy(), errors)
+    return _write_scopes(con, staging / "scopes", as_of, policy or Policy(), errors, changes)
 
 
 def contract_type(duckdb_type: str) -> str:
@@ -328,7 +338,8 @@ def _sql_path(path: Path) -> str:
 
 
 def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
-                  policy: Policy | None = None, errors: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                  policy: Policy | None = None, errors: list[dict[str, Any]] | None = None,
+                  changes=None) -> list[dict[str, Any]]:
     """One memory.json and context.md per scope (active and disputed memories; loop per scope);
     context.md is the scope's context pack within its tenant's ``[context] max_tokens``. A scope
     whose pack raises gets a context.md that says so, and the error goes to `errors` (raised
@@ -361,7 +372,10 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
         folder.mkdir(parents=True, exist_ok=True)
         header = {"format_version": contract.FORMAT_VERSION, "tenant": row["tenant"], "agent_id": row["agent_id"],
                   "user_id": row["user_id"], "as_of": stamp}
-        document = json.dumps(header, ensure_ascii=False)[:-1] + ', "memories": ' + row["records"] + "}"
+        # the scope's changes (changes.py) before its records: a forget's rewrite keeps this order
+        section = changes.section(row["tenant"], row["agent_id"], row["user_id"]) if changes else None
+        document = (json.dumps({**header, "changes": section}, ensure_ascii=False)[:-1] + ', "memories": '
+                    + row["records"] + "}")
         (folder / "memory.json").write_text(document, encoding="utf-8")
         try:
             pack = _context_pack(header, row["lines"], facts.get((row["tenant"], row["agent_id"], row["user_id"]), []),
@@ -469,7 +483,8 @@ def scope_counts(memories: pl.DataFrame, policy: Policy) -> pl.DataFrame:
 
 
 def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str, content_hash: str,
-                    checks: dict[str, Any], scopes: list[dict[str, Any]], previous: str | None = None) -> dict[str, Any]:
+                    checks: dict[str, Any], scopes: list[dict[str, Any]], previous: str | None = None,
+                    changes_from: str | None = None) -> dict[str, Any]:
     rows = pl.read_parquet(staging / "memories.parquet", columns=["tier", "status"])
     by_tier = dict(sorted(rows["tier"].value_counts().iter_rows()))
     by_status = dict(sorted(rows["status"].value_counts().iter_rows()))
@@ -481,6 +496,7 @@ def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str
     manifest = {
         "format_version": contract.FORMAT_VERSION,
         "version": version, "as_of": iso(as_of), "run_id": run_id, "content_hash": content_hash, "previous": previous,
+        "changes_from": changes_from,
         "counts": {"rows": sum(by_tier.values()), "by_tier": by_tier, "by_status": by_status, "scopes": scopes},
         "checks": checks["checks"], "files": files, "schema": contract.manifest_schema(tables), "rewrites": [],
     }

@@ -1,4 +1,6 @@
-"""`load_export`: an agent reads its scope from a published version (issue 18).
+"""`load_export`: an agent reads its scope from a published version (issue 18), in full or, with
+``since``, only what changed from the version it holds (issue 38.3; `changes_since` answers the
+same for a service: the HTTP endpoint, the MCP tool).
 
 The export is a contract (``contract.py``): a reader checks ``format_version`` before it trusts a
 column, so a version written in a format this code does not know is refused, never half-read.
@@ -16,6 +18,7 @@ import polars as pl
 
 from ..store import InputError, is_lake, lake_not_found, unknown_message
 from . import contract
+from .changes import compose_changes, version_name
 
 LAKE_ENV = "MEMORY_LAKE_DIR"
 
@@ -31,7 +34,8 @@ class UnknownScope(InputError):
 
 def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: str | None = None,
                 user: str | None = None, version: str | int | None = None,
-                as_frame: bool = False, missing_ok: bool = False) -> list[dict[str, Any]] | pl.DataFrame:
+                as_frame: bool = False, missing_ok: bool = False,
+                since: str | int | None = None) -> list[dict[str, Any]] | pl.DataFrame:
     """The memories an agent works with (status active or conflicted) of one scope, from a
     published version.
 
@@ -51,18 +55,23 @@ def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: st
     passes it and gets []. Raises LakeNotFound when
     `path` holds no lake, InputError when there is no published version there, and
     UnknownExportFormat when the version's ``format_version`` is not one this code reads.
+
+    `since` (``"v41"``, ``41``): only what changed in the scope from that version to the chosen one
+    (``publish/changes.py``): one row per changed memory with ``contract.LOAD_CHANGE_COLUMNS``
+    (``changes.parquet``'s columns: ``change`` added / updated / removed, the removal's ``reason``
+    ..., then the memory.json record of an added or updated memory, null for a removed one),
+    composed across the versions between; [] when nothing changed. Apply it as upserts and deletes
+    by id. A `since` not kept, or whose changes are not all kept, raises ReloadInFull (an
+    InputError): load in full instead.
     """
     if not isinstance(tenant, str) or not tenant:
         # a missing tenant matched nothing and loaded [], which an agent takes for "no memory yet"
         raise InputError(f"load_export needs the tenant whose memories to load (a non-empty name), not {tenant!r}")
     folder = _version_folder(path, version)
-    manifest = _manifest(folder)
-    found = manifest.get("format_version")
-    if contract.format_major(found) != contract.READABLE_MAJOR:
-        raise UnknownExportFormat(
-            f"{folder} has export format_version {found!r}; this memory-lake reads format "
-            f"{contract.READABLE_MAJOR}.x ({contract.FORMAT_VERSION}): upgrade memory-lake, or load a version "
-            f"published by this one")
+    _check_format(folder)
+    if since is not None:
+        frame = _changes(folder, since, tenant, agent, user, missing_ok, records=True)
+        return frame if as_frame else _json_rows(frame)
     scope = pl.col("tenant") == tenant
     for column, value in (("agent_id", agent), ("user_id", user)):
         if value is not None:
@@ -80,8 +89,67 @@ def load_export(path: str | os.PathLike | None = None, *, tenant: str, agent: st
         _check_scope(folder / "memories.parquet", tenant, agent, user)
     if as_frame:
         return frame
-    times = [name for name in frame.columns if contract.MEMORY_FIELDS[name].type == "timestamp"]
+    return _json_rows(frame)
+
+
+def changes_since(path_or_lake_root: str | os.PathLike | None, since: str | int, *, tenant: str | None = None,
+                  agent: str | None = None, user: str | None = None, version: str | int | None = None,
+                  records: bool = False) -> dict[str, Any]:
+    """What changed in the memories agents load from the version `since` to `version` (default:
+    the one CURRENT points at), for a service answering agents (``GET /v1/changes``, the MCP tool
+    ``recent_changes``).
+
+    `path_or_lake_root` is read as `load_export` reads `path`. `tenant`, `agent` and `user` narrow
+    the scope (None: every tenant, agent, user); a name the version does not know is an
+    UnknownScope when nothing changed for it. Returns ``{"from": "v41", "to": "v47", "changes":
+    [...]}``, the rows ordered by scope and id with ``changes.parquet``'s columns
+    (``contract.CHANGE_COLUMNS``), composed across the versions between; with `records`, each
+    added or updated memory also carries its memory.json record (``contract.LOAD_CHANGE_COLUMNS``,
+    timestamps as ISO 8601 UTC text). Raises ReloadInFull when `since` is not kept (or not a version
+    here) or the changes on the way are not all kept: the agent loads in full; InputError when
+    `since` is no version's name; LakeNotFound and UnknownExportFormat as `load_export`.
+    """
+    since = version_name(since)
+    folder = _version_folder(path_or_lake_root, version)
+    _check_format(folder)
+    frame = _changes(folder, since, tenant, agent, user, missing_ok=False, records=records)
+    return {"from": since, "to": folder.name, "changes": _json_rows(frame)}
+
+
+def _changes(folder: Path, since: str | int, tenant: str | None, agent: str | None, user: str | None,
+             missing_ok: bool, records: bool) -> pl.DataFrame:
+    """The composed changes of a scope up to the version `folder` (changes.compose_changes), with
+    the memory.json record of each added or updated memory when `records`."""
+    frame = compose_changes(folder.parent, since, folder.name, tenant=tenant, agent=agent, user=user)
+    if frame.height == 0 and not missing_ok:
+        _check_scope(folder / "memories.parquet", tenant, agent, user)
+    if not records:
+        return frame
+    fields = [c for c in contract.LOAD_COLUMNS if c not in contract.SCOPE_FIELDS]
+    held = pl.scan_parquet(folder / "memories.parquet").filter(
+        pl.col("status").is_in(list(contract.SCOPE_STATUSES))).select(*contract.SCOPE_FIELDS, *fields)
+    return (frame.lazy().join(held, on=[*contract.SCOPE_FIELDS, "id"], how="left", nulls_equal=True,
+                              maintain_order="left")
+            .with_columns(pl.when(pl.col("change") != "removed").then(pl.col(c)).alias(c)
+                          for c in fields if c != "id")
+            .select(contract.LOAD_CHANGE_COLUMNS).collect())
+
+
+def _json_rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts, timestamps as the contract's JSON text."""
+    times = [name for name in frame.columns
+             if name in contract.MEMORY_FIELDS and contract.MEMORY_FIELDS[name].type == "timestamp"]
     return frame.with_columns(_iso(pl.col(name)).alias(name) for name in times).to_dicts()
+
+
+def _check_format(folder: Path) -> None:
+    """Raise UnknownExportFormat when `folder`'s ``format_version`` is not one this code reads."""
+    found = _manifest(folder).get("format_version")
+    if contract.format_major(found) != contract.READABLE_MAJOR:
+        raise UnknownExportFormat(
+            f"{folder} has export format_version {found!r}; this memory-lake reads format "
+            f"{contract.READABLE_MAJOR}.x ({contract.FORMAT_VERSION}): upgrade memory-lake, or load a version "
+            f"published by this one")
 
 
 def _check_scope(parquet: Path, tenant: str, agent: str | None, user: str | None) -> None:

@@ -18,12 +18,18 @@ Each default sits beside the seed rule it comes from. A lake may override any of
     [retention]
     days = 30
 
-Per-tenant sections override the lake-wide ones for that tenant only.
+    [[targets]]
+    kind = "lancedb"
+    name = "agents"
+    path = "vectors/lance"
+
+Per-tenant sections override the lake-wide ones for that tenant only (targets are lake-wide).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,6 +251,34 @@ class ContextPolicy:
     max_tokens: int = 2000
 
 
+# Issue 38.4: the vector stores a publish is copied into (memory_lake.targets); one [[targets]] table each.
+TARGET_KINDS = ("lancedb", "qdrant", "chroma")
+# LanceDB names a table; Qdrant and Chroma name a collection (the same setting, spelt as the store does).
+TARGET_COLLECTION_KEY = {"lancedb": "table", "qdrant": "collection", "chroma": "collection"}
+# A target's name and its table or collection: letters, digits, '.', '_', '-' (Chroma: 3 to 63 of them,
+# starting and ending with a letter or digit; the strictest of the three stores, so one rule fits all).
+_TARGET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]")
+
+
+@dataclass(frozen=True)
+class TargetPolicy:
+    """One vector store that receives the published memories after each publish (issue 38.4)."""
+
+    kind: str  # one of TARGET_KINDS
+    name: str  # what reports and `memory-lake targets sync NAME` call it
+    # A folder (LanceDB, Qdrant's local mode, Chroma's persistent client); a relative one is inside the lake.
+    path: str = ""
+    # Qdrant only: a server URL instead of a path; its API key is read from the environment variable
+    # named by api_key_env, never from the file.
+    url: str = ""
+    api_key_env: str = ""
+    # The LanceDB table or the Qdrant / Chroma collection (TOML: `table` for LanceDB, else `collection`).
+    collection: str = "memories"
+    # Whose vectors the target receives (one model: one dimension); "" = the lake's [search] model.
+    model: str = ""
+
+
 @dataclass(frozen=True)
 class Policy:
     """Every number the pipeline uses; `Policy()` gives the seed defaults."""
@@ -260,6 +294,8 @@ class Policy:
     summaries: SummaryPolicy = field(default_factory=SummaryPolicy)
     entities: EntityPolicy = field(default_factory=EntityPolicy)
     context: ContextPolicy = field(default_factory=ContextPolicy)
+    # Issue 38.4: none by default; ``[[targets]]`` tables in memory-lake.toml add them.
+    targets: tuple[TargetPolicy, ...] = ()
     tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def for_tenant(self, tenant: str) -> "Policy":
@@ -282,6 +318,11 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
     sections = {}
     for name, values in overrides.items():
         if name == "tenants":
+            continue
+        if name == "targets":
+            if not keep_tenants:
+                raise InputError("[targets] are lake-wide: configure them as [[targets]] tables, not per tenant")
+            sections[name] = target_policies(values)
             continue
         current = getattr(policy, name, None)
         if not dataclasses.is_dataclass(current) or not isinstance(values, dict):
@@ -320,6 +361,54 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
     if keep_tenants and "tenants" in overrides:
         tenants = {**policy.tenants, **overrides["tenants"]}
     return dataclasses.replace(policy, **sections, tenants=tenants)
+
+
+def target_policies(values: Any) -> tuple[TargetPolicy, ...]:
+    """The ``[[targets]]`` tables checked (InputError naming the target and the key): a known kind, a
+    unique name, a path (or for Qdrant a URL, not both), the table or collection name its store takes."""
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, dict) for v in values):
+        raise InputError("[targets]: write each target as a [[targets]] table with kind, name and path "
+                         "(see README, Vector-store targets)")
+    targets, names = [], set()
+    for number, raw in enumerate(values, 1):
+        named = isinstance(raw.get("name"), str) and raw["name"]
+        label = f"[[targets]] #{number}" + (f" ({raw['name']})" if named else "")
+        kind = raw.get("kind")
+        if kind not in TARGET_KINDS:
+            raise InputError(f"{label} kind = {kind!r}: one of {', '.join(TARGET_KINDS)}")
+        spelt = TARGET_COLLECTION_KEY[kind]
+        known = {f.name for f in dataclasses.fields(TargetPolicy)} - {"collection"} | {spelt}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            other = {"table": "collection", "collection": "table"}
+            hints = [f"{key} (a {kind} target names its {spelt}: write {spelt})" if other.get(key) == spelt else key
+                     for key in unknown]
+            raise InputError(f"{label}: unknown key(s) {', '.join(hints)}; known: {', '.join(sorted(known))}")
+        wrong = sorted(k for k, v in raw.items() if not isinstance(v, str))
+        if wrong:
+            raise InputError(f"{label} {wrong[0]} = {raw[wrong[0]]!r}: write text in quotes")
+        name = raw.get("name", "")
+        if not _TARGET_NAME.fullmatch(name):
+            raise InputError(f"{label} name = {name!r}: a name of letters, digits, '.', '_' or '-' (at most 63)")
+        if name in names:
+            raise InputError(f"{label} name = {name!r}: two targets have this name; each needs its own")
+        names.add(name)
+        values_of = {k: v for k, v in raw.items() if k != spelt} | {"collection": raw.get(spelt, "memories")}
+        if not _COLLECTION_NAME.fullmatch(values_of["collection"]):
+            raise InputError(f"{label} {spelt} = {values_of['collection']!r}: 3 to 63 letters, digits, '.', '_' "
+                             f"or '-', starting and ending with a letter or digit")
+        path, url = values_of.get("path", ""), values_of.get("url", "")
+        if url and kind != "qdrant":
+            raise InputError(f"{label} url: only a qdrant target takes a URL; a {kind} target takes a path")
+        if bool(path) == bool(url):
+            needs = "a path or a url (not both)" if kind == "qdrant" else "a path (a folder; relative: inside the lake)"
+            raise InputError(f"{label}: needs {needs}")
+        if url:
+            check_url(url, f"{label} url")
+        if values_of.get("api_key_env") and not url:
+            raise InputError(f"{label} api_key_env: only a target with a url takes an API key")
+        targets.append(TargetPolicy(**values_of))
+    return tuple(targets)
 
 
 def load_policy(lake_dir: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Policy:

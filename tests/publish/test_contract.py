@@ -24,7 +24,7 @@ ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z")
 S, T, I, J = "string", "timestamp", "int64", "json"
 # The contract as released. Changing a column, a type or nullability changes what agents read:
 # bump contract.FORMAT_VERSION (major when a reader breaks), regenerate docs/EXPORT.md, update this.
-PINNED_VERSION = "1.1.0"
+PINNED_VERSION = "1.2.0"
 PINNED_MEMORY = [
     ("id", S, False), ("tenant", S, False), ("agent_id", S, True), ("user_id", S, True), ("context_id", S, True),
     ("session_id", S, True), ("tier", S, False), ("type", S, False), ("content", S, False), ("summary", S, True),
@@ -37,9 +37,9 @@ PINNED_MEMORY = [
 PINNED_RECORD = ["id", "tier", "type", "content", "summary", "tags", "importance", "source", "context_id", "session_id",
                  "created_at", "updated_at", "last_accessed_at", "access_count", "reference_count", "expires_at",
                  "version", "base_seq", "status", "trace_id", "extra", "conflict", "conflict_with"]
-PINNED_DOCUMENT = ["format_version", "tenant", "agent_id", "user_id", "as_of", "memories"]
-PINNED_MANIFEST = ["format_version", "version", "as_of", "run_id", "content_hash", "previous", "counts", "checks",
-                   "files", "schema", "rewrites"]
+PINNED_DOCUMENT = ["format_version", "tenant", "agent_id", "user_id", "as_of", "changes", "memories"]
+PINNED_MANIFEST = ["format_version", "version", "as_of", "run_id", "content_hash", "previous", "changes_from",
+                   "counts", "checks", "files", "schema", "rewrites"]
 PINNED_TYPES = {"string": ("string", "string"), "string[]": ("list<string>", "array of strings"),
                 "float64": ("double", "number"), "int64": ("int64", "integer"), "bool": ("bool", "boolean"),
                 "timestamp": ("timestamp[us, tz=UTC]", "string, ISO 8601 UTC ending in Z"),

@@ -36,7 +36,7 @@ def test_a_version_has_manifest_rows_tables_and_scope_files(lake, tmp_path):
     assert (report.details["status"], report.details["version"]) == ("published", "v1")
     assert os.readlink(lake.exports / "CURRENT") == "v1"
     version = lake.exports / "v1"
-    assert sorted(p.name for p in version.iterdir()) == ["manifest.json", "memories.parquet", "scopes", "tables"]
+    assert sorted(p.name for p in version.iterdir()) == ["changes.parquet", "manifest.json", "memories.parquet", "scopes", "tables"]
     assert sorted(pl.read_parquet(version / "memories.parquet")["id"]) == ["gone", "w-01", "w-02", "x"]
     assert {p.stem for p in (version / "tables").iterdir()} >= {"memory_history", "quarantine", "runs", "cleanup_log"}
     manifest = json.loads((version / "manifest.json").read_text())
@@ -234,7 +234,7 @@ def test_an_empty_lake_publishes_an_empty_version(lake):
         "status": "published", "version": "v1", "current": "v1", "failed": []}
     version = lake.exports / "v1"
     assert sorted(p.name for p in lake.exports.iterdir()) == ["CURRENT", "v1"]
-    assert sorted(p.name for p in version.iterdir()) == ["manifest.json", "memories.parquet", "scopes", "tables"]
+    assert sorted(p.name for p in version.iterdir()) == ["changes.parquet", "manifest.json", "memories.parquet", "scopes", "tables"]
     assert list((version / "scopes").iterdir()) == []
     memories = pl.read_parquet(version / "memories.parquet")
     assert memories.height == 0 and memories.columns[-2:] == ["conflict", "conflict_with"]
