@@ -1,5 +1,5 @@
 """`memory-lake`: the command line, one module per command group (`lake`, `ingest`, `maintain`,
-`search`, `entities`, `publish`, `targets`, `runs`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
+`search`, `entities`, `publish`, `targets`, `serve`, `runs`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
 
 Commands are registered here, in the order `memory-lake --help` lists them.
 """
