@@ -67,8 +67,32 @@ def context(
     items, each line dated, disputed ones marked with their other side, within the token budget
     (the least important lines go first). Read-only, like search."""
     opts = _options(ctx, lake, json_out)
-    pack = _open(opts).build_context(query, tenant=tenant, agent=agent, user=user, max_tokens=max_tokens)
+    pack = _served_pack(opts, query, tenant=tenant, agent=agent, user=user, max_tokens=max_tokens)
+    if pack is None:
+        pack = _open(opts).build_context(query, tenant=tenant, agent=agent, user=user, max_tokens=max_tokens)
     _show(opts, pack.as_dict(), lambda: _print_pack(pack))
+
+
+class _ServedPack:
+    """A context pack a running `memory-lake serve` built (its JSON, printed as a local one)."""
+
+    def __init__(self, data: dict):
+        self._data = {k: v for k, v in data.items() if k != "version"}
+        self.notes = [*data.get("notes", []), f"answered by memory-lake serve from published {data.get('version')}"]
+        self._data["notes"] = self.notes
+        self.markdown, self.tokens, self.max_tokens = data.get("markdown"), data.get("tokens"), data.get("max_tokens")
+
+    def as_dict(self) -> dict:
+        return self._data
+
+
+def _served_pack(opts, query: str, **params):
+    """Issue 38.5: the pack from a `memory-lake serve` running for this lake, or None."""
+    from ..serve import ask
+    from ..store import resolve_lake_dir
+
+    data = ask(resolve_lake_dir(opts.lake), "/v1/context", {"query": query, **params})
+    return _ServedPack(data) if data is not None else None
 
 
 def _print_pack(pack) -> None:

@@ -49,10 +49,37 @@ def search(
 
         raise InputError('the query is empty: give the words to look for, e.g. memory-lake search "dark mode" '
                          "--tenant acme")
-    results = _open(opts).search(query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit,
-                                 include_inactive=include_inactive, explain=explain, tier=tier, type=type_,
-                                 source=source, tag=tag, context=context, since=since, until=until)
+    results = None
+    if not any((include_inactive, explain, tier, type_, source, tag, context, since, until)):
+        results = _served(opts, query, tenant=tenant, agent=agent, user=user, mode=mode, k=limit)
+    if results is None:
+        results = _open(opts).search(query, tenant=tenant, agent=agent, user=user, mode=mode, limit=limit,
+                                     include_inactive=include_inactive, explain=explain, tier=tier, type=type_,
+                                     source=source, tag=tag, context=context, since=since, until=until)
     _show(opts, results.as_dict(), lambda: _print_search(results, explain))
+
+
+def _served(opts, query: str, **params):
+    """The answer of a `memory-lake serve` running for this lake (issue 38.5: no model to load here),
+    as SearchResults with a note saying so; None when none runs or it could not answer (the
+    search then runs here, and says what went wrong itself)."""
+    from ..serve import ask
+    from ..search import SearchResult, SearchResults
+    from ..store import resolve_lake_dir
+
+    data = ask(resolve_lake_dir(opts.lake), "/v1/search", {"query": query, **params})
+    if data is None:
+        return None
+    from datetime import datetime
+
+    def one(r: dict):
+        created = r.get("created_at")
+        created = datetime.fromisoformat(created.replace("Z", "+00:00")).replace(tzinfo=None) if created else None
+        return SearchResult(**{**{k: v for k, v in r.items() if k != "parts"}, "created_at": created})
+
+    note = f"answered by memory-lake serve from published {data.get('version')}"
+    return SearchResults([one(r) for r in data["results"]], search_id=data["search_id"], mode_used=data["mode_used"],
+                         notes=[*data.get("notes", []), note], query=query)
 
 
 # Results print as a table on a terminal at least TABLE_MIN_WIDTH wide that leaves the content
@@ -77,7 +104,8 @@ def _print_footer(results) -> None:
     """The count, the resting results, then the other side of each result's conflict."""
     from rich.text import Text
 
-    out.print(f"{len(results)} result(s) of {results.searched} memories searched")
+    # a served search (issue 38.5) does not say how many it read
+    out.print(f"{len(results)} result(s)" + (f" of {results.searched} memories searched" if results.searched else ""))
     resting = [r for r in results if r.resting]
     if resting:
         kinds = sorted({r.status for r in resting})

@@ -18,10 +18,11 @@ _LAZY = {
     "Service": "core", "PublishedLake": "core", "NothingPublished": "core",
     "create_app": "http", "run_http": "http", "serve_in_thread": "http",
     "create_mcp": "mcp", "run_mcp": "mcp",
+    "ask": "discovery", "announce": "discovery", "withdraw": "discovery", "running_server": "discovery",
 }
 
 __all__ = ["Service", "PublishedLake", "NothingPublished", "create_app", "run_http", "serve_in_thread",
-           "create_mcp", "run_mcp"]
+           "create_mcp", "run_mcp", "ask", "announce", "withdraw", "running_server"]
 
 
 def __getattr__(name: str) -> Any:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from ..publish import ReloadInFull, UnknownScope
 from ..store import InputError, LakeBusy, LakeNotFound, MemoryLakeError
+from .discovery import announce, withdraw
 from .core import (DEFAULT_PAGE, MAX_K, MAX_PAGE, MODES, TOKEN_ENV, UNAUTHORIZED, Service, package_version,
                    resolve_token, token_matches)
 
@@ -235,7 +236,13 @@ def run_http(lake_dir=None, *, host: str = DEFAULT_HOST, port: int = DEFAULT_POR
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
     print(f"memory-lake serve: {service.root}, {published}; models {', '.join(loaded) or 'none'} loaded; "
           f"API docs at {where}/docs{'; token required' if token else ''}", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, access_log=False, log_level="info")
+    # `memory-lake search` and `context` on this machine ask this server instead of loading the model
+    local = f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "127.0.0.1", "localhost") else where
+    announce(service.root, local)
+    try:
+        uvicorn.run(app, host=host, port=port, access_log=False, log_level="info")
+    finally:
+        withdraw(service.root)
 
 
 @contextlib.contextmanager

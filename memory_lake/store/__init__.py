@@ -17,7 +17,7 @@ from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotAppl
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_held_query, connect
 from .names import check_ids, check_scope
-from .lake import is_lake, lake_not_found
+from .lake import is_lake, lake_not_found, resolve_lake_dir
 from .names import unknown_message
 from .registry import (FORGOTTEN, REPORT_FOLDERS, SCRUBBED_FILES, SCRUBBED_TABLES, FileScrub, Scrubber, atomic_write, file_scrubber_list,
                        file_scrubbers, register_file_scrubber, register_scrubber, scrubbers, sql_path, table_scrubbers)
@@ -32,7 +32,7 @@ __all__ = [
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_held_query", "connect",
     "check_ids", "check_scope",
-    "is_lake", "lake_not_found", "unknown_message",
+    "is_lake", "lake_not_found", "resolve_lake_dir", "unknown_message",
     "FORGOTTEN", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",
     "file_scrubbers", "register_file_scrubber", "register_scrubber", "scrubbers", "sql_path", "table_scrubbers",
     "HealthPolicy", "IngestPolicy", "Policy", "load_policy",

@@ -295,3 +295,36 @@ def _reload_error(lake, since):
     with pytest.raises(ReloadInFull) as caught:
         changes_since(lake.root, since, tenant="acme")
     return caught.value
+
+
+def test_the_cli_search_and_context_ask_a_running_server_and_answer_alone_without_one(own_server, capsys):
+    """Issue 38.5: with a `serve` running for the lake (its `.serve.json`), `memory-lake search` and
+    `context` ask it (no model loaded in the command) and say so; a dead server's file is ignored."""
+    import json as _json
+
+    from memory_lake.cli import main
+    from memory_lake.serve import announce, withdraw
+
+    lake, http = own_server
+    argv = ["--lake", str(lake.root), "--json"]
+    announce(lake.root, str(http.base_url).rstrip("/"))
+    try:
+        assert main([*argv, "search", "dark mode editor", "--tenant", "acme", "--mode", "keyword"]) == 0
+        served = _json.loads(capsys.readouterr().out)
+        assert served["notes"][-1] == "answered by memory-lake serve from published v1"
+        assert main([*argv, "context", "editor", "--tenant", "acme", "--agent", "support-bot", "--user", "alice"]) == 0
+        pack = _json.loads(capsys.readouterr().out)
+        assert pack["notes"][-1] == "answered by memory-lake serve from published v1"
+        assert "Alice prefers dark mode" in pack["markdown"]
+    finally:
+        withdraw(lake.root)
+    assert not (lake.root / ".serve.json").exists()
+    # in-process: the same results, without the note
+    assert main([*argv, "search", "dark mode editor", "--tenant", "acme", "--mode", "keyword"]) == 0
+    alone = _json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in alone["results"]] == [r["id"] for r in served["results"]]
+    assert "answered by memory-lake serve" not in " ".join(alone["notes"])
+    # a file left by a server that died: its pid is gone, the command answers alone
+    (lake.root / ".serve.json").write_text(_json.dumps({"url": "http://127.0.0.1:9", "pid": 2 ** 22 + 7}))
+    assert main([*argv, "search", "dark mode editor", "--tenant", "acme", "--mode", "keyword"]) == 0
+    assert [r["id"] for r in _json.loads(capsys.readouterr().out)["results"]] == [r["id"] for r in served["results"]]
