@@ -51,6 +51,7 @@ bench: install
 	$(PY) benchmarks/lifecycle.py
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/serve.py
+	$(PY) benchmarks/search_overhead.py
 	$(PY) benchmarks/dedup.py
 	$(PY) benchmarks/dedup_blind.py
 	$(PY) benchmarks/entities.py
