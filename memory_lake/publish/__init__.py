@@ -13,7 +13,7 @@ from .export import _context_pack as context_pack
 from .export import markdown_text
 from . import forget as _forget  # noqa: F401 (registers the exports scrubber)
 from .changes import ReloadInFull
-from .load import UnknownExportFormat, UnknownScope, changes_since, load_export
+from .load import UnknownExportFormat, UnknownScope, changes_since, load_export, check_names
 from .rollback import list_publishes, rollback
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
     "scope_folder", "stage_export",
     "context_pack",
     "markdown_text",
-    "contract", "FORMAT_VERSION", "UnknownExportFormat", "UnknownScope", "load_export",
+    "contract", "FORMAT_VERSION", "UnknownExportFormat", "UnknownScope", "load_export", "check_names",
     "ReloadInFull", "changes_since",
     "list_publishes", "rollback",
     "open_holds", "release_hold",

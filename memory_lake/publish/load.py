@@ -158,6 +158,13 @@ def _check_scope(parquet: Path, tenant: str, agent: str | None, user: str | None
     search does against the lake: a typo in an agent's config must not start it with an empty
     memory. A published scope whose memories are all dormant or archived passes (it loads [])."""
     within = pl.scan_parquet(parquet).select("tenant", "agent_id", "user_id").unique().collect()
+    check_names(within, tenant, agent, user,
+                " (load_export(..., missing_ok=True) loads [] for a scope with no memory yet)")
+
+
+def check_names(within: pl.DataFrame, tenant: str, agent: str | None, user: str | None, hint: str = "") -> None:
+    """UnknownScope when `within` (distinct tenant, agent_id, user_id of a version) lacks `tenant`, or
+    `agent` / `user` inside the scope named before it, naming the closest names; `hint` ends the message."""
     named: list[str] = []
     for label, column, value in (("tenant", "tenant", tenant), ("agent", "agent_id", agent), ("user", "user_id", user)):
         if value is None:
@@ -165,8 +172,7 @@ def _check_scope(parquet: Path, tenant: str, agent: str | None, user: str | None
         inside = within.filter(pl.col(column) == value)
         if inside.height == 0:
             known = sorted(within.get_column(column).drop_nulls().unique().to_list())
-            raise UnknownScope(unknown_message(label, value, known, within=", ".join(named))
-                               + " (load_export(..., missing_ok=True) loads [] for a scope with no memory yet)")
+            raise UnknownScope(unknown_message(label, value, known, within=", ".join(named)) + hint)
         within = inside
         named.append(f"{label} {value!r}")
 

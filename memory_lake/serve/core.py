@@ -44,8 +44,8 @@ import polars as pl
 
 from ..api import Lake
 from ..ingest import write_snapshot
-from ..publish import UnknownScope, changes_since, load_export
-from ..store import InputError, LakeBusy, iso, resolve_as_of, schema, unknown_message
+from ..publish import UnknownScope, changes_since, check_names, load_export
+from ..store import InputError, LakeBusy, iso, resolve_as_of, schema
 from ..text import ModelUnavailable, embedding_models, load_model, redact_text, tokenize
 
 TOKEN_ENV = "MEMORY_LAKE_TOKEN"
@@ -328,17 +328,7 @@ class Service:
             return
         if any(isinstance(n, str) and redact_text(n, b"probe") != n for n in (tenant, agent, user)):
             return  # a name holding PII is stored as its placeholder: search maps it (and says when nothing matched)
-        within, named = version.names, []
-        for label, column, value in (("tenant", "tenant", tenant), ("agent", "agent_id", agent), ("user", "user_id", user)):
-            if value is None:
-                continue
-            inside = within.filter(pl.col(column) == value)
-            if inside.height == 0:
-                known = sorted(within.get_column(column).drop_nulls().unique().to_list())
-                raise UnknownScope(unknown_message(label, value, known, within=", ".join(named))
-                                   + f" (published {version.name})")
-            within = inside
-            named.append(f"{label} {value!r}")
+        check_names(version.names, tenant, agent, user, f" (published {version.name})")
         version.known.add((tenant, agent, user))
 
     # ---------------------------------------------------------------- reads
