@@ -120,17 +120,18 @@ def holds_list(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = Fal
 
 def holds_release(ctx: typer.Context,
                   tenant: Annotated[str, typer.Argument(help="The held scope's tenant.", show_default=False)],
-                  agent: Annotated[Optional[str], typer.Option("--agent", help="Narrow to this agent_id.",
-                                                               show_default=False)] = None,
-                  user: Annotated[Optional[str], typer.Option("--user", help="Narrow to this user_id.",
-                                                              show_default=False)] = None,
+                  agent: Annotated[Optional[str], typer.Option("--agent", help="The held scope's agent_id (leave out "
+                                                               "for a scope without one).", show_default=False)] = None,
+                  user: Annotated[Optional[str], typer.Option("--user", help="The held scope's user_id (leave out "
+                                                              "for a scope without one).", show_default=False)] = None,
                   reason: Annotated[str, typer.Option("--reason", help="Why the removals are right (required).",
                                                       show_default=False)] = "",
                   by: Annotated[Optional[str], typer.Option("--by", help="Who confirms (default $USER).",
                                                             show_default=False)] = None,
                   as_of: AsOfOpt = None, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
-    """Confirm a held scope's removals as the user: the next publish (the nightly run, or
-    `memory-lake publish`) lets them through, and removals made before now count as yours."""
+    """Confirm one held scope's removals as the user (the scope exactly as `holds list` and the run
+    name it): the next publish (the nightly run, or `memory-lake publish`) lets them through, and
+    removals made before now count as yours."""
     opts = _options(ctx, lake, json_out)
     released = _open(opts).release_hold(tenant, agent, user, reason=reason, by=by, as_of=as_of)
 

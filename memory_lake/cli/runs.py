@@ -73,7 +73,17 @@ def _print_run(summary: dict[str, Any], lake_root: Path | None = None) -> None:
     elif publish.get("status") == "published":
         out.print(f"published {publish['version']}: {publish['path']} (exports/CURRENT points at it)", markup=False)
     elif publish.get("status") == "unchanged":
-        out.print(f"nothing changed since {publish.get('current')}: no new version", markup=False)
+        held = " but the held scopes below" if publish.get("held") else ""
+        out.print(f"nothing changed since {publish.get('current')}{held}: no new version", markup=False)
+    for h in publish.get("held") or []:  # what a cron log keeps must say it (stranger's try, issue 38)
+        scope = "/".join(p or "_" for p in (h["tenant"], h["agent_id"], h["user_id"]))
+        err.print(f"held {scope} at its published state (since {h['since']}): {h['reason']}; to let it through: "
+                  f"{h['action']}", markup=False, highlight=False)
+    held_forgets = ((summary["steps"].get("ingest_inbox") or {}).get("counts") or {}).get("forgets held for a user")
+    if held_forgets:
+        err.print(f"{held_forgets} forget(s) by an agent held for a user (more than a "
+                  "scope's allowance): see `memory-lake quarantine list`; a user confirms with `memory-lake forget ID "
+                  "--reason TEXT`", markup=False, highlight=False)
     for error in summary.get("errors") or []:
         err.print(f"step {error['step']} skipped {describe_error(error)}; the rest of the run went on "
                   f"(traceback: {error.get('traceback_file')}; MEMORY_LAKE_DEBUG=1 prints it here)", markup=False, highlight=False)

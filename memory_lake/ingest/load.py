@@ -43,7 +43,7 @@ import polars as pl
 from ..text import redact_records, redact_text, without_hidden_characters
 from ..store import crash_point, iso
 from ..store import InputError, keys
-from .merge import merge_records
+from .merge import MASS_FORGET_HELD, merge_records
 from ..store import IngestPolicy
 from .formats import format_of, read_records
 from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
@@ -190,6 +190,8 @@ def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -
         counts["unreadable files"] = len(report["unreadable_files"])
     if report["invisible_chars_removed"]:
         counts["invisible characters removed"] = report["invisible_chars_removed"]
+    if report["quarantine_reasons"].get(MASS_FORGET_HELD):  # issue 37.3: the run's output says so
+        counts["forgets held for a user"] = report["quarantine_reasons"][MASS_FORGET_HELD]
     return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
 
 

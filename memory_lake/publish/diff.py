@@ -307,19 +307,18 @@ def open_holds(lake) -> pl.DataFrame:
 
 def release_hold(lake, tenant: str, agent_id: str | None, user_id: str | None, *, by: str, reason: str,
                  as_of: datetime) -> list[dict[str, Any]]:
-    """A user's confirmation: close the open holds of `tenant` (narrowed to `agent_id` / `user_id`
-    when given). The removals made before `as_of` count as the user's, so the next publish (the
+    """A user's confirmation: close the open hold of exactly the scope `tenant` / `agent_id` /
+    `user_id` (None: the scope has no such part, as `release_command` writes it). The removals made before `as_of` count as the user's, so the next publish (the
     nightly run, or ``memory-lake publish``) lets the scope through. InputError when nothing of it
     is held (naming what is)."""
     for label, text in (("--by", by), ("--reason", reason)):
         if not text or not text.strip() or any(ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0 for ch in text):
             raise InputError(f"{label} must be a name or sentence without control characters")
-    where = ["released_at IS NULL", "tenant = $tenant"]
-    params: dict[str, Any] = {"tenant": tenant, "as_of": as_of, "by": by, "reason": reason}
-    for column, value in (("agent_id", agent_id), ("user_id", user_id)):
-        if value is not None:
-            where.append(f"{column} = ${column}")
-            params[column] = value
+    # exactly one scope: a part left out is a scope without that part (acme/_/_), never "every agent"
+    where = ["released_at IS NULL", "tenant = $tenant", "agent_id IS NOT DISTINCT FROM $agent_id",
+             "user_id IS NOT DISTINCT FROM $user_id"]
+    params: dict[str, Any] = {"tenant": tenant, "agent_id": agent_id, "user_id": user_id, "as_of": as_of, "by": by,
+                              "reason": reason}
     with lake.writer(purpose="release a publish hold") as con:
         released = con.execute(
             f"""UPDATE publish_holds SET released_at = $as_of, released_by = $by, released_reason = $reason

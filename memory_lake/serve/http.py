@@ -25,7 +25,7 @@ import uvicorn
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ..publish import ReloadInFull, UnknownScope
 from ..store import InputError, LakeBusy, LakeNotFound, MemoryLakeError
@@ -52,12 +52,18 @@ AsOf = Annotated[Optional[str], Query(description="When the request happens, ISO
 
 
 class RememberRequest(BaseModel):
-    """One memory to write to the inbox. The snapshot contract's fields; `tenant` and `content` are required."""
+    """One memory to write to the inbox. The snapshot contract's fields; `tenant` and `content` are required.
+    A field it does not know is refused (422 naming it), never dropped: a scope given as `agent_id`
+    landed in the tenant-wide scope, and `status: deleted` became a write (stranger's try, issue 38)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     tenant: str = Field(min_length=1, description="The tenant the memory belongs to.")
     content: str = Field(min_length=1, description="The text to remember (PII is redacted at ingest).")
-    agent: Optional[str] = Field(None, description="The agent of the scope.")
-    user: Optional[str] = Field(None, description="The user of the scope.")
+    agent: Optional[str] = Field(None, validation_alias=AliasChoices("agent", "agent_id"),
+                                 description="The agent of the scope (`agent_id` also accepted).")
+    user: Optional[str] = Field(None, validation_alias=AliasChoices("user", "user_id"),
+                                description="The user of the scope (`user_id` also accepted).")
     type: Optional[str] = Field(None, description="preference, decision, fact, lesson, event, todo, summary or other.")
     tier: Optional[str] = Field(None, description="working, short_term, long_term or important (default: ingest's).")
     tags: Optional[list[str]] = Field(None, description="Tags.")

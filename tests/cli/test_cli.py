@@ -341,7 +341,7 @@ def test_known_names_still_work(capsys, tmp_path):
     (("ingest", "--max-content-bytes", "abc"), "error: Invalid value for '--max-content-bytes': Input should be a valid "
                                                "integer, unable to parse string as an integer "
                                                "(see `memory-lake ingest --help`)"),
-    (("statsu",), "error: No such command 'statsu'. Did you mean 'status'? (see `memory-lake --help`)"),
+    (("statsu",), "error: No such command 'statsu'. Did you mean 'status', 'targets'? (see `memory-lake --help`)"),
     (("conflicts", "lst"), "error: No such command 'lst'. Did you mean 'list'? (see `memory-lake conflicts --help`)"),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
 def test_usage_errors_are_one_line_and_exit_2(capsys, tmp_path, args, message):

@@ -182,6 +182,10 @@ def test_a_bad_memory_to_remember_is_a_422_and_nothing_is_written(client, publis
                     "message": "tier must be one of working, short_term, long_term, important, not 'forever'"}
     body = answer(client.post("/v1/remember", json={"tenant": "acme"}), 422)
     assert body["message"] == "body field content: Field required (see /v1/remember in /docs)"
+    # a field it does not take is refused, never dropped (a forget sent here became a write)
+    body = answer(client.post("/v1/remember", json={"tenant": "acme", "id": "pref-1", "content": "x",
+                                                    "status": "deleted"}), 422)
+    assert body["message"] == "body field status: Extra inputs are not permitted (got 'deleted') (see /v1/remember in /docs)"
     assert sorted(p.name for p in (published_dir / "inbox").iterdir()) == before
 
 
@@ -226,8 +230,8 @@ def test_binding_another_address_than_localhost_needs_a_token(published_dir, mon
 
 def test_remember_lands_through_the_inbox_and_appears_after_the_next_ingest(own_server):
     lake, http = own_server
-    body = answer(http.post("/v1/remember", json={
-        "tenant": "acme", "agent": "support-bot", "user": "alice", "content": "Alice goes sailing in Cornwall every August",
+    body = answer(http.post("/v1/remember", json={  # the scope as the snapshot contract names it, or agent / user
+        "tenant": "acme", "agent_id": "support-bot", "user": "alice", "content": "Alice goes sailing in Cornwall every August",
         "type": "preference", "tags": ["hobby"], "as_of": "2026-12-01T08:00:00Z"}), 202)
     record = {"tenant": "acme", "agent_id": "support-bot", "user_id": "alice",
               "content": "Alice goes sailing in Cornwall every August", "type": "preference", "tags": ["hobby"],
