@@ -103,9 +103,11 @@ def _print_held(held: list[dict]) -> None:
 def holds_list(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """List the scopes the publish gate holds now: agents keep loading their published memories
     until the scope passes the gate again or a user releases it (`holds release`)."""
+    from ..publish import release_command
+
     opts = _options(ctx, lake, json_out)
     frame = _open(opts).holds()
-    data = frame.to_dicts()
+    data = [{**h, "action": release_command(h)} for h in frame.to_dicts()]
 
     def human() -> None:
         if not data:
@@ -114,6 +116,7 @@ def holds_list(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = Fal
             scope = "/".join(_plain(p) if p is not None else "_" for p in (h["tenant"], h["agent_id"], h["user_id"]))
             out.print(f"{scope}  held since {h['held_at']} (published as of {h['since']}, {h['since_version']}): "
                       f"{h['reason']}")
+            out.print(f"    to let it through: {_plain(h['action'])}")
 
     _show(opts, data, human)
 

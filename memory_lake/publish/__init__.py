@@ -6,7 +6,7 @@ and the list of versions with rollback."""
 from . import contract
 from .checks import PUBLISH_EXPECTATIONS, validate
 from .contract import FORMAT_VERSION
-from .diff import open_holds, release_hold
+from .diff import open_holds, release_command, release_hold
 from .export import (check_export, current_version, folder_name, publish, publish_export, remove_staging,
                      scope_folder, stage_export)
 from .export import _context_pack as context_pack
@@ -25,5 +25,5 @@ __all__ = [
     "contract", "FORMAT_VERSION", "UnknownExportFormat", "UnknownScope", "load_export", "check_names",
     "ReloadInFull", "changes_since",
     "list_publishes", "rollback",
-    "open_holds", "release_hold",
+    "open_holds", "release_command", "release_hold",
 ]
