@@ -13,9 +13,10 @@ from . import ingest, maintain, observe, publish, search, store, text  # noqa: F
 from .api import Lake
 from .ingest import write_snapshot
 from .maintain import SummaryScore, evaluate_summary
-from .publish import load_export
+from .publish import ReloadInFull, UnknownExportFormat, UnknownScope, changes_since, load_export
 from .store import InputError, LakeBusy, LakeNotFound, MemoryLakeError, Policy
 
 __all__ = ["Lake", "Policy", "MemoryLakeError", "LakeBusy", "LakeNotFound", "InputError", "write_snapshot",
-           "load_export", "evaluate_summary", "SummaryScore"]
+           "load_export", "changes_since", "ReloadInFull", "UnknownScope", "UnknownExportFormat",
+           "evaluate_summary", "SummaryScore"]
 __version__ = "0.1.0"
