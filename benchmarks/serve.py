@@ -20,10 +20,16 @@ the LoCoMo questions.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
 import os
+
+# This process runs Lake.search too: with OpenMP's default (spinning) wait its idle torch threads
+# held both cores while the server encoded, and HTTP p95 read 3.3x in-process on a quiet machine
+# (0.89x passive). Real clients run no torch; the server sets the same (cli/serve.py).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
 import socket
 import subprocess
 import sys
