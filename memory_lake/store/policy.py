@@ -420,9 +420,12 @@ def load_policy(lake_dir: Path, overrides: dict[str, dict[str, Any]] | None = No
             data = tomllib.loads(config.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"{config}: not valid TOML ({exc})") from None
-        policy = policy.with_overrides(data)
-        for tenant, sections in policy.tenants.items():
-            _apply(policy, sections, keep_tenants=False)  # validate early, fail with the key's name
+        try:
+            policy = policy.with_overrides(data)
+            for tenant, sections in policy.tenants.items():
+                _apply(policy, sections, keep_tenants=False)  # validate early, fail with the key's name
+        except InputError as exc:  # name the file to fix (a stranger read "[[targets]] #1 ..." and looked for it)
+            raise InputError(f"{config}: {exc}") from None
     if overrides:
         policy = policy.with_overrides(overrides)
     return policy

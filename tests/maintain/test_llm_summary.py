@@ -206,12 +206,13 @@ def test_a_bad_llm_url_is_an_input_error_that_names_the_setting_not_the_url(tmp_
     # found at start: a lake whose policy file holds it does not open, a command exits 2 in one line
     Lake.init(tmp_path / "lake")
     (tmp_path / "lake" / "memory-lake.toml").write_text(f'[summaries]\nllm_base_url = "{url}"\n', encoding="utf-8")
+    config = tmp_path / "lake" / "memory-lake.toml"
     with pytest.raises(InputError) as refused:
         Lake.open(tmp_path / "lake")
-    assert str(refused.value) == message
+    assert str(refused.value) == f"{config}: {message}"  # the file to fix, then the setting
     assert main(["status", "--lake", str(tmp_path / "lake")]) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"error: {message}\n" and "SECRET" not in captured.out
+    assert captured.err == f"error: {config}: {message}\n" and "SECRET" not in captured.out + captured.err
     # and a policy made without the checks is refused before any request
     policy = Policy(summaries=SummaryPolicy(llm_base_url=url, llm_timeout_s=1.0))
     with pytest.raises(InputError) as refused:
