@@ -274,10 +274,8 @@ def sync_targets(lake, as_of: datetime, policy: Policy | None = None, run_id: st
                 continue
             target = None
             try:
-                entry["model"] = model = target_model(config, policy)
-                if model not in sets:
-                    sets[model] = published_set(lake.exports / version, model, policy.search.max_unknown_ratio)
-                target = open_target(config, lake.root)
+                model, target = _open_with_set(lake, config, version, policy, sets)
+                entry["model"] = model
                 counts = sync_target(target, sets[model])
                 state = "synced" if counts["written"] or counts["deleted"] else "in_sync"
                 results.append({**entry, "state": state, **counts})
@@ -294,6 +292,14 @@ def sync_targets(lake, as_of: datetime, policy: Policy | None = None, run_id: st
                      "failed": sum(r["state"] == "failed" for r in results)}
     report.details = {"version": version, "targets": results}
     return report
+
+
+def _open_with_set(lake, config, version: str, policy: Policy, sets: dict) -> tuple[str, Target]:
+    """The target's model (its published set read once per model into `sets`) and the open target."""
+    model = target_model(config, policy)
+    if model not in sets:
+        sets[model] = published_set(lake.exports / version, model, policy.search.max_unknown_ratio)
+    return model, open_target(config, lake.root)
 
 
 def _close(target: Target, config, report: StepReport) -> None:
@@ -320,10 +326,8 @@ def target_status(lake, policy: Policy | None = None, names: list[str] | None = 
             continue
         target = None
         try:
-            entry["model"] = model = target_model(config, policy)
-            if model not in sets:
-                sets[model] = published_set(lake.exports / version, model, policy.search.max_unknown_ratio)
-            target = open_target(config, lake.root)
+            model, target = _open_with_set(lake, config, version, policy, sets)
+            entry["model"] = model
             held = target.held()
             to_write, to_delete = plan_changes(sets[model].rows, held)
             out.append({**entry, "state": "behind" if to_write.height or to_delete.height else "in_sync",
