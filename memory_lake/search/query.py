@@ -239,7 +239,9 @@ def search(
     else:
         query_tokens = tokenize(query)
         # The query's embedding is computed while the scope is loaded (or looked up).
-        pending = _QUERY_VECTORS.submit(_query_vector, lake.policy, query) if mode_key != "keyword" else None
+        # Only the first model that covers the query is run now; a later one only when the scope
+        # holds memories that only it scored (`_more_vectors`).
+        pending = _QUERY_VECTORS.submit(_query_vector, lake.policy, query, True) if mode_key != "keyword" else None
         scope, source, note = _scope(lake, tenant, agent, user, chosen, include_inactive)
         if note:
             notes.append(note)
@@ -250,6 +252,8 @@ def search(
         routing: list[str] = []
         if pending is not None:
             semantic, why_not, routing, uncovered = pending.result()
+            if semantic is not None:
+                routing += _more_vectors(lake.policy, query, semantic, scope)
             if semantic is None and why_not and (uncovered or scope.with_vectors or not scope.size):
                 notes.append(why_not)  # no model covers the query's language, or none can load
             elif scope.size and not scope.with_vectors:
@@ -291,12 +295,12 @@ def search(
 _QUERY_VECTORS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-lake-query-vector")
 
 
-def _query_vector(policy, query: str):
+def _query_vector(policy, query: str, first_only: bool = False):
     """(vectors, why not, routing, uncovered) for the query: `vectors` maps each model that covers
     the query's language to the query's vector (None when none does or none can load), `why not`
     is the note when semantic takes no part, `routing` the reasons a first-choice model was passed
-    over, `uncovered` True when models loaded but none covers the query's language."""
-    from ..text import ModelUnavailable, encode, load_model
+    over, `uncovered` True when models loaded but none covers the query's language. `first_only`
+    stops at the first model that covers the query (`_more_vectors` adds the others a scope needs)."""
     from .embeddings import models
 
     names = models(policy)
@@ -305,20 +309,9 @@ def _query_vector(policy, query: str):
                       'to keyword (BM25)'), [], False
     vectors, shares, unavailable = {}, {}, []
     for name in names:
-        try:
-            model = load_model(name)
-        except ModelUnavailable as exc:
-            unavailable.append(str(exc))
-            continue
-        measure = getattr(model, "unknown_share", None)  # a separate tokenizer: coverage first, cheaply
-        if measure is not None:
-            shares[name] = float(measure([query])[0])
-            if shares[name] > policy.search.max_unknown_ratio:
-                continue
-        found, unknown = encode(model, [query], policy.search.batch_size, queries=True)
-        shares[name] = float(unknown[0])
-        if shares[name] <= policy.search.max_unknown_ratio:
-            vectors[name] = found.to_numpy()[0]
+        if first_only and vectors:
+            break
+        _encode_query(policy, query, name, vectors, shares, unavailable)
     routing = [NOTE_QUERY_NOT_COVERED.format(model=n, share=s) for n, s in shares.items() if n not in vectors]
     if vectors:
         return vectors, None, routing, False
@@ -328,6 +321,50 @@ def _query_vector(policy, query: str):
         return None, NOTE_NOT_COVERED.format(share=next(iter(shares.values()))), [], True
     return None, NOTE_NO_MODEL_COVERS.format(shares=", ".join(f"{n}: {s:.0%} unknown tokens"
                                                               for n, s in shares.items())), [], True
+
+
+def _encode_query(policy, query: str, name: str, vectors: dict, shares: dict, unavailable: list) -> None:
+    """The query's vector in model `name` into `vectors` when the model covers the query, its
+    unknown-token share into `shares`, or why it cannot load into `unavailable`."""
+    from ..text import ModelUnavailable, encode, load_model
+
+    try:
+        model = load_model(name)
+    except ModelUnavailable as exc:
+        unavailable.append(str(exc))
+        return
+    measure = getattr(model, "unknown_share", None)  # a separate tokenizer: coverage first, cheaply
+    if measure is not None:
+        shares[name] = float(measure([query])[0])
+        if shares[name] > policy.search.max_unknown_ratio:
+            return
+    found, unknown = encode(model, [query], policy.search.batch_size, queries=True)
+    shares[name] = float(unknown[0])
+    if shares[name] <= policy.search.max_unknown_ratio:
+        vectors[name] = found.to_numpy()[0]
+
+
+def _more_vectors(policy, query: str, vectors: dict, scope) -> list[str]:
+    """Adds to `vectors` the query's vector in each later model whose space holds memories of the
+    scope that no earlier space with a query vector scores (`ScopeIndex.cosines` takes the first
+    space that has both vectors, so a model without such memories changes nothing: an English
+    query in an English scope is encoded once, not by both models). The routing notes of the
+    models that do not cover the query."""
+    import numpy as np
+
+    from .embeddings import models
+
+    shares: dict[str, float] = {}
+    taken = np.zeros(scope.size, dtype=bool)
+    names = models(policy)
+    tried = max(names.index(name) for name in vectors)  # `_query_vector` stopped there
+    for position, name in enumerate(names):
+        space = scope.spaces.get(name)
+        if position > tried and space is not None and (space[1] & ~taken).any():
+            _encode_query(policy, query, name, vectors, shares, [])
+        if name in vectors and space is not None:
+            taken |= space[1]
+    return [NOTE_QUERY_NOT_COVERED.format(model=n, share=s) for n, s in shares.items() if n not in vectors]
 
 
 def _floors(policy) -> dict[str, float]:

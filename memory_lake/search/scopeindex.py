@@ -155,9 +155,12 @@ class ScopeIndex:
             free = has & (which < 0)
             if not free.any():
                 continue
-            values = np.full(self.size, np.nan)
-            values[has] = vectors @ np.asarray(vector, dtype=np.float32)
-            out[free], which[free] = values[free], index
+            vector = np.asarray(vector, dtype=np.float32)
+            if free.sum() == len(vectors):
+                out[free] = vectors @ vector
+            else:  # only the rows no earlier space scored (often a few of a large scope)
+                out[free] = vectors[np.cumsum(has)[free] - 1] @ vector
+            which[free] = index
         return out, which
 
     def rank(self, tokens: list[str], query_vectors: dict[str, np.ndarray] | None, mode: str, limit: int, policy,

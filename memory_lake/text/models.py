@@ -127,6 +127,7 @@ class SentenceTransformerProvider(Provider):
             self.scripts = LATIN                      # trained on English text
         self.name = name
         self.model = SentenceTransformer(path, device="cpu")
+        self.model.eval()  # embed_queries runs the forward pass itself: no dropout
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimensions = int(dimension() or 0)
 
@@ -134,6 +135,19 @@ class SentenceTransformerProvider(Provider):
         vectors = self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
                                     show_progress_bar=progress, convert_to_numpy=True)
         return Embedded(vectors.astype(np.float32), self.unknown_share(texts))
+
+    def embed_queries(self, texts: list[str], batch_size: int) -> Embedded:
+        """As `embed` (the same vectors, bit for bit); one query runs the model's forward pass
+        directly, without `encode`'s per-call set-up (about 1 ms of a 12 ms query here)."""
+        if len(texts) != 1:
+            return self.embed(texts, batch_size)
+        import torch
+
+        prepare = getattr(self.model, "preprocess", None) or self.model.tokenize
+        with torch.inference_mode():
+            found = self.model.forward(prepare(list(texts)))["sentence_embedding"]
+            found = torch.nn.functional.normalize(found, p=2, dim=1)
+        return Embedded(found.numpy().astype(np.float32), self.unknown_share(texts))
 
     def unknown_share(self, texts: list[str]) -> np.ndarray:
         """The share of [UNK] tokens of each text (the tokenizer alone, in Rust: fast)."""
@@ -249,10 +263,12 @@ def load_model(name: str):
 def encode(model, texts: list[str], batch_size: int, progress: bool = False, *,
            queries: bool = False) -> tuple[pl.Series, pl.Series]:
     """L2-normalised vectors and the unknown-token share of each text (as Polars series)."""
-    if isinstance(model, SentenceTransformerProvider):
+    if queries:
+        out = model.embed_queries(texts, batch_size)
+    elif isinstance(model, SentenceTransformerProvider):
         out = model.embed(texts, batch_size, progress)
     else:
-        out = model.embed_queries(texts, batch_size) if queries else model.embed(texts, batch_size)
+        out = model.embed(texts, batch_size)
     return pl.Series("vector", out.vectors.astype(np.float32)), pl.Series("unknown_ratio", out.unknown)
 
 

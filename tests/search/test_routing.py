@@ -138,3 +138,56 @@ def test_an_index_run_empties_the_vectors_a_model_holds_for_a_script_it_does_not
     assert [r for r in after if r not in before] == [
         {"id": "sh", "model": PACKAGED_MODEL, "embedded": False, "unknown": 1.0}]
     assert lake.index(as_of=AS_OF).details["models"][PACKAGED_MODEL]["remeasured"] == 0
+
+
+@pytest.mark.models
+def test_a_later_model_encodes_the_query_only_when_the_scope_holds_memories_only_it_scores(lake, tmp_path, monkeypatch):
+    """Issue 38 (latency): an English query in an English scope is encoded by MiniLM alone (USE's
+    vector would score nothing: MiniLM's space holds every memory), in a mixed scope by both; the
+    results are the same as when every model encodes every query."""
+    from memory_lake.search import query as module
+
+    english = [m for m in MEMORIES if m["id"].startswith("en-")]
+    lake.ingest([write_jsonl(tmp_path / "en.jsonl", [SCOPE | m for m in english]),
+                 write_jsonl(tmp_path / "mixed.jsonl", [SCOPE | m | {"id": "mixed-" + m["id"], "agent_id": "mixed"} for m in MEMORIES])],
+                as_of=AS_OF)
+    lake.index(as_of=AS_OF)
+    encoded: list[str] = []
+    real = module._encode_query
+
+    def counted(policy, query, name, *rest):
+        encoded.append(name)
+        return real(policy, query, name, *rest)
+
+    monkeypatch.setattr(module, "_encode_query", counted)
+    lazy = {}
+    for agent in ("bot", "mixed"):
+        encoded.clear()
+        lazy[agent] = search(lake, "what does Alice drink in the morning", tenant="acme", agent=agent, as_of=AS_OF,
+                             explain=True)
+        assert encoded == ([PACKAGED_MODEL] if agent == "bot" else [PACKAGED_MODEL, USE_MODEL])
+    # the reference: every model encodes every query, as before
+    every = module._query_vector
+    monkeypatch.setattr(module, "_query_vector", lambda policy, query, first_only=False: every(policy, query))
+    monkeypatch.setattr(module, "_more_vectors", lambda *args: [])
+    for agent in ("bot", "mixed"):
+        encoded.clear()
+        full = search(lake, "what does Alice drink in the morning", tenant="acme", agent=agent, as_of=AS_OF,
+                      explain=True)
+        assert encoded == [PACKAGED_MODEL, USE_MODEL]
+        assert [r.as_dict() for r in full] == [r.as_dict() for r in lazy[agent]]
+        assert (full.notes, full.mode_used) == (lazy[agent].notes, lazy[agent].mode_used)
+    assert [r.id for r in lazy["mixed"]][:1] == ["mixed-en-coffee"]
+
+
+@pytest.mark.models
+def test_minilm_encodes_a_query_bit_for_bit_as_it_embeds_a_memory():
+    """The one-query path (the forward pass without `encode`'s set-up) gives the stored vectors'
+    numbers exactly, so a query and a memory of the same text have cosine 1."""
+    import numpy as np
+
+    model = get_provider(PACKAGED_MODEL)
+    for text in [m["content"] for m in MEMORIES] + ["", "x " * 600, "what did Caroline research?"]:
+        query, stored = model.embed_queries([text], 8), model.embed([text], 8)
+        assert np.array_equal(query.vectors, stored.vectors), text
+        assert np.array_equal(query.unknown, stored.unknown), text
