@@ -23,16 +23,20 @@ an empty memory.
 
 **Writes go through the inbox.** `remember` writes a one-record snapshot with `write_snapshot`,
 never into the database: the next ingest (``memory-lake ingest``, or the nightly run) brings it in,
-and the next publish makes it searchable here.
+and the next publish makes it searchable here. A tenant the published version does not name is
+written all the same (a new tenant starts that way), with a warning naming the known tenants, the
+closest first: a typo is seen before the ingest makes it a tenant.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hmac
 import ipaddress
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -46,6 +50,7 @@ from ..api import Lake
 from ..ingest import write_snapshot
 from ..publish import UnknownScope, changes_since, check_names, load_export
 from ..store import InputError, LakeBusy, iso, resolve_as_of, schema
+from ..store.names import LISTED, SUGGESTIONS
 from ..text import ModelUnavailable, embedding_models, load_model, redact_text, tokenize
 
 TOKEN_ENV = "MEMORY_LAKE_TOKEN"
@@ -418,6 +423,8 @@ class Service:
             if since is None:
                 raise InputError(f"{current.name} is the first published version: there is nothing before it to "
                                  "compare with; load the scope in full (its memories, or load_export)")
+        else:
+            since = self.check_since(current, since)
         try:
             # a scope forgotten entirely since `since` is gone from the current names, not from the changes
             found = changes_since(self.root, since, tenant=tenant, agent=agent, user=user, version=current.name,
@@ -426,6 +433,27 @@ class Service:
             self.check_scope(current, tenant, agent, user)  # the same finding, in this service's words
             raise
         return {"version": current.name, **jsonable(found)}
+
+    def check_since(self, current: Version, since: str | int) -> str:
+        """`since` as a version's name (``"v3"`` from ``"v3"``, ``3`` or ``"3"``); InputError naming the
+        form and the version the lake is at when it is no version's name (``abc``, ``v0``) or later
+        than every version published here. One published but no longer kept passes: changes_since
+        answers it with ReloadInFull (reload in full)."""
+        text = str(since) if isinstance(since, (str, int)) and not isinstance(since, bool) else ""
+        match = re.fullmatch(r"v?(\d+)", text)
+        number, at = int(match[1]) if match else 0, int(current.name[1:])
+        ask = 'pass the "version" an answer of this server named (the lake is at {})'
+        if number == 0:
+            counted = " (versions count from v1)" if match else ""
+            raise InputError(f"since must be a published version, v<N>, not {since!r}{counted}: "
+                             + ask.format(current.name))
+        newest = max((int(p.name[1:]) for p in self.lake.exports.glob("v*")
+                      if p.name[1:].isdigit() and (p / "manifest.json").is_file()), default=at)
+        if number > max(newest, at):
+            rolled_back = f", rolled back from v{newest}" if newest > at else ""
+            raise InputError(f"since v{number} is later than any version published here: "
+                             + ask.format(current.name + rolled_back))
+        return f"v{number}"
 
     def published_scopes(self) -> tuple[str, list[dict[str, Any]]]:
         """(version, the manifest's scopes): what MCP lists as resources."""
@@ -447,7 +475,8 @@ class Service:
                  importance: float | None = None, source: str | None = None, context_id: str | None = None,
                  session_id: str | None = None, id: str | None = None, as_of: str | None = None) -> dict[str, Any]:
         """Write one memory as a snapshot into the inbox (`write_snapshot`; never the database),
-        stamped ``created_at`` `as_of` (default now): ``{"file", "queued", "record", "note"}``."""
+        stamped ``created_at`` `as_of` (default now): ``{"file", "queued", "record", "note",
+        "warnings"}``; `warnings` (`new_tenant_warnings`) say when the tenant is new to the lake."""
         if not isinstance(tenant, str) or not tenant.strip():
             raise InputError("tenant is required: the tenant the memory belongs to, e.g. tenant=acme")
         if not isinstance(content, str) or not content.strip():
@@ -466,7 +495,28 @@ class Service:
                                   "created_at": iso(resolve_as_of(as_of))}
         record = {key: value for key, value in record.items() if value is not None}
         path = write_snapshot([record], self.root)
-        return {"file": f"inbox/{path.name}", "queued": True, "record": record, "note": QUEUED_NOTE}
+        file = f"inbox/{path.name}"
+        return {"file": file, "queued": True, "record": record, "note": QUEUED_NOTE,
+                "warnings": self.new_tenant_warnings(tenant, file)}
+
+    def new_tenant_warnings(self, tenant: str, file: str) -> list[str]:
+        """[a warning] when the published version names no memory of `tenant`: legitimate for a new
+        tenant, a silent new tenant for a typo, so it names the known tenants (the closest first) and
+        the inbox `file` to remove before the next ingest if it is one. [] when the tenant is known,
+        when nothing is published yet (no tenant to compare with), and for a name holding PII (stored
+        as its placeholder, which the published names hold)."""
+        try:
+            current = self.current()
+        except LakeBusy:
+            return []
+        known = sorted(current.names.get_column("tenant").drop_nulls().unique().to_list())
+        if tenant in known or redact_text(tenant, b"probe") != tenant:
+            return []
+        close = difflib.get_close_matches(tenant, known, n=SUGGESTIONS)
+        hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+        listed = ", ".join(known[:LISTED]) + (f", … ({len(known)} in all)" if len(known) > LISTED else "")
+        return [f"tenant {tenant!r} has no memories yet ({hint}known tenants: {listed}; published {current.name}); "
+                f"the snapshot will create it at the next ingest (a typo? remove {file} before then)"]
 
 
 def _alias(value: str) -> str:

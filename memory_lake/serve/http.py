@@ -1,34 +1,47 @@
 """`memory-lake serve`: the lake's HTTP API on FastAPI and uvicorn, with OpenAPI docs at ``/docs``.
 
 Every route is a thin call into `core.Service` (the MCP server calls the same functions), so an
-answer is exactly what the library returns, with the published ``version`` it read. Errors are JSON,
-``{"status", "error", "message"}``, the message a person can act on: an unknown tenant, agent or user
-is 404 naming the closest published names, a bad parameter 422, a `since` too old for changes 410
-(reload in full), nothing published yet 503, a missing or wrong token 401.
+answer is exactly what the library returns, with the published ``version`` it read. Every error is
+JSON, ``{"status", "error", "message"}``, the message a person can act on: an unknown tenant, agent or
+user is 404 naming the closest published names, a bad parameter 422, a `since` too old for changes 410
+(reload in full), nothing published yet 503, a missing or wrong token 401, a path the API does not have
+404 and a method a route does not take 405 (both naming the routes; ``GET /`` lists them too).
+
+``/docs`` is Swagger UI served from this process (``/docs-assets``: the files fastapi-offline ships),
+so it works with no network; ReDoc is off.
 
 The server binds 127.0.0.1 by default. Binding an address other machines reach needs a token
 (``--token`` or ``$MEMORY_LAKE_TOKEN``), which every request must then carry as
 ``Authorization: Bearer <token>`` (compared in constant time); with a token, every request is
-checked, on any address. Requests are not logged (uvicorn's access log is off): a query string may
-hold text that the search log only keeps redacted.
+checked, on any address, except the API's description: ``/docs``, its assets and ``/openapi.json``
+describe the routes and hold no data, and a browser cannot send the header when it opens a page, so
+they answer without the token; the OpenAPI document declares the bearer scheme, so the page's
+**Authorize** button sends the token with the requests it tries. Requests are not logged (uvicorn's
+access log is off): a query string may hold text that the search log only keeps redacted.
 """
 
 import asyncio
 import concurrent.futures
 import contextlib
+import difflib
 import functools
 import socket
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from http import HTTPStatus
 from typing import Annotated, Any, Literal, Optional
 
 import uvicorn
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
 
 from ..publish import ReloadInFull, UnknownScope
 from ..store import InputError, LakeBusy, LakeNotFound, MemoryLakeError
@@ -38,6 +51,16 @@ from .core import (DEFAULT_PAGE, MAX_K, MAX_PAGE, MODES, TOKEN_ENV, UNAUTHORIZED
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+DOCS_URL = "/docs"
+OPENAPI_URL = "/openapi.json"
+DOCS_ASSETS = "/docs-assets"
+# Swagger UI 5 as fastapi-offline ships it (swagger-ui-bundle's Swagger UI 4.15 refuses FastAPI's
+# OpenAPI 3.1 document: "Unable to render this definition").
+SWAGGER_UI_FILES = ("fastapi_offline", "static")
+# Paths that answer without the token: they describe the API and hold no data (module docstring).
+# A path ending in "/" covers everything under it.
+PUBLIC_PATHS = (DOCS_URL, OPENAPI_URL, DOCS_ASSETS + "/")
+BEARER = "bearer"  # the OpenAPI security scheme of the token
 
 DESCRIPTION = f"""Reads a memory lake's **published** version (what passed the publish gate; `exports/CURRENT`),
 the same answers as the Python API (`Lake.search`, `Lake.build_context`, `load_export` ...). Every answer
@@ -45,7 +68,9 @@ names the `version` it read; a new publish is seen by the next request, without 
 logged to the lake's `events/` as the CLI's are (the hit rate counts them). `POST /v1/remember` writes
 to the lake's inbox, never to its database: the next ingest brings the memory in.
 
-With a token (`--token` or `${TOKEN_ENV}`), send `Authorization: Bearer <token>` on every request."""
+With a token (`--token` or `${TOKEN_ENV}`), send `Authorization: Bearer <token>` on every request; on this
+page, **Authorize** takes the token and sends it with every request you try. This page and `/openapi.json`
+need no token: they describe the API and hold no data."""
 
 Tenant = Annotated[str, Query(description="The tenant whose memories to read (required).", min_length=1)]
 Agent = Annotated[Optional[str], Query(description="Only this agent's memories (default: every agent of the tenant).")]
@@ -81,10 +106,24 @@ class RememberRequest(BaseModel):
 def create_app(service: Service, token: Optional[str] = None) -> FastAPI:
     """The FastAPI application over `service`; with `token`, every request must carry it."""
     app = FastAPI(title="memory-lake", version=package_version(), description=DESCRIPTION,
-                  default_response_class=JSONResponse)
+                  default_response_class=JSONResponse, openapi_url=OPENAPI_URL, docs_url=None, redoc_url=None)
     if token is not None:
-        app.add_middleware(TokenGate, token=token)
+        app.add_middleware(TokenGate, token=token, public=PUBLIC_PATHS)
+        _declare_bearer(app)
     _add_error_handlers(app)
+    _add_docs(app)
+
+    @app.get("/", include_in_schema=False)
+    def index() -> JSONResponse:
+        """What this server is and where to go: the published version it reads, the docs, the routes."""
+        try:
+            read = {"version": service.current().name}
+        except LakeBusy as exc:
+            read = {"version": None, "note": str(exc)}
+        return JSONResponse({"service": "memory-lake serve", "memory_lake": package_version(), **read,
+                             "docs": DOCS_URL, "openapi": OPENAPI_URL,
+                             "routes": [{"method": method, "path": path, "summary": summary}
+                                        for method, path, summary in api_routes(app)]})
 
     @app.get("/v1/search", summary="Search a scope (keyword, semantic or hybrid)")
     async def search(query: Annotated[str, Query(description="What to look for, in any language.")],
@@ -131,13 +170,15 @@ def create_app(service: Service, token: Optional[str] = None) -> FastAPI:
 
     @app.get("/v1/changes", summary="What changed in a scope since a version")
     def changes(tenant: Tenant, agent: Agent = None, user: User = None,
-                since: Annotated[Optional[str], Query(pattern=r"^v?\d+$", description="The version you hold, v<N> "
-                                                      "(default: the one the current version's changes are against)")] = None,
+                since: Annotated[Optional[str], Query(description="The version you hold, v<N> (the `version` an "
+                                                      "answer named; default: the one the current version's changes "
+                                                      "are against)")] = None,
                 records: Annotated[bool, Query(description="Also each added or updated memory's record.")] = False
                 ) -> JSONResponse:
         """`changes_since`: `{version, from, to, changes}`, the memories added, updated and removed (with the
         reason: forgotten, merged_into, moved, expired, archived, dormant, rolled_back) since `since`, up
-        to `version`. A `since` no longer kept is 410: load the scope in full (`/v1/memories`)."""
+        to `version`; `since` equal to `version` lists none. A `since` no longer kept is 410: load the scope in
+        full (`/v1/memories`); one that is no version, or later than the lake's, is 422 naming the lake's."""
         return JSONResponse(service.changes(since, tenant=tenant, agent=agent, user=user, records=records))
 
     @app.get("/v1/health", summary="The health dashboard")
@@ -149,8 +190,9 @@ def create_app(service: Service, token: Optional[str] = None) -> FastAPI:
     @app.post("/v1/remember", summary="Write a memory to the lake's inbox", status_code=202)
     def remember(memory: Annotated[RememberRequest, Body()]) -> JSONResponse:
         """`write_snapshot` of one record into the inbox, never the database (202): `{file, queued, record,
-        note}`. The next ingest (`memory-lake ingest`, or the nightly run) brings it in; the publish
-        after it makes it searchable here."""
+        note, warnings}`. The next ingest (`memory-lake ingest`, or the nightly run) brings it in; the
+        publish after it makes it searchable here. A tenant the published version does not name is
+        written (a new tenant starts so) with a warning naming the known ones, in case it is a typo."""
         fields = memory.model_dump()
         content, tenant = fields.pop("content"), fields.pop("tenant")
         return JSONResponse(service.remember(content, tenant=tenant, **fields), status_code=202)
@@ -158,15 +200,58 @@ def create_app(service: Service, token: Optional[str] = None) -> FastAPI:
     return app
 
 
-class TokenGate:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>`` (401 otherwise)."""
+def api_routes(app: FastAPI) -> list[tuple[str, str, str]]:
+    """(method, path, summary) of every route the OpenAPI document describes, in the order declared."""
+    return [(method, route.path, route.summary or "") for route in app.routes
+            if isinstance(route, APIRoute) and route.include_in_schema for method in sorted(route.methods)]
 
-    def __init__(self, app, token: str):
+
+def _add_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI whose page, script, style and icon all come from this server."""
+    app.mount(DOCS_ASSETS, StaticFiles(packages=[SWAGGER_UI_FILES]), name="docs-assets")
+
+    @app.get(DOCS_URL, include_in_schema=False)
+    def docs(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(openapi_url=root + OPENAPI_URL, title=f"{app.title} - API",
+                                   swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+                                   swagger_ui_parameters={"validatorUrl": None})  # no call to swagger.io's validator
+
+
+def _declare_bearer(app: FastAPI) -> None:
+    """Declare the token in the OpenAPI document, as an HTTP bearer scheme every operation needs, so
+    that Swagger UI shows **Authorize** and sends the token (TokenGate still checks every request)."""
+    described = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = described()
+            schema.setdefault("components", {}).setdefault("securitySchemes", {})[BEARER] = {
+                "type": "http", "scheme": "bearer",
+                "description": f"The token the server was started with (--token or ${TOKEN_ENV})."}
+            schema["security"] = [{BEARER: []}]
+        return app.openapi_schema
+
+    app.openapi = openapi
+
+
+class TokenGate:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>`` (401 otherwise),
+    except to the `public` paths (one ending in "/" covers the paths under it)."""
+
+    def __init__(self, app, token: str, public: tuple[str, ...] = ()):
         self.app = app
         self.token = token
+        self.public = public
+
+    def is_public(self, scope) -> bool:
+        path = scope.get("path", "").removeprefix(scope.get("root_path", "")) or "/"
+        return any(path == p or (p.endswith("/") and path.startswith(p)) for p in self.public)
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] in ("http", "websocket"):
+        if scope["type"] in ("http", "websocket") and not self.is_public(scope):
             header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
             if not token_matches(self.token, header):
                 response = JSONResponse({"status": 401, "error": "unauthorized", "message": UNAUTHORIZED},
@@ -186,8 +271,10 @@ async def _on_encoder(call, *args, **kwargs):
     return await asyncio.get_running_loop().run_in_executor(_ENCODER, functools.partial(call, *args, **kwargs))
 
 
-def _error(status: int, error: str, message: str, **more: Any) -> JSONResponse:
-    return JSONResponse({"status": status, "error": error, "message": message, **more}, status_code=status)
+def _error(status: int, error: str, message: str, headers: Optional[dict[str, str]] = None,
+           **more: Any) -> JSONResponse:
+    return JSONResponse({"status": status, "error": error, "message": message, **more}, status_code=status,
+                        headers=headers)
 
 
 # The library's errors, most specific first: (class, HTTP status, error name).
@@ -208,6 +295,30 @@ def _add_error_handlers(app: FastAPI) -> None:
             if isinstance(exc, kind):
                 return _error(status, name, str(exc))
         return _error(500, "failed", str(exc))  # pragma: no cover (MemoryLakeError is last in ERRORS)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        """A path the API does not have (404) or a method its route does not take (405), in the
+        service's shape and naming the routes; any other HTTP error with its reason."""
+        method, path = request.method, request.url.path
+        routes = [f"{m} {p}" for m, p, _ in api_routes(app)]
+        headers = dict(exc.headers or {})
+        if exc.status_code == 404:
+            # 0.7, not difflib's 0.6: /v2/search and /health get their /v1 route, /metrics no /v1/memories
+            close = difflib.get_close_matches(path, sorted({p for _, p, _ in api_routes(app)}), n=1, cutoff=0.7)
+            hint = f"did you mean {close[0]}? " if close else ""
+            message = (f"no route {method} {path}: {hint}this server answers {', '.join(routes)} "
+                       f"(see {DOCS_URL}, or GET /)")
+            return _error(404, "no such route", message, routes=routes, headers=headers)
+        if exc.status_code == 405:
+            allowed = headers.get("Allow", "another method")
+            message = f"{path} does not take {method}: it takes {allowed} (see {path} in {DOCS_URL})"
+            return _error(405, "method not allowed", message, routes=routes, headers=headers)
+        try:
+            phrase = HTTPStatus(exc.status_code).phrase.lower()
+        except ValueError:
+            phrase = "failed"
+        return _error(exc.status_code, phrase, str(exc.detail), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -258,7 +369,7 @@ def run_http(lake_dir=None, *, host: str = DEFAULT_HOST, port: int = DEFAULT_POR
           f"API docs at {where}/docs{'; token required' if token else ''}", file=sys.stderr, flush=True)
     # `memory-lake search` and `context` on this machine ask this server instead of loading the model
     local = f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "127.0.0.1", "localhost") else where
-    announce(service.root, local)
+    announce(service.root, local, token=bool(token))
     try:
         uvicorn.run(app, host=host, port=port, access_log=False, log_level="info")
     finally:

@@ -69,15 +69,18 @@ updated and removed, each removal with its reason (forgotten, merged_into, moved
 rolled_back). Every answer of this server names its "version"; pass it back as `since` later to refresh what you
 keep instead of reloading everything, and drop what was removed. Arguments: tenant (required), agent, user, since
 ("v<N>"; default: the latest publish's changes), records (true: each added or updated memory comes with its text
-and fields). Returns {version, from, to, changes}. A `since` older than the versions kept is an error telling you
-to reload in full (get_context, or the scope's resource)."""
+and fields). Returns {version, from, to, changes}; since equal to version: no change. A `since` older than the
+versions kept is an error telling you to reload in full (get_context, or the scope's resource); one that is no
+version ("v<N>") or later than the lake's is an error naming the version the lake is at."""
 
 REMEMBER = """Save one new memory for a scope: a fact, preference, decision, lesson, event or todo worth keeping
 across sessions. Write one self-contained statement per call ("Alice prefers dark mode in the editor", not "she
 likes it"); never secrets. It is written to the lake's inbox, not yet to its memory: the next ingest and publish
 (usually the nightly run) make it searchable, so search_memory will not find it right away. Arguments: content and
 tenant (required), agent, user, type (preference, decision, fact, lesson, event, todo, summary, other), tier
-(working, short_term, long_term, important), tags, importance (0-1). Returns {file, queued, record, note}."""
+(working, short_term, long_term, important), tags, importance (0-1). Returns {file, queued, record, note,
+warnings}: a warning says the tenant has no memories yet and names the known ones; check the spelling (a new
+tenant is fine)."""
 
 
 class LakeMCP(MCPServer):

@@ -6,6 +6,8 @@ the version the server adds); what it refuses, it refuses in JSON a person can a
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from datetime import timedelta
 
 import httpx
@@ -14,13 +16,17 @@ import pytest
 from memory_lake import Lake, load_export
 from memory_lake.publish import ReloadInFull, changes_since
 from memory_lake.serve import Service, create_app, serve_in_thread
-from memory_lake.serve.core import QUEUED_NOTE, UNAUTHORIZED, resolve_token
+from memory_lake.serve.core import QUEUED_NOTE, UNAUTHORIZED, package_version, resolve_token
 
 from ..conftest import AS_OF, copy_lake, write_jsonl
 
 pytestmark = pytest.mark.models  # the module's lake is indexed; searches encode their queries
 
 ASKED = "2026-12-01T08:00:00Z"  # the as_of of every question: equal scores, one search log file
+
+
+ROUTES = ["GET /v1/search", "GET /v1/context", "GET /v1/scopes/{tenant}", "GET /v1/memories", "GET /v1/entities",
+          "GET /v1/changes", "GET /v1/health", "POST /v1/remember"]
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +143,38 @@ def test_the_openapi_docs_list_every_endpoint(client):
         "/v1/search"]
 
 
+def test_the_docs_page_loads_swagger_ui_from_this_server_with_no_network(client):
+    """A stranger offline saw a blank /docs: its script and style came from a CDN."""
+    page = client.get("/docs")
+    assert (page.status_code, page.headers["content-type"]) == (200, "text/html; charset=utf-8")
+    assert re.findall(r"(?:https?:)?//[\w.-]+", page.text) == []  # no URL of another host, of any scheme
+    assets = re.findall(r'(?:href|src)="([^"]+)"', page.text)
+    assert assets == ["/docs-assets/swagger-ui.css", "/docs-assets/favicon.png", "/docs-assets/swagger-ui-bundle.js"]
+    served = {path: client.get(path) for path in assets}
+    assert {path: (r.status_code, r.headers["content-type"].split(";")[0]) for path, r in served.items()} == {
+        "/docs-assets/swagger-ui.css": (200, "text/css"), "/docs-assets/favicon.png": (200, "image/png"),
+        "/docs-assets/swagger-ui-bundle.js": (200, "text/javascript")}
+    # the document is OpenAPI 3.1, which Swagger UI reads from version 5 on (4.x shows "Unable to render")
+    assert answer(client.get("/openapi.json"))["openapi"].startswith("3.1.")
+    assert "openapi: 3.1.0" in served["/docs-assets/swagger-ui-bundle.js"].text
+    assert "'/openapi.json'" in page.text and '"validatorUrl": null' in page.text  # nor swagger.io's validator
+    assert answer(client.get("/redoc"), 404)["error"] == "no such route"  # ReDoc would need a CDN: off
+
+
+def test_the_root_is_an_index_of_the_service(client):
+    assert answer(client.get("/")) == {
+        "service": "memory-lake serve", "memory_lake": package_version(), "version": "v1", "docs": "/docs",
+        "openapi": "/openapi.json", "routes": [
+            {"method": "GET", "path": "/v1/search", "summary": "Search a scope (keyword, semantic or hybrid)"},
+            {"method": "GET", "path": "/v1/context", "summary": "The context pack of a scope, within a token budget"},
+            {"method": "GET", "path": "/v1/scopes/{tenant}", "summary": "A tenant's published scopes"},
+            {"method": "GET", "path": "/v1/memories", "summary": "A scope's published records, a page at a time"},
+            {"method": "GET", "path": "/v1/entities", "summary": "The people, places, organisations and things of a scope"},
+            {"method": "GET", "path": "/v1/changes", "summary": "What changed in a scope since a version"},
+            {"method": "GET", "path": "/v1/health", "summary": "The health dashboard"},
+            {"method": "POST", "path": "/v1/remember", "summary": "Write a memory to the lake's inbox"}]}
+
+
 # ---------------------------------------------------------------- refusals a person can act on
 
 
@@ -168,11 +206,68 @@ def test_an_unknown_name_is_a_404_naming_it_and_the_close_ones(client, path, par
      "query parameter max_tokens: Input should be a valid integer, unable to parse string as an integer (got 'many') "
      "(see /v1/context in /docs)"),
     ("/v1/changes", {"tenant": "acme", "since": "yesterday"},
-     "query parameter since: String should match pattern '^v?\\d+$' (got 'yesterday') (see /v1/changes in /docs)"),
+     "since must be a published version, v<N>, not 'yesterday': pass the \"version\" an answer of this server named "
+     "(the lake is at v1)"),
 ])
 def test_a_bad_parameter_is_a_422_saying_which_and_why(client, path, params, message):
     body = answer(client.get(path, params=params), 422)
     assert (body["status"], body["error"], body["message"]) == (422, "bad parameter", message)
+
+
+@pytest.mark.parametrize("method, path, status, allow, message", [
+    ("GET", "/v1/serch", 404, None, "no route GET /v1/serch: did you mean /v1/search? this server answers "
+                                    f"{', '.join(ROUTES)} (see /docs, or GET /)"),
+    ("GET", "/v1/scopes/", 404, None, "no route GET /v1/scopes/: did you mean /v1/scopes/{tenant}? this server "
+                                      f"answers {', '.join(ROUTES)} (see /docs, or GET /)"),
+    ("GET", "/search", 404, None, "no route GET /search: did you mean /v1/search? this server answers "
+                                  f"{', '.join(ROUTES)} (see /docs, or GET /)"),
+    ("GET", "/metrics", 404, None, f"no route GET /metrics: this server answers {', '.join(ROUTES)} (see /docs, or GET /)"),
+    ("GET", "/v1/remember", 405, "POST", "/v1/remember does not take GET: it takes POST (see /v1/remember in /docs)"),
+    ("DELETE", "/v1/search", 405, "GET", "/v1/search does not take DELETE: it takes GET (see /v1/search in /docs)"),
+])
+def test_an_unknown_route_or_method_is_an_error_naming_the_routes(client, method, path, status, allow, message):
+    """A stranger's GET /v1/serch got FastAPI's bare {"detail": "Not Found"}."""
+    response = client.request(method, path)
+    error = {404: "no such route", 405: "method not allowed"}[status]
+    assert answer(response, status) == {"status": status, "error": error, "message": message, "routes": ROUTES}
+    assert response.headers.get("allow") == allow
+
+
+@pytest.mark.parametrize("since, message", [
+    ("v0", "since must be a published version, v<N>, not 'v0' (versions count from v1): pass the \"version\" an answer "
+           "of this server named (the lake is at v1)"),
+    ("abc", "since must be a published version, v<N>, not 'abc': pass the \"version\" an answer of this server named "
+            "(the lake is at v1)"),
+    ("v5", "since v5 is later than any version published here: pass the \"version\" an answer of this server named "
+           "(the lake is at v1)"),
+    (None, "v1 is the first published version: there is nothing before it to compare with; load the scope in full "
+           "(its memories, or load_export)"),
+])
+def test_a_since_that_is_no_version_of_the_lake_is_a_422_naming_the_lake_s(client, since, message):
+    """since=v0 was a 410 "v0 is no longer kept", since=v5 a 410 "reload in full", since=abc a regular expression."""
+    params = {"tenant": "acme", **({"since": since} if since else {})}
+    assert answer(client.get("/v1/changes", params=params), 422) == {"status": 422, "error": "bad parameter",
+                                                                      "message": message}
+
+
+def test_since_the_version_held_is_no_change(client):
+    for since in ("v1", "1"):
+        assert answer(client.get("/v1/changes", params={"tenant": "acme", "since": since})) == {
+            "version": "v1", "from": "v1", "to": "v1", "changes": []}
+
+
+@pytest.mark.parametrize("tenant, hint", [
+    ("acmee", "did you mean 'acme'? "),
+    ("umbrella", ""),  # a new tenant, nothing close
+])
+def test_remember_to_a_tenant_the_lake_does_not_know_is_written_with_a_warning(client, published_dir, tenant, hint):
+    """A mistyped tenant was accepted silently: the next ingest would have made it a tenant."""
+    body = answer(client.post("/v1/remember", json={"tenant": tenant, "content": "Prefers tea"}), 202)
+    (published_dir / body["file"]).unlink()  # the module's lake stays as published
+    assert body["warnings"] == [
+        f"tenant '{tenant}' has no memories yet ({hint}known tenants: acme, globex, initech; published v1); the "
+        f"snapshot will create it at the next ingest (a typo? remove {body['file']} before then)"]
+    assert body["record"]["tenant"] == tenant and body["queued"]
 
 
 def test_a_bad_memory_to_remember_is_a_422_and_nothing_is_written(client, published_dir):
@@ -193,9 +288,11 @@ def test_nothing_published_yet_is_a_503_saying_what_to_run(tmp_path):
     fresh = Lake.init(tmp_path / "lake")
     with serve_in_thread(create_app(Service(fresh.root))) as url:
         body = answer(httpx.get(f"{url}/v1/search", params={"query": "tea", "tenant": "acme"}), 503)
+        index = answer(httpx.get(f"{url}/"))
     assert body == {"status": 503, "error": "not available yet",
                     "message": f"nothing is published in {fresh.root} yet: run `memory-lake publish` (or the nightly run); "
                                "this server picks the version up without a restart"}
+    assert (index["version"], index["note"]) == (None, body["message"])  # the index says so too
 
 
 # ---------------------------------------------------------------- the token
@@ -207,9 +304,29 @@ def test_a_token_protected_server_refuses_a_request_without_it(published_dir):
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-t0ken"}):
             response = httpx.get(f"{url}/v1/health", headers=headers)
             assert (response.status_code, response.json(), response.headers["www-authenticate"]) == (401, refused, "Bearer")
-        assert httpx.get(f"{url}/docs").status_code == 401  # every request, the docs too
+        for path in ("/", "/v1/serch"):  # the index and a path probe too: without the token, nothing but the docs
+            assert (httpx.get(f"{url}{path}").status_code, httpx.get(f"{url}{path}").json()) == (401, refused)
         accepted = httpx.get(f"{url}/v1/scopes/globex", headers={"Authorization": "Bearer s3cret-t0ken"})
         assert (accepted.status_code, accepted.json()["scopes"][0]["path"]) == (200, "scopes/globex/_/_")
+
+
+def test_with_a_token_the_docs_answer_without_it_and_authorize_sends_it(published_dir):
+    """With a token, /docs was a 401 (a browser opening a page sends no header) and had no Authorize."""
+    with serve_in_thread(create_app(Service(published_dir), token="s3cret-t0ken")) as url:
+        for path in ("/docs", "/openapi.json", "/docs-assets/swagger-ui-bundle.js", "/docs-assets/swagger-ui.css"):
+            assert httpx.get(f"{url}{path}").status_code == 200, path  # the API's description, no data
+        assert httpx.get(f"{url}/docs-assetsX").status_code == 401  # only what is under the assets' folder
+        described = httpx.get(f"{url}/openapi.json").json()
+        scheme = {"type": "http", "scheme": "bearer",
+                  "description": "The token the server was started with (--token or $MEMORY_LAKE_TOKEN)."}
+        assert (described["components"]["securitySchemes"], described["security"]) == ({"bearer": scheme},
+                                                                                          [{"bearer": []}])
+        # what Swagger UI sends once the token is given to Authorize (an http bearer scheme)
+        sent = httpx.get(f"{url}/v1/scopes/globex", headers={"Authorization": "Bearer s3cret-t0ken"})
+        assert (sent.status_code, sent.json()["version"]) == (200, "v1")
+    with serve_in_thread(create_app(Service(published_dir))) as url:  # no token: no Authorize to confuse anyone
+        described = httpx.get(f"{url}/openapi.json").json()
+        assert ("security" in described, "securitySchemes" in described.get("components", {})) == (False, False)
 
 
 def test_binding_another_address_than_localhost_needs_a_token(published_dir, monkeypatch, capsys):
@@ -236,7 +353,7 @@ def test_remember_lands_through_the_inbox_and_appears_after_the_next_ingest(own_
     record = {"tenant": "acme", "agent_id": "support-bot", "user_id": "alice",
               "content": "Alice goes sailing in Cornwall every August", "type": "preference", "tags": ["hobby"],
               "created_at": "2026-12-01T08:00:00Z"}
-    assert without(body, "file") == {"queued": True, "record": record, "note": QUEUED_NOTE}
+    assert without(body, "file") == {"queued": True, "record": record, "note": QUEUED_NOTE, "warnings": []}
     written = lake.root / body["file"]
     assert written.parent == lake.inbox and [json.loads(line) for line in written.read_text().splitlines()] == [record]
     assert lake.search("sailing Cornwall", tenant="acme", mode="keyword") == []  # never written to the database
@@ -268,6 +385,12 @@ def test_a_new_publish_is_seen_without_a_restart_and_so_is_a_rollback(own_server
     lake.rollback("v1", reason="test: the server follows CURRENT back", by="test")
     back = search(http, "sailing Cornwall", tenant="acme", mode="keyword")
     assert (back["version"], back["results"]) == ("v1", [])
+    # v2 is still a version an agent may hold; v3 never was
+    undone = answer(http.get("/v1/changes", params={"tenant": "acme", "since": "v2"}))
+    assert [(c["id"], c["change"], c["reason"]) for c in undone["changes"]] == [("hobby-1", "removed", "rolled_back")]
+    assert answer(http.get("/v1/changes", params={"tenant": "acme", "since": "v3"}), 422)["message"] == (
+        'since v3 is later than any version published here: pass the "version" an answer of this server named '
+        "(the lake is at v1, rolled back from v2)")
 
 
 def test_changes_since_a_version_are_changes_since_even_for_a_scope_forgotten_entirely(own_server):
@@ -291,8 +414,13 @@ def test_changes_since_a_version_are_changes_since_even_for_a_scope_forgotten_en
     # bob is in no published row any more: his other reads are a 404
     assert answer(http.get("/v1/memories", params={"tenant": "acme", "user": "bob"}), 404)["message"] == (
         "unknown user 'bob': known users in tenant 'acme': alice (published v2)")
-    gone = answer(http.get("/v1/changes", params={"tenant": "acme", "since": "v7"}), 410)
-    assert (gone["error"], gone["message"]) == ("reload in full", str(_reload_error(lake, "v7")))
+    assert answer(http.get("/v1/changes", params={"tenant": "acme", "since": "v7"}), 422)["message"] == (
+        'since v7 is later than any version published here: pass the "version" an answer of this server named '
+        "(the lake is at v2)")
+    shutil.rmtree(lake.exports / "v1")  # as a publish prunes it past [publish] keep_versions
+    gone = answer(http.get("/v1/changes", params={"tenant": "acme", "since": "v1"}), 410)
+    assert gone == {"status": 410, "error": "reload in full", "message": str(_reload_error(lake, "v1"))}
+    assert gone["message"] == "reload in full: v1 is no longer kept (kept: v2)"
 
 
 def _reload_error(lake, since):

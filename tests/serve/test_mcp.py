@@ -110,6 +110,26 @@ def test_a_library_error_is_a_tool_error_the_model_can_read(mcp):
         "(its memories, or load_export)")
 
 
+def test_recent_changes_says_which_since_it_takes_and_where_the_lake_is(mcp):
+    """since=v0 and a future since were "reload in full" (as if once kept), since=abc a bare refusal."""
+    ask = 'pass the "version" an answer of this server named (the lake is at v1)'
+    for since, message in [("v0", f"since must be a published version, v<N>, not 'v0' (versions count from v1): {ask}"),
+                           ("abc", f"since must be a published version, v<N>, not 'abc': {ask}"),
+                           ("v5", f"since v5 is later than any version published here: {ask}")]:
+        refused = mcp.call("recent_changes", tenant="acme", since=since)
+        assert refused.is_error and refused.content[0].text.endswith(message), since
+    assert mcp.answer("recent_changes", tenant="acme", since="v1") == {"version": "v1", "from": "v1", "to": "v1",
+                                                                       "changes": []}
+
+
+def test_remember_to_a_tenant_the_lake_does_not_know_warns_and_names_the_known_ones(mcp, published_dir):
+    got = mcp.answer("remember", tenant="acmee", content="Prefers tea")
+    (published_dir / got["file"]).unlink()  # the module's lake stays as published
+    assert got["warnings"] == [
+        "tenant 'acmee' has no memories yet (did you mean 'acme'? known tenants: acme, globex, initech; published v1); "
+        f"the snapshot will create it at the next ingest (a typo? remove {got['file']} before then)"]
+
+
 def test_the_published_scopes_are_resources_holding_their_context_pack(mcp, published_dir):
     resources = mcp.list_resources().resources
     assert [(r.name, r.uri, r.mime_type) for r in resources] == [
@@ -125,6 +145,7 @@ def test_remember_writes_to_the_inbox_and_the_next_ingest_brings_it_in(mcp, publ
                      content="Alice reads on a Kindle, never on paper")
     written = published_dir / got["file"]
     assert got["queued"] and [json.loads(line) for line in written.read_text().splitlines()] == [got["record"]]
+    assert got["warnings"] == []  # a tenant the lake knows
     assert without(got["record"], "created_at") == {"tenant": "acme", "agent_id": "support-bot", "user_id": "alice",
                                                     "content": "Alice reads on a Kindle, never on paper",
                                                     "type": "preference"}
