@@ -36,9 +36,10 @@ ALLOWED = {  # importer's part -> the parts of memory_lake it may import
     **{part: set(LAYERS[: i + 1]) for i, part in enumerate(LAYERS)},
     "demo": {"demo"} | set(LAYERS),
     "api": {"api"} | set(LAYERS),
+    "analyst": {"analyst"} | set(LAYERS),  # open_lake: the analyst's tables (issue 39)
     "serve": {"serve", "api"} | set(LAYERS),  # the query service (HTTP, MCP): beside api, below cli
-    "cli": {"store", "text", "demo", "api", "serve", "cli"} | STAGES,
-    "": {"store", "text", "api"} | STAGES,  # memory_lake/__init__.py
+    "cli": {"store", "text", "demo", "api", "analyst", "serve", "cli"} | STAGES,
+    "": {"store", "text", "api", "analyst"} | STAGES,  # memory_lake/__init__.py
 }
 # A module a person can hold in their head (issue 36).
 MAX_MODULE_LINES = 800

@@ -12,7 +12,7 @@ from .export import (check_export, current_version, folder_name, publish, publis
 from .export import _context_pack as context_pack
 from .export import markdown_text
 from . import forget as _forget  # noqa: F401 (registers the exports scrubber)
-from .changes import ReloadInFull
+from .changes import ReloadInFull, compose_changes
 from .load import UnknownExportFormat, UnknownScope, changes_since, load_export, check_names
 from .rollback import list_publishes, rollback
 
@@ -23,7 +23,7 @@ __all__ = [
     "context_pack",
     "markdown_text",
     "contract", "FORMAT_VERSION", "UnknownExportFormat", "UnknownScope", "load_export", "check_names",
-    "ReloadInFull", "changes_since",
+    "ReloadInFull", "changes_since", "compose_changes",
     "list_publishes", "rollback",
     "open_holds", "release_command", "release_hold",
 ]

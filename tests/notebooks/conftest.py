@@ -1,0 +1,56 @@
+"""Issue 39: the analyst's notebooks run against a demo lake that has had three nightly runs on
+three dates (built once per session: the demo's first night, then two more), each test on its own
+copy when it changes the lake. `run_notebook` executes a notebook with papermill parameters in a
+real kernel and returns the executed notebook."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from memory_lake import Lake
+from memory_lake.demo import DEMO_AS_OF, generate_demo
+from memory_lake.observe.runs import run_nightly_steps
+
+from ..conftest import copy_lake
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+NIGHTS = 3
+
+
+@pytest.fixture(scope="session")
+def nights_lake_dir(tmp_path_factory) -> Path:
+    """The demo lake after NIGHTS nightly runs, one a day from the demo's as_of (v1, v2, v3)."""
+    root = tmp_path_factory.mktemp("nights") / "lake"
+    lake = Lake.init(root)
+    generate_demo(lake.inbox, seed=7)
+    for night in range(NIGHTS):
+        summary = run_nightly_steps(lake, DEMO_AS_OF + timedelta(days=night), reports_dir=root.parent / "reports")
+        assert summary["status"] in ("ok", "partial"), summary
+    return root
+
+
+@pytest.fixture
+def nights_copy(nights_lake_dir, tmp_path) -> Lake:
+    return copy_lake(nights_lake_dir, tmp_path / "lake")
+
+
+def run_notebook(name: str, out_dir: Path, **parameters) -> nbformat.NotebookNode:
+    """Execute notebooks/`name` with papermill `parameters` (a real kernel) into `out_dir`; the
+    executed notebook (papermill raises PapermillExecutionError on a cell's error)."""
+    import papermill
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / name
+    papermill.execute_notebook(str(NOTEBOOKS / name), str(out), parameters=parameters, kernel_name="python3",
+                               cwd=str(out_dir), progress_bar=False, log_output=False)
+    return nbformat.read(out, as_version=4)
+
+
+def outputs(notebook: nbformat.NotebookNode, tag: str | None = None) -> list[dict]:
+    """The outputs of the code cells (of the cells tagged `tag`), in order."""
+    return [o for c in notebook.cells if c.cell_type == "code"
+            and (tag is None or tag in c.get("metadata", {}).get("tags", [])) for o in c.get("outputs", [])]
