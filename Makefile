@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 
-.PHONY: install demo test test-fast notebook bench mutate mutate-named clean
+.PHONY: install demo test test-fast notebook notebooks-run bench mutate mutate-named clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,17 +34,22 @@ demo: install
 
 # PYTEST_ARGS: more pytest options (.ci/run adds --durations=10, the ten slowest tests of the run).
 PYTEST_ARGS ?=
+# --dist loadgroup: the tests of one xdist_group (the notebooks: one three-night lake) share a worker
 test: install
-	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -q -n 2 -m "not slow and not process and not models" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow and not process and not models" $(PYTEST_ARGS)
 
 # The analyst's notebooks in JupyterLab (installed on first use; not part of demo or test), on the
 # lake `make demo` built (MEMORY_LAKE_DIR=/path/to/lake make notebook for another).
 notebook: install
 	$(PY) -m pip install --quiet 'jupyterlab==4.6.6'
 	MEMORY_LAKE_DIR=$${MEMORY_LAKE_DIR:-$(CURDIR)/lake} $(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+# Every notebook headless against the lake (MEMORY_LAKE_DIR, default ./lake), as HTML in reports/notebooks/.
+notebooks-run: install
+	MEMORY_LAKE_DIR=$${MEMORY_LAKE_DIR:-$(CURDIR)/lake} $(PY) notebooks/run.py --out reports/notebooks
 
 bench: install
 	$(PY) benchmarks/ingest.py
