@@ -47,8 +47,9 @@ def publish_artifacts(lake, summary: dict) -> None:
 @flow(name="nightly", log_prints=True)
 def nightly(lake_dir: str, as_of: str | None = None, reports_dir: str | None = None, policy: dict | None = None,
             wait_s: float | None = None):
-    """Decisions -> ingest -> events -> tier rules -> index -> dedup -> summaries -> health -> checks -> publish ->
-    report (lake_dir: absolute path of an existing lake; as_of: now, taken once; policy: overrides of
+    """Decisions -> ingest -> events -> tier rules -> index -> dedup -> entities -> summaries -> index (what
+    the summaries wrote) -> health -> stage -> checks -> publish -> targets -> housekeeping -> report ->
+    notify (lake_dir: absolute path of an existing lake; as_of: now, taken once; policy: overrides of
     the lake's memory-lake.toml for this run). A blocked publish ends the run Failed (PublishBlocked);
     a degraded run (a maintenance step skipped a scope after an error, the rest published) ends
     Completed, named Degraded, with the step errors in its summary artifact."""

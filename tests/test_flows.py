@@ -67,7 +67,8 @@ def test_the_flow_wires_the_library_steps_in_order():
     from memory_lake.observe import NIGHTLY_STEPS
 
     assert list(TASKS) == [s.name for s in NIGHTLY_STEPS] == [
-        "apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize", "snapshot_health",
+        "apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
+        "index_summaries", "snapshot_health",
         "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
     # retries only where a step does file I/O
     assert {name: t.retries for name, t in TASKS.items() if t.retries} == {"ingest_inbox": 2, "housekeeping": 2,
@@ -94,7 +95,7 @@ def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path, warm_pyth
     assert (done.returncode, summary["status"], summary["publish"]["failed"]) == (
         4, "blocked", ["working within capacity per scope"])
     assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
-                                      "snapshot_health", "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
+                                      "index_summaries", "snapshot_health", "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
     assert "warning" not in done.stderr
 
     (lake.root / "memory-lake.toml").unlink()  # the overflow rule back on: the next night publishes
@@ -136,8 +137,8 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     data = generate_demo(lake.inbox, seed=7)
     summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
     assert summary["status"] == "ok"
-    assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize", "snapshot_health",
-                                      "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
+    assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
+                                      "index_summaries", "snapshot_health", "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
     assert summary["steps"]["ingest_inbox"]["counts"]["quarantined"] == len(data.malformed)
     assert summary["publish"] == {"status": "published", "version": "v1", "current": "v1",
                                   "path": str(lake.exports / "v1"), "failed": [], "held": []}
@@ -154,9 +155,11 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     assert moved == {}
     # unchanged content: no embedding is computed again
     assert summary["steps"]["index"]["counts"]["embedded"] > 800
-    # (the two session summaries of the demo's conversations, published after the index step of the
-    # first run, are the only new memories: indexed once, the night after)
-    assert again["steps"]["index"]["counts"] == {"tokenized": 2, "embedded": 2, "missing": 2}
+    # the two session summaries of the demo's conversations, written after the index step, are indexed
+    # by index_summaries before the publish (they waited for the next night before)
+    assert summary["steps"]["index_summaries"]["counts"] == {"tokenized": 2, "embedded": 2, "missing": 2}
+    assert again["steps"]["index"]["counts"] == again["steps"]["index_summaries"]["counts"] == {
+        "tokenized": 0, "embedded": 0, "missing": 0}
     assert rows(lake, "SELECT * EXCLUDE (published_at, publish_meta) FROM memories ORDER BY id") == before
     assert sorted(p.name for p in lake.exports.iterdir()) == ["CURRENT", "v1"]
 

@@ -302,7 +302,8 @@ def expected_pack(world: World, tenant: str, user: str | None) -> dict[str, list
     # both summaries were written at the run's as_of: the lower id is the latest, the other is relevant
     latest, other = sorted(ids(["sum:alice", "sum:bob"]))
     return {"important": ids(["a-important"]), "summary": [latest],
-            "relevant": ids(["a-budget-new", "a-budget-old", "b-t11"]) + [other],
+            # the other summary has its vector the night it is written (index_summaries): it ranks above b-t11
+            "relevant": ids(["a-budget-new", "a-budget-old"]) + [other] + ids(["b-t11"]),
             "entities": [m, "Alice", m, f"Anna {m}"],
             "recent": ids(["a-draft", "a-darkmode", "b-lightmode", "x-home", *reversed(TURNS["alice"][6:])])}
 

@@ -133,7 +133,8 @@ def run_nightly(
                                              "(the same steps in the same order).")] = False,
 ) -> None:
     """The nightly run, in this order: queued decisions, ingest, usage events, tier rules, search
-    index, dedup, entities, summaries, health, stage, checks, publish, housekeeping, report, notify.
+    index, dedup, entities, summaries, the summaries' index, health, stage, checks, publish, targets,
+    housekeeping, report, notify.
     Exits 0 ok, 1 a step failed, 2 bad input, 3 lake busy, 4 publish blocked by a failed check,
     5 degraded: published, but a maintenance step skipped a scope (or itself) after an error - the
     output names the step, the scope and the error; `step_errors` and logs/step-errors/ keep them."""

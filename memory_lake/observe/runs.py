@@ -94,7 +94,7 @@ def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
 # staging, the checks, the publish and the report are not among them: a failure there fails the run.
 # The target sync after the publish is (issue 38.4): a vector store never fails the lake's run.
 ISOLATED_STEPS = frozenset({"apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
-                            "snapshot_health", "sync_targets"})
+                            "index_summaries", "snapshot_health", "sync_targets"})
 
 
 def skipped_step(name: str, as_of: datetime, run_id: str, exc: Exception) -> dict[str, Any]:
@@ -335,6 +335,38 @@ def _summarize(lake, as_of, run_id, done, reports):
     return timed(summarize, lake, as_of, run_id=run_id)
 
 
+def index_summaries(lake, as_of: datetime, policy=None, run_id: str | None = None) -> StepReport:
+    """The ``index`` step again, after ``summarize`` (DESIGN "Search": what search and the targets
+    read is indexed before it is published). Summaries are written after the first ``index`` (dedup
+    needs its vectors first), so they were published without postings or vectors until the next
+    night. The index only takes what it lacks: tonight's summaries (and anything else written since),
+    nothing at all on unchanged content. Its report and errors are named ``index_summaries``."""
+    from ..search import index
+
+    report = index(lake, as_of, policy, run_id=run_id)
+    report.name = "index_summaries"
+    for error in report.errors:
+        error["step"] = "index_summaries"
+    return report
+
+
+def _index_summaries(lake, as_of, run_id, done, reports):
+    def step(*args, **kwargs) -> StepReport:
+        report = index_summaries(*args, **kwargs)
+        report.errors = _unreported(report.errors, done)
+        return report
+
+    step.step_name = "index_summaries"
+    return timed(step, lake, as_of, run_id=run_id)
+
+
+def _unreported(errors: list[dict[str, Any]], done: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """`errors` less those an earlier step of the run reported: a text the index could not take
+    fails again in each later index of the night, and the run names it once."""
+    seen = {(e.get("item"), e["error"]) for step in done.values() for e in step.get("errors") or []}
+    return [e for e in errors if (e.get("item"), e["error"]) not in seen]
+
+
 def _snapshot_health(lake, as_of, run_id, done, reports):
     from .health import snapshot_health
     return timed(snapshot_health, lake, as_of, run_id=run_id)
@@ -343,14 +375,21 @@ def _snapshot_health(lake, as_of, run_id, done, reports):
 def _stage_export(lake, as_of, run_id, done, reports):
     from ..maintain import apply_decisions, pending_decisions
     from ..publish import stage_export
+    from ..search import index
 
     # a forget or decision queued while this run held the lake (after its first step) is applied
-    # before the export is staged: a forget is never published by the run it waited for
+    # before the export is staged: a forget is never published by the run it waited for; a resolve
+    # may write new content, which is indexed too, so the publish carries its vectors
     late = apply_decisions(lake, as_of, run_id=run_id) if pending_decisions(lake) else None
+    indexed = index(lake, as_of, run_id=run_id) if late is not None else None
     result = timed(stage_export, lake, as_of, run_id=run_id)
     if late is not None:
         result["details"]["late_decisions"] = late.as_dict()["counts"]
+        result["details"]["late_index"] = indexed.counts
         result["summary"] += f"; applied first {late.summary} (queued during the run)"
+        errors = [{**e, "step": "stage_export"} for e in _unreported(indexed.errors, done)]  # as this step's
+        if errors:
+            result["errors"] = [*(result.get("errors") or []), *errors]
     return result
 
 
@@ -393,6 +432,7 @@ NIGHTLY_STEPS: tuple[NightlyStep, ...] = (
     NightlyStep("dedup", _dedup),
     NightlyStep("extract_entities", _extract_entities),
     NightlyStep("summarize", _summarize),
+    NightlyStep("index_summaries", _index_summaries),  # what summarize wrote, indexed before the publish
     NightlyStep("snapshot_health", _snapshot_health),
     NightlyStep("stage_export", _stage_export),
     NightlyStep("check_export", _check_export),

@@ -49,8 +49,7 @@ import polars as pl
 from ..api import Lake
 from ..ingest import write_snapshot
 from ..publish import UnknownScope, changes_since, check_names, load_export
-from ..store import InputError, LakeBusy, iso, resolve_as_of, schema
-from ..store.names import LISTED, SUGGESTIONS
+from ..store import LISTED, SUGGESTIONS, InputError, LakeBusy, iso, resolve_as_of, schema
 from ..text import ModelUnavailable, embedding_models, load_model, redact_text, tokenize
 
 TOKEN_ENV = "MEMORY_LAKE_TOKEN"

@@ -16,12 +16,12 @@ from .urls import check_resolved_host, check_url
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_held_query, connect
-from .names import check_ids, check_scope
+from .names import LISTED, SUGGESTIONS, check_ids, check_scope
 from .lake import is_lake, lake_not_found, resolve_lake_dir
 from .names import unknown_message
 from .registry import (FORGOTTEN, REPORT_FOLDERS, SCRUBBED_FILES, SCRUBBED_TABLES, FileScrub, Scrubber, atomic_write, file_scrubber_list,
                        file_scrubbers, register_file_scrubber, register_scrubber, scrubbers, sql_path, table_scrubbers)
-from .policy import HealthPolicy, IngestPolicy, Policy, load_policy
+from .policy import INVALID_TARGET_LISTENERS, HealthPolicy, IngestPolicy, InvalidTarget, Policy, load_policy
 from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_error, tenant_limits
 
@@ -31,11 +31,11 @@ __all__ = [
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_held_query", "connect",
-    "check_ids", "check_scope",
+    "check_ids", "check_scope", "LISTED", "SUGGESTIONS",
     "is_lake", "lake_not_found", "resolve_lake_dir", "unknown_message",
     "FORGOTTEN", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",
     "file_scrubbers", "register_file_scrubber", "register_scrubber", "scrubbers", "sql_path", "table_scrubbers",
-    "HealthPolicy", "IngestPolicy", "Policy", "load_policy",
+    "INVALID_TARGET_LISTENERS", "HealthPolicy", "IngestPolicy", "InvalidTarget", "Policy", "load_policy",
     "PUBLISHED_STATUSES", "TIERS", "TYPES",
     "SCOPE_FIELDS", "StepReport", "describe_error", "error_scope", "step_error", "tenant_limits",
 ]

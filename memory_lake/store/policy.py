@@ -24,6 +24,7 @@ Each default sits beside the seed rule it comes from. A lake may override any of
     path = "vectors/lance"
 
 Per-tenant sections override the lake-wide ones for that tenant only (targets are lake-wide).
+A ``[[targets]]`` entry the file gets wrong fails only what uses it (`Policy.invalid_targets`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .errors import InputError
 from .urls import check_url
@@ -280,6 +281,23 @@ class TargetPolicy:
 
 
 @dataclass(frozen=True)
+class InvalidTarget:
+    """A ``[[targets]]`` entry of memory-lake.toml that fails its checks. It fails only what uses
+    targets (`memory-lake targets sync|status`, the nightly's ``sync_targets`` step, each reporting
+    it as a failed target); every other command works (a stranger: one bad entry failed every
+    command, `search` and `status` too)."""
+
+    entry: str  # "[[targets]] #2 (vectors)"
+    name: str | None  # its name, when it has one
+    error: str  # the file, the entry and what is wrong, as one line
+
+
+# Told ``listener(message)`` when memory-lake.toml is read with invalid [[targets]] entries (the
+# policy loads without them); the command line prints the message once on stderr.
+INVALID_TARGET_LISTENERS: list[Callable[[str], None]] = []
+
+
+@dataclass(frozen=True)
 class Policy:
     """Every number the pipeline uses; `Policy()` gives the seed defaults."""
 
@@ -296,6 +314,9 @@ class Policy:
     context: ContextPolicy = field(default_factory=ContextPolicy)
     # Issue 38.4: none by default; ``[[targets]]`` tables in memory-lake.toml add them.
     targets: tuple[TargetPolicy, ...] = ()
+    # The file's [[targets]] entries that fail their checks: left out of `targets`, kept to be reported
+    # by what uses targets.
+    invalid_targets: tuple[InvalidTarget, ...] = ()
     tenants: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def for_tenant(self, tenant: str) -> "Policy":
@@ -323,6 +344,7 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
             if not keep_tenants:
                 raise InputError("[targets] are lake-wide: configure them as [[targets]] tables, not per tenant")
             sections[name] = target_policies(values)
+            sections["invalid_targets"] = ()  # targets given explicitly replace the file's, bad ones too
             continue
         current = getattr(policy, name, None)
         if not dataclasses.is_dataclass(current) or not isinstance(values, dict):
@@ -363,52 +385,101 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
     return dataclasses.replace(policy, **sections, tenants=tenants)
 
 
+_NOT_TABLES = ("[targets]: write each target as a [[targets]] table with kind, name and path "
+               "(see README, Vector-store targets)")
+
+
 def target_policies(values: Any) -> tuple[TargetPolicy, ...]:
     """The ``[[targets]]`` tables checked (InputError naming the target and the key): a known kind, a
     unique name, a path (or for Qdrant a URL, not both), the table or collection name its store takes."""
     if not isinstance(values, (list, tuple)) or not all(isinstance(v, dict) for v in values):
-        raise InputError("[targets]: write each target as a [[targets]] table with kind, name and path "
-                         "(see README, Vector-store targets)")
+        raise InputError(_NOT_TABLES)
     targets, names = [], set()
     for number, raw in enumerate(values, 1):
-        named = isinstance(raw.get("name"), str) and raw["name"]
-        label = f"[[targets]] #{number}" + (f" ({raw['name']})" if named else "")
-        kind = raw.get("kind")
-        if kind not in TARGET_KINDS:
-            raise InputError(f"{label} kind = {kind!r}: one of {', '.join(TARGET_KINDS)}")
-        spelt = TARGET_COLLECTION_KEY[kind]
-        known = {f.name for f in dataclasses.fields(TargetPolicy)} - {"collection"} | {spelt}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            other = {"table": "collection", "collection": "table"}
-            hints = [f"{key} (a {kind} target names its {spelt}: write {spelt})" if other.get(key) == spelt else key
-                     for key in unknown]
-            raise InputError(f"{label}: unknown key(s) {', '.join(hints)}; known: {', '.join(sorted(known))}")
-        wrong = sorted(k for k, v in raw.items() if not isinstance(v, str))
-        if wrong:
-            raise InputError(f"{label} {wrong[0]} = {raw[wrong[0]]!r}: write text in quotes")
-        name = raw.get("name", "")
-        if not _TARGET_NAME.fullmatch(name):
-            raise InputError(f"{label} name = {name!r}: a name of letters, digits, '.', '_' or '-' (at most 63)")
-        if name in names:
-            raise InputError(f"{label} name = {name!r}: two targets have this name; each needs its own")
-        names.add(name)
-        values_of = {k: v for k, v in raw.items() if k != spelt} | {"collection": raw.get(spelt, "memories")}
-        if not _COLLECTION_NAME.fullmatch(values_of["collection"]):
-            raise InputError(f"{label} {spelt} = {values_of['collection']!r}: 3 to 63 letters, digits, '.', '_' "
-                             f"or '-', starting and ending with a letter or digit")
-        path, url = values_of.get("path", ""), values_of.get("url", "")
-        if url and kind != "qdrant":
-            raise InputError(f"{label} url: only a qdrant target takes a URL; a {kind} target takes a path")
-        if bool(path) == bool(url):
-            needs = "a path or a url (not both)" if kind == "qdrant" else "a path (a folder; relative: inside the lake)"
-            raise InputError(f"{label}: needs {needs}")
-        if url:
-            check_url(url, f"{label} url")
-        if values_of.get("api_key_env") and not url:
-            raise InputError(f"{label} api_key_env: only a target with a url takes an API key")
-        targets.append(TargetPolicy(**values_of))
+        targets.append(_target_policy(raw, number, names))
     return tuple(targets)
+
+
+def _target_label(raw: dict[str, Any], number: int) -> str:
+    """``[[targets]] #2 (vectors)``: how messages name an entry (its place in the file, its name)."""
+    named = isinstance(raw.get("name"), str) and raw["name"]
+    return f"[[targets]] #{number}" + (f" ({raw['name']})" if named else "")
+
+
+def _target_policy(raw: dict[str, Any], number: int, names: set[str]) -> TargetPolicy:
+    """The `number`-th ``[[targets]]`` table checked (see `target_policies`); `names` holds the names
+    of the entries before it, and gets this one's."""
+    label = _target_label(raw, number)
+    kind = raw.get("kind")
+    if kind not in TARGET_KINDS:
+        raise InputError(f"{label} kind = {kind!r}: one of {', '.join(TARGET_KINDS)}")
+    spelt = TARGET_COLLECTION_KEY[kind]
+    known = {f.name for f in dataclasses.fields(TargetPolicy)} - {"collection"} | {spelt}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        other = {"table": "collection", "collection": "table"}
+        hints = [f"{key} (a {kind} target names its {spelt}: write {spelt})" if other.get(key) == spelt else key
+                 for key in unknown]
+        raise InputError(f"{label}: unknown key(s) {', '.join(hints)}; known: {', '.join(sorted(known))}")
+    wrong = sorted(k for k, v in raw.items() if not isinstance(v, str))
+    if wrong:
+        raise InputError(f"{label} {wrong[0]} = {raw[wrong[0]]!r}: write text in quotes")
+    name = raw.get("name", "")
+    if not _TARGET_NAME.fullmatch(name):
+        raise InputError(f"{label} name = {name!r}: a name of letters, digits, '.', '_' or '-' (at most 63)")
+    if name in names:
+        raise InputError(f"{label} name = {name!r}: two targets have this name; each needs its own")
+    names.add(name)
+    values_of = {k: v for k, v in raw.items() if k != spelt} | {"collection": raw.get(spelt, "memories")}
+    if not _COLLECTION_NAME.fullmatch(values_of["collection"]):
+        raise InputError(f"{label} {spelt} = {values_of['collection']!r}: 3 to 63 letters, digits, '.', '_' "
+                         f"or '-', starting and ending with a letter or digit")
+    path, url = values_of.get("path", ""), values_of.get("url", "")
+    if url and kind != "qdrant":
+        raise InputError(f"{label} url: only a qdrant target takes a URL; a {kind} target takes a path")
+    if bool(path) == bool(url):
+        needs = "a path or a url (not both)" if kind == "qdrant" else "a path (a folder; relative: inside the lake)"
+        raise InputError(f"{label}: needs {needs}")
+    if url:
+        check_url(url, f"{label} url")
+    if values_of.get("api_key_env") and not url:
+        raise InputError(f"{label} api_key_env: only a target with a url takes an API key")
+    return TargetPolicy(**values_of)
+
+
+def _file_targets(data: dict[str, Any], config: Path) -> tuple[tuple[TargetPolicy, ...], tuple[InvalidTarget, ...]]:
+    """The ``[[targets]]`` of memory-lake.toml's `data`, each entry checked on its own and taken out
+    of `data` (and out of its tenants' sections, where targets do not belong): (the good ones, one
+    `InvalidTarget` per bad one, its error naming `config`). A bad entry never fails the file."""
+    good: list[TargetPolicy] = []
+    bad: list[InvalidTarget] = []
+    values = data.pop("targets", [])
+    if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
+        bad.append(InvalidTarget("[targets]", None, f"{config}: {_NOT_TABLES}"))
+        values = []
+    names: set[str] = set()
+    for number, raw in enumerate(values, 1):
+        try:
+            good.append(_target_policy(raw, number, names))
+        except InputError as exc:
+            name = raw.get("name") if isinstance(raw.get("name"), str) and raw.get("name") else None
+            bad.append(InvalidTarget(_target_label(raw, number), name, f"{config}: {exc}"))
+    tenants = data.get("tenants")
+    for tenant, sections in (tenants.items() if isinstance(tenants, dict) else ()):
+        if isinstance(sections, dict) and "targets" in sections:
+            sections.pop("targets")
+            bad.append(InvalidTarget(f"[tenants.{tenant}] targets", None,
+                                     f"{config}: [tenants.{tenant}] targets: [targets] are lake-wide: configure "
+                                     f"them as [[targets]] tables, not per tenant"))
+    return tuple(good), tuple(bad)
+
+
+def _invalid_targets_warning(invalid: tuple[InvalidTarget, ...]) -> str:
+    """One line for the commands that do not use targets: what is wrong and what still works."""
+    more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
+    return (f"{invalid[0].error}{more}; the target sync leaves {'it' if len(invalid) == 1 else 'them'} out and "
+            f"reports {'it' if len(invalid) == 1 else 'them'} as failed (`memory-lake targets status` shows "
+            f"{'it' if len(invalid) == 1 else 'them'}) until memory-lake.toml is fixed")
 
 
 def load_policy(lake_dir: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Policy:
@@ -420,12 +491,18 @@ def load_policy(lake_dir: Path, overrides: dict[str, dict[str, Any]] | None = No
             data = tomllib.loads(config.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"{config}: not valid TOML ({exc})") from None
+        # a bad [[targets]] entry fails only what uses targets (a stranger: it failed every command)
+        targets, invalid = _file_targets(data, config)
         try:
             policy = policy.with_overrides(data)
             for tenant, sections in policy.tenants.items():
                 _apply(policy, sections, keep_tenants=False)  # validate early, fail with the key's name
         except InputError as exc:  # name the file to fix (a stranger read "[[targets]] #1 ..." and looked for it)
             raise InputError(f"{config}: {exc}") from None
+        policy = dataclasses.replace(policy, targets=targets, invalid_targets=invalid)
     if overrides:
         policy = policy.with_overrides(overrides)
+    if policy.invalid_targets:
+        for listener in list(INVALID_TARGET_LISTENERS):
+            listener(_invalid_targets_warning(policy.invalid_targets))
     return policy

@@ -22,7 +22,9 @@ The rule, in one place:
 * **Failures** stay with the target: a target that raises is recorded (state ``failed``, the
   error, and a step error of ``sync_targets``, so the run ends degraded) and the others go on; the
   lake and its publish are never touched (the sync only reads the published files) and the next
-  sync retries until the target matches.
+  sync retries until the target matches. A ``[[targets]]`` entry memory-lake.toml gets wrong
+  (`store.policy.InvalidTarget`) is such a failure too (state ``invalid``), of the sync and the
+  status alone: every other command works.
 
 A target is a small object (`Target`): what it holds, write rows, delete ids, its vector
 dimension, every row for checks, close (the row: ``rows.py``). ``lancedb.py``, ``qdrant.py`` and
@@ -41,7 +43,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from ..publish import contract, current_version
-from ..store import InputError, MemoryLakeError, Policy, StepReport, connect, step_error
+from ..store import InputError, InvalidTarget, MemoryLakeError, Policy, StepReport, connect, step_error
 from .rows import HELD_COLUMNS, HELD_SCHEMA, METADATA_COLUMNS, ROW_COLUMNS
 
 # Rows per write call (each store takes a batch in one request).
@@ -49,6 +51,8 @@ BATCH_ROWS = 1000
 # What a person does about a failed target.
 RETRY_ACTION = ("fix the cause (see the error); the next nightly run, or `memory-lake targets sync {name}`, "
                 "brings it level")
+FIX_ACTION = ("fix the entry in memory-lake.toml (see the error); the next nightly run, or `memory-lake targets "
+              "sync`, brings the target level")
 
 
 class TargetError(MemoryLakeError):
@@ -113,20 +117,30 @@ def open_target(config, lake_root: Path) -> Target:
 
 
 def select_targets(policy: Policy, names: list[str] | tuple[str, ...] | None = None) -> list:
-    """The configured targets, or those named (an unknown name is an InputError naming the known ones)."""
-    configured = list(policy.targets)
+    """The configured targets, or those named (an unknown name is an InputError naming the known
+    ones): each a `TargetPolicy`, or the `InvalidTarget` of an entry memory-lake.toml gets wrong."""
+    configured = [*policy.targets, *policy.invalid_targets]
     if not names:
         return configured
-    known = [t.name for t in configured]
+    known = [t.name for t in configured if t.name]
+    unnamed = "".join(f"; {t.error}" for t in policy.invalid_targets if not t.name)  # it may be the one meant
     for name in names:
         if name not in known:
             if not known:
-                raise InputError(f"unknown target {name!r}: no target is configured (add a [[targets]] table to "
-                                 f"memory-lake.toml; see README, Vector-store targets)")
+                none = ("no valid target is configured" if unnamed else
+                        "no target is configured (add a [[targets]] table to memory-lake.toml; see README, "
+                        "Vector-store targets)")
+                raise InputError(f"unknown target {name!r}: {none}{unnamed}")
             close = difflib.get_close_matches(name, known, n=3)
             hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
-            raise InputError(f"unknown target {name!r}: {hint}configured targets: {', '.join(known)}")
+            raise InputError(f"unknown target {name!r}: {hint}configured targets: {', '.join(known)}{unnamed}")
     return [t for t in configured if t.name in names]
+
+
+def _invalid_entry(config: InvalidTarget, version: str | None) -> dict[str, Any]:
+    """The entry of an invalid [[targets]] table in a sync's or a status's result."""
+    return {"name": config.name, "entry": config.entry, "kind": None, "where": None, "collection": None,
+            "model": None, "version": version, "state": "invalid", "error": config.error, "action": FIX_ACTION}
 
 
 def target_model(config, policy: Policy) -> str:
@@ -253,8 +267,9 @@ def sync_targets(lake, as_of: datetime, policy: Policy | None = None, run_id: st
     configured target (or those `names`) level with the version CURRENT points at. Holds the
     lake's write lock (re-entrant inside a run), so two syncs never write one target at once; reads
     only the published files. A target that raises is recorded, never raised: ``details["targets"]``
-    has one entry per target (state ``in_sync``, ``synced``, ``failed`` or ``nothing_published``,
-    the counts, the error and what to do), ``errors`` a step error per failed target."""
+    has one entry per target (state ``in_sync``, ``synced``, ``failed``, ``invalid`` (its
+    [[targets]] entry: `_invalid_entry`) or ``nothing_published``, the counts, the error and what to
+    do), ``errors`` a step error per failed or invalid target."""
     policy = policy or lake.policy
     run_id = run_id or lake.new_run_id("targets", as_of)
     chosen = select_targets(policy, names)
@@ -268,6 +283,10 @@ def sync_targets(lake, as_of: datetime, policy: Policy | None = None, run_id: st
         version = current_version(lake)
         sets: dict[str, PublishedSet] = {}
         for config in chosen:
+            if isinstance(config, InvalidTarget):  # a failed target, whether or not anything is published
+                report.errors.append(step_error("sync_targets", InputError(config.error), item=config.entry))
+                results.append({**_invalid_entry(config, version), "written": 0, "deleted": 0})
+                continue
             entry = _entry(config, None, version)
             if version is None:
                 results.append({**entry, "state": "nothing_published", "written": 0, "deleted": 0})
@@ -289,7 +308,7 @@ def sync_targets(lake, as_of: datetime, policy: Policy | None = None, run_id: st
                     _close(target, config, report)
     report.counts = {"targets": len(results), "written": sum(r["written"] for r in results),
                      "deleted": sum(r["deleted"] for r in results),
-                     "failed": sum(r["state"] == "failed" for r in results)}
+                     "failed": sum(r["state"] in ("failed", "invalid") for r in results)}
     report.details = {"version": version, "targets": results}
     return report
 
@@ -313,13 +332,17 @@ def target_status(lake, policy: Policy | None = None, names: list[str] | None = 
     """Each configured target (or those `names`) against the version CURRENT points at, read-only:
     ``{"version", "targets": [{name, kind, where, collection, model, state, held, published,
     not_covered, to_write, to_delete, error?}]}`` with state ``in_sync``, ``behind`` (the next sync
-    writes or deletes), ``unreachable`` (the store raised) or ``nothing_published``."""
+    writes or deletes), ``unreachable`` (the store raised), ``invalid`` (its [[targets]] entry, with
+    the error naming the file) or ``nothing_published``."""
     policy = policy or lake.policy
     chosen = select_targets(policy, names)
     version = current_version(lake)
     sets: dict[str, PublishedSet] = {}
     out = []
     for config in chosen:
+        if isinstance(config, InvalidTarget):
+            out.append(_invalid_entry(config, version))
+            continue
         entry = _entry(config, None, version)
         if version is None:
             out.append({**entry, "state": "nothing_published"})

@@ -312,12 +312,51 @@ def test_a_bad_target_is_refused_when_the_policy_is_read_naming_the_key(targets,
     assert str(refused.value).startswith(message)
 
 
+def toml_of(targets) -> str:
+    """The ``targets`` of a memory-lake.toml: a list as [[targets]] tables, a dict as one [targets] table."""
+    def table(header: str, values: dict) -> str:
+        return header + "\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
+    if isinstance(targets, dict):
+        return table("[targets]", targets)
+    return "\n".join(table("[[targets]]", t) for t in targets)
+
+
+@pytest.mark.parametrize("targets, entry, message", [
+    ({"kind": "lancedb"}, "[targets]", "[targets]: write each target as a [[targets]] table"),
+    ([{"kind": "pinecone", "name": "x", "path": "p"}], "[[targets]] #1 (x)",
+     "[[targets]] #1 (x) kind = 'pinecone': one of lancedb, qdrant, chroma"),
+    ([{"kind": "chroma", "path": "p"}], "[[targets]] #1", "[[targets]] #1 name = '': a name of letters, digits"),
+    ([{"kind": "lancedb", "name": "x", "path": "a"}, {"kind": "chroma", "name": "x", "path": "b"}], "[[targets]] #2 (x)",
+     "[[targets]] #2 (x) name = 'x': two targets have this name"),
+])
+def test_a_bad_target_in_the_file_is_kept_aside_naming_the_file_and_the_entry(tmp_path, targets, entry, message):
+    """A stranger: one bad [[targets]] entry failed every command. The policy loads; the entry is kept
+    with its error (the file, the entry, what is wrong) for what uses targets; the good ones stay."""
+    from memory_lake.store import InvalidTarget
+    from memory_lake.store.policy import TargetPolicy, load_policy
+
+    config = tmp_path / "memory-lake.toml"
+    config.write_text('[tiers]\nworking_capacity = 30\n\n' + toml_of(targets), encoding="utf-8")
+    policy = load_policy(tmp_path)
+    assert policy.tiers.working_capacity == 30
+    assert list(policy.targets) == ([TargetPolicy(kind="lancedb", name="x", path="a")] if len(targets) == 2 else [])
+    (bad,) = policy.invalid_targets
+    assert isinstance(bad, InvalidTarget) and (bad.entry, bad.name) == (entry, "x" if "(x)" in entry else None)
+    assert bad.error.startswith(f"{config}: {message}")
+    fixed = policy.with_overrides({"targets": [target_config("lancedb")]})  # given explicitly: replaced
+    assert (len(fixed.targets), fixed.invalid_targets) == (1, ())
+
+
 def test_targets_are_lake_wide_not_per_tenant(tmp_path):
+    from memory_lake.store import InvalidTarget
     from memory_lake.store.policy import load_policy
 
     (tmp_path / "memory-lake.toml").write_text('[tenants.acme]\n[[tenants.acme.targets]]\nkind = "lancedb"\n')
-    with pytest.raises(InputError, match=r"^.*/memory-lake\.toml: \[targets\] are lake-wide: configure them as \[\[targets\]\] tables"):
-        load_policy(tmp_path)  # the message names the file to fix
+    assert load_policy(tmp_path).invalid_targets == (InvalidTarget(
+        "[tenants.acme] targets", None, f"{tmp_path}/memory-lake.toml: [tenants.acme] targets: [targets] are lake-wide: "
+                                        f"configure them as [[targets]] tables, not per tenant"),)
+    with pytest.raises(InputError, match=r"^\[targets\] are lake-wide"):  # given explicitly: refused at once
+        Policy().with_overrides({"tenants": {"acme": {"targets": []}}}).for_tenant("acme")
 
 
 def test_targets_default_to_none_and_read_from_toml(tmp_path):
@@ -355,3 +394,60 @@ def test_the_commands_sync_and_report_each_target(lake, capsys):
         "yet): not sent\n")
     assert main([*args, "targets", "sync", "qq"]) == 2
     assert capsys.readouterr().err.strip() == "error: unknown target 'qq': did you mean 'q'? configured targets: q"
+
+
+BAD_ENTRY = ('[[targets]]\nkind = "pinecone"\nname = "vec"\npath = "vectors/pinecone"\n\n'
+             '[[targets]]\nkind = "lancedb"\nname = "agents"\npath = "vectors/lancedb"\n')
+
+
+def test_a_bad_entry_fails_only_the_target_commands_and_every_other_command_warns_once(lake, capsys):
+    """A stranger: one bad [[targets]] entry failed `search`, `status` and the nightly with an error
+    naming the file. Now they work, with one warning; `targets status|sync` name the file, the entry
+    and what is wrong, and exit 1 (the good target is synced all the same)."""
+    from memory_lake.cli import main
+
+    (lake.root / "memory-lake.toml").write_text(BAD_ENTRY, encoding="utf-8")
+    config = lake.root / "memory-lake.toml"
+    error = f"{config}: [[targets]] #1 (vec) kind = 'pinecone': one of lancedb, qdrant, chroma"
+    args = ("--lake", str(lake.root))
+    assert main([*args, "status"]) == 0
+    assert capsys.readouterr().err == (
+        f"warning: {error}; the target sync leaves it out and reports it as failed (`memory-lake targets status` "
+        f"shows it) until memory-lake.toml is fixed\n")
+    assert main([*args, "--json", "search", "window seats", "--tenant", "acme", "--user", "alice"]) == 0
+    found = capsys.readouterr()
+    assert json.loads(found.out)["results"][0]["id"] == "m1" and "warning" not in found.err  # once a process
+
+    assert main([*args, "targets", "status"]) == 1
+    shown = capsys.readouterr()
+    fix = ("fix the entry in memory-lake.toml (see the error); the next nightly run, or `memory-lake targets sync`, "
+           "brings the target level")
+    assert shown.out.splitlines()[1:] == [f"INVALID: {error}; {fix}"] and shown.err == ""
+    assert shown.out.startswith("agents (lancedb vectors/lancedb, table memories): behind v1")
+    assert main([*args, "--json", "targets", "status", "vec"]) == 1
+    assert json.loads(capsys.readouterr().out)["targets"] == [
+        {"name": "vec", "entry": "[[targets]] #1 (vec)", "kind": None, "where": None, "collection": None, "model": None,
+         "version": "v1", "state": "invalid", "error": error, "action": fix}]
+    assert main([*args, "targets", "sync"]) == 1
+    synced = capsys.readouterr().out.splitlines()
+    assert synced[0].startswith("agents (lancedb vectors/lancedb, table memories): level with v1: ")
+    assert synced[1:] == [f"INVALID, not synced: {error}; {fix}"]
+
+
+def test_a_bad_entry_is_the_nightly_target_steps_failure_and_the_lake_publishes(lake, tmp_path):
+    (lake.root / "memory-lake.toml").write_text(BAD_ENTRY, encoding="utf-8")
+    lake = Lake.open(lake.root)
+    write_snapshot([memory("m7", "Alice booked a table at the harbour restaurant")], lake.root)
+    summary = run_nightly_steps(lake, datetime(2026, 12, 1, 3, 2), reports_dir=tmp_path / "reports")
+    assert (summary["status"], summary["publish"]["status"], summary["publish"]["version"]) == (
+        "degraded", "published", "v2")
+    error = f"InputError: {lake.root}/memory-lake.toml: [[targets]] #1 (vec) kind = 'pinecone': one of lancedb, qdrant, chroma"
+    assert [{k: e[k] for k in ("step", "item", "error")} for e in summary["errors"]] == [
+        {"step": "sync_targets", "item": "[[targets]] #1 (vec)", "error": error}]
+    assert summary["steps"]["sync_targets"]["summary"] == (
+        f"2 targets, {len(expected(lake))} rows written, 0 rows deleted, 1 target failed; 1 skipped after an error "
+        f"(the whole step ([[targets]] #1 (vec)): {error})")
+    assert f"- sync_targets, the whole step ([[targets]] #1 (vec)): {error}" in run_digest(lake, summary)["markdown"]
+    assert (lake.root / "exports" / "CURRENT").resolve().name == "v2"
+    agents = with_targets(lake, {"kind": "lancedb", "name": "agents", "path": "vectors/lancedb"})  # the file's good one
+    assert_level(lake, agents, {"v2"})
