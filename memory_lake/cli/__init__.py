@@ -63,10 +63,13 @@ def _say_waiting(message: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry: one clear error line and an exit code instead of a traceback."""
     argv = sys.argv[1:] if argv is None else argv
-    from ..store import WAIT_LISTENERS
+    from ..store import INVALID_TARGET_LISTENERS, WAIT_LISTENERS
+    from .targets import warn_invalid_targets
 
     if _say_waiting not in WAIT_LISTENERS:
         WAIT_LISTENERS.append(_say_waiting)
+    if warn_invalid_targets not in INVALID_TARGET_LISTENERS:  # a command warns of a bad [[targets]] entry
+        INVALID_TARGET_LISTENERS.append(warn_invalid_targets)
     try:
         result = app(args=argv, prog_name="memory-lake", standalone_mode=False)
         return result if isinstance(result, int) else 0

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..store import INVALID_TARGET_LISTENERS, resolve_as_of
+from ..store import resolve_as_of
 from .common import AsOfOpt, JsonOpt, LakeOpt, SetOpt, _open, _options, _show, err, out, parse_overrides
 
 NamesArg = Annotated[Optional[list[str]], typer.Argument(
@@ -30,10 +30,6 @@ def warn_invalid_targets(message: str) -> None:
         return
     _WARNED.add(message)
     err.print(f"warning: {message}")
-
-
-if warn_invalid_targets not in INVALID_TARGET_LISTENERS:
-    INVALID_TARGET_LISTENERS.append(warn_invalid_targets)
 
 
 @contextlib.contextmanager
