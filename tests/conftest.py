@@ -64,7 +64,8 @@ def cli_process(warm, *args: str, env: dict[str, str] | None = None, timeout: fl
 PROCESS_FIXTURES = {"prefect_harness", "warm_python"}
 # Fixtures built with the embedding models (a lake after a nightly, a module's embedded pairs or
 # queries): their tests are `models` tests, whichever test happens to build the fixture first.
-MODEL_FIXTURES = {"demo_lake_dir", "demo_copy",       # tests/publish/conftest.py
+MODEL_FIXTURES = {"nights_lake_dir", "nights_copy",  # tests/notebooks/conftest.py
+                  "demo_lake_dir", "demo_copy",       # tests/publish/conftest.py
                   "pairs_lake",                       # tests/maintain/test_dedup_thresholds.py
                   "judge",                            # tests/maintain/test_dedup_paraphrase.py
                   "zh_lake", "measured"}              # tests/search/test_retrieval_zh.py

@@ -66,7 +66,8 @@ _DERIVED = {
     "run_steps": """CREATE OR REPLACE VIEW run_steps AS
         SELECT run_id, kind, as_of, status AS run_status, position, step,
                steps->(concat('$."', step, '"')) AS detail,
-               steps->>(concat('$."', step, '".summary')) AS summary
+               steps->>(concat('$."', step, '".summary')) AS summary,
+               TRY_CAST(steps->>(concat('$."', step, '".duration_s')) AS DOUBLE) AS duration_s
         FROM (SELECT run_id, kind, as_of, status, steps,
                      unnest(json_keys(steps)) AS step, unnest(range(1, len(json_keys(steps)) + 1)) AS position
               FROM (SELECT *, coalesce(report->'$.steps', '{}') AS steps FROM runs))""",

@@ -243,7 +243,9 @@ def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[s
     summary = {"run_id": run_id, "kind": kind, "as_of": iso(as_of),
                "status": "failed" if error is not None else run_status(steps),
                "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
-               "steps": {s["name"]: {"counts": s["counts"], "summary": s["summary"]} for s in steps}}
+               "steps": {s["name"]: {"counts": s["counts"], "summary": s["summary"],
+                                     "duration_s": round(s["duration_s"], 3) if s.get("duration_s") is not None else None}
+                         for s in steps}}
     errors = [e for s in steps for e in s.get("errors") or []]
     if errors:  # what a degraded run skipped: step, scope, error, traceback file
         summary["errors"] = [{k: v for k, v in e.items() if k != "traceback"} for e in errors]

@@ -194,6 +194,7 @@ def search(
     as_of: datetime | str | None = None,
     include_inactive: bool = False,
     explain: bool = False,
+    log: bool = True,
     **filters: Any,
 ) -> SearchResults:
     """Search the memories of one scope and log the search to ``events/``.
@@ -210,7 +211,8 @@ def search(
     (``mode_used`` is "keyword" for a semantic search answered that way). Only memories with a
     keyword match or a raw cosine >= ``min_cosine`` are returned; when none is, `notes` say why.
     `explain` adds each result's score parts (and, for hybrid, the weights used). `as_of` (default now)
-    only dates the log line. Bad input (unknown mode or filter, bad value) raises InputError; a lake busy
+    only dates the log line. `log=False` leaves the search out of ``events/`` (and so out of the
+    hit rate): a measurement of search quality, not an agent's question. Bad input (unknown mode or filter, bad value) raises InputError; a lake busy
     with nothing published raises LakeBusy. An empty query gives no results and a note.
     """
     mode_key = _check_mode(mode)
@@ -286,8 +288,9 @@ def search(
 
     found = SearchResults(results, search_id=uuid.uuid4().hex, mode_used=mode_used, notes=notes,
                           query=query, source=source, searched=searched)
-    _log(lake, found, when=when, tenant=tenant, agent=agent, user=user, mode=mode_key,
-         filters=chosen, raw_scores=raw_scores, semantic_match=semantic_match)
+    if log:
+        _log(lake, found, when=when, tenant=tenant, agent=agent, user=user, mode=mode_key,
+             filters=chosen, raw_scores=raw_scores, semantic_match=semantic_match)
     return found
 
 

@@ -288,6 +288,17 @@ def test_each_search_appends_one_log_line(lake, tmp_path):
     assert (lake.events / "searches-2026-11-30.jsonl").read_bytes().endswith(b"}\n")
 
 
+def test_a_search_made_to_measure_search_quality_is_not_logged(lake, tmp_path):
+    """Issue 39 (05_search_quality): an analyst's evaluation searches stay out of events/ and so out
+    of the hit rate; the results are those of a logged search."""
+    _english(lake, tmp_path)
+    measured = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF, log=False)
+    assert not list(lake.events.glob("searches-*.jsonl"))
+    logged = search(lake, "dark mode", tenant="acme", mode="keyword", as_of=AS_OF)
+    assert [r.as_dict() for r in measured] == [r.as_dict() for r in logged] != []
+    assert [line["search_id"] for line in _log_lines(lake)] == [logged.search_id]
+
+
 @pytest.mark.models
 def test_many_searches_append_whole_lines(lake, tmp_path):
     _english(lake, tmp_path)
