@@ -99,18 +99,27 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
 def demo(
     ctx: typer.Context,
     seed: Annotated[int, typer.Option(help="Seed of the generator (same seed, same data).")] = 7,
+    nights: Annotated[int, typer.Option(
+        min=1, help="Nightly runs, one a day from 2026-11-30: night 1 runs on the demo data, each later "
+        "night on the day's follow-up snapshots after the day's searches.")] = 3,
     force: Annotated[bool, typer.Option("--force", help="Add the demo data to a lake that holds other tenants.")] = False,
     reports: ReportsOpt = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Generate deterministic demo snapshots into the inbox and run the nightly flow on them
-    (at the demo's own fixed as_of, so a second demo changes nothing). A lake that already holds
-    tenants other than the demo's (acme, globex, zhongke) is refused unless --force: the demo
-    would mix 940 made-up memories into real data."""
+    """Generate deterministic demo snapshots into the inbox and run the nightly flow on them, NIGHTS
+    times on consecutive days (each at the demo's own fixed as_of, so a second demo changes
+    nothing: a night the lake has already moved past is skipped, the latest is run again and finds
+    nothing new). Between two nights the demo agents search the lake, which gives the health report
+    its hit rate. A lake that already holds tenants other than the demo's (acme, globex, zhongke) is
+    refused unless --force: the demo would mix made-up memories (about 940 on the first night, 80 on
+    each later one) into real data."""
     from ..store import InputError, iso
-    from ..demo import DEMO_TENANTS, generate_demo
+    from ..demo import (DEMO_TENANTS, MAX_NIGHTS, demo_searches, generate_demo, generate_night, last_nightly_as_of,
+                        night_as_of)
 
+    if nights > MAX_NIGHTS:
+        raise InputError(f"--nights {nights} is more than the demo has days for: at most {MAX_NIGHTS}")
     opts = _options(ctx, lake, json_out)
     the_lake = _open(opts, create=True)
     if not force:
@@ -122,25 +131,80 @@ def demo(
             raise InputError(f"{the_lake.root} already holds memories of other tenants ({shown}): the demo would "
                              "mix made-up memories into them. Run it on a new folder (memory-lake --lake demo-lake "
                              "demo), or pass --force to add it anyway")
-    data = generate_demo(the_lake.inbox, seed=seed)
-    summary = _run_nightly(the_lake, iso(data.as_of), reports, opts)
+    latest = last_nightly_as_of(the_lake)
+    done: list[dict] = []
+    for night in range(1, nights + 1):
+        when = night_as_of(night)
+        header = f"night {night} of {nights} ({when:%Y-%m-%d})"
+        if latest is not None and latest > when:
+            skipped = (f"skipped: the lake's last nightly run is dated {latest:%Y-%m-%d}, and a demo night never runs "
+                       "before it (that would re-age a lake that has moved on)")
+            err.print(f"{header}: {skipped}", markup=False, highlight=False)
+            done.append({"night": night, "as_of": iso(when), "skipped": skipped})
+            continue
+        searched = demo_searches(the_lake, night - 1) if night > 1 else None
+        data = generate_demo(the_lake.inbox, seed=seed) if night == 1 else generate_night(the_lake.inbox, night, seed=seed)
+        entry = {"night": night, "as_of": iso(when), "searches": _searches_json(searched),
+                 "generated_files": len(data.files)}
+        if nights > 1:
+            err.print(f"{header}: {_searches_text(entry['searches'])}{len(data.files)} snapshot file(s) written to "
+                      "inbox/; the nightly run:", markup=False, highlight=False)
+        entry["run"] = _run_nightly(the_lake, iso(when), reports, opts)
+        done.append(entry)
+        if entry["run"]["status"] == "blocked":
+            break  # a later night would publish past a failed check
+    runs = [d for d in done if "run" in d]
+    summary = runs[-1]["run"] if runs else None
     counts = the_lake.sql("SELECT tier, count(*) AS memories FROM memories WHERE status = 'active' GROUP BY 1 ORDER BY 1")
-    result = {"lake": str(the_lake.root), "as_of": summary["as_of"], "generated_files": len(data.files),
-              "run": summary, "memories_by_tier": dict(counts.iter_rows()),
-              "report": summary.get("report"), "export": str(the_lake.exports / "CURRENT")}
+    result = {"lake": str(the_lake.root), "as_of": summary["as_of"] if summary else done[-1]["as_of"],
+              "generated_files": sum(d["generated_files"] for d in runs), "run": summary,
+              "memories_by_tier": dict(counts.iter_rows()), "report": summary.get("report") if summary else None,
+              "export": str(the_lake.exports / "CURRENT"), "nights": done}
 
     def human() -> None:
-        out.print(f"demo data (seed {seed}): {len(data.files)} snapshot file(s) in {the_lake.inbox}")
-        _print_run(summary, the_lake.root)
+        for d in runs:  # a skipped night was said on stderr as it was skipped
+            if nights > 1:
+                out.print(f"night {d['night']} of {nights} ({d['as_of'][:10]})", markup=False)
+            if d["night"] == 1:
+                out.print(f"demo data (seed {seed}): {d['generated_files']} snapshot file(s) in {the_lake.inbox}")
+            else:
+                out.print(f"{_searches_text(d['searches'])}follow-up data (seed {seed}): {d['generated_files']} "
+                          f"snapshot file(s) in {the_lake.inbox}", markup=False)
+            _print_run(d["run"], the_lake.root)
         out.print("active memories by tier: " + ", ".join(f"{k} {v}" for k, v in result["memories_by_tier"].items()))
+        if summary is None:
+            out.print(f"no night run: the lake's last nightly run ({latest:%Y-%m-%d}) is later than every night asked "
+                      "for; more --nights add the days after it, a new folder (memory-lake --lake demo-lake demo) "
+                      "starts the demo again", markup=False)
+            return
         out.print(f"report: {result['report']}")
         out.print(f"export: {result['export']} -> {summary['publish'].get('current')}")
 
     _show(opts, result, human)
-    if summary["status"] == "blocked":
+    statuses = {d["run"]["status"] for d in runs}
+    if "blocked" in statuses:
         raise typer.Exit(EXIT_BLOCKED)
-    if summary["status"] == "degraded":
+    if "degraded" in statuses:
         raise typer.Exit(EXIT_DEGRADED)
+
+
+def _searches_json(searched) -> dict | None:
+    """A demo day's searches (`DemoSearches`) for --json: when, how many, how many returned memories."""
+    from ..store import iso
+
+    if searched is None:
+        return None
+    return {"as_of": iso(searched.as_of), "searches": len(searched.searches), "with_results": searched.with_results,
+            "already_logged": searched.already_logged}
+
+
+def _searches_text(searches: dict | None) -> str:
+    if searches is None:
+        return ""
+    day = searches["as_of"][:10]
+    if searches["already_logged"]:
+        return f"the searches of {day} were logged before (not made again); "
+    return f"{searches['searches']} searches on {day} ({searches['with_results']} returned memories); "
 
 
 def backup(

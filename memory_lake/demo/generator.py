@@ -100,6 +100,25 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _first_night_files(b: _Builder) -> tuple[list[tuple[str, list[_Line]]], tuple[str, dict]]:
+    """The first night's JSON Lines files (name, lines) and its save file (name, document), drawn
+    from `b` in the order that gives a seed its meaning. ``nights.py`` replays this, writing nothing,
+    to learn what the later nights build on (ids, texts, the records they edit)."""
+    acme = _file_acme(b)
+    edited = next(line.payload for line in acme
+                  if isinstance(line.payload, dict) and line.payload.get("id") == _EDITED_ID)
+    jsonl: list[tuple[str, list[_Line]]] = [
+        ("0001-acme-support.jsonl", acme),
+        ("0002-globex-ops.jsonl", _file_globex(b)),
+        ("0003-zhongke-assistant.jsonl", _file_zhongke(b)),
+        ("0004-acme-support-edits.jsonl", _file_acme_edits(b, edited)),
+    ]
+    save = ("0005-orchestrator-save.json", _save_orchestrator(b))
+    jsonl.append(("0006-acme-late-sync.jsonl", _file_acme_late_sync(b, edited)))
+    jsonl.append(("0007-support-conversations.jsonl", _file_conversations()))
+    return jsonl, save
+
+
 def generate_demo(inbox: Path, seed: int = 7) -> DemoData:
     """Write the demo snapshots into `inbox` (created if missing) and describe what was planted.
 
@@ -112,20 +131,7 @@ def generate_demo(inbox: Path, seed: int = 7) -> DemoData:
     inbox = Path(inbox)
     inbox.mkdir(parents=True, exist_ok=True)
     b = _Builder(seed, DEMO_AS_OF)
-
-    acme = _file_acme(b)
-    edited = next(line.payload for line in acme
-                  if isinstance(line.payload, dict) and line.payload.get("id") == _EDITED_ID)
-    jsonl: list[tuple[str, list[_Line]]] = [
-        ("0001-acme-support.jsonl", acme),
-        ("0002-globex-ops.jsonl", _file_globex(b)),
-        ("0003-zhongke-assistant.jsonl", _file_zhongke(b)),
-        ("0004-acme-support-edits.jsonl", _file_acme_edits(b, edited)),
-    ]
-    save_name, save_doc = "0005-orchestrator-save.json", _save_orchestrator(b)
-    late = ("0006-acme-late-sync.jsonl", _file_acme_late_sync(b, edited))
-    jsonl.append(late)
-    jsonl.append(("0007-support-conversations.jsonl", _file_conversations()))
+    jsonl, (save_name, save_doc) = _first_night_files(b)
 
     files: list[Path] = []
     malformed: list[tuple[str, int, str]] = []

@@ -140,7 +140,7 @@ def _normalised(text: str) -> str:
 class _Builder:
     """Holds the random stream and the bookkeeping shared by all files of one demo."""
 
-    def __init__(self, seed: int, as_of: datetime) -> None:
+    def __init__(self, seed: int | str, as_of: datetime) -> None:
         self.rng = random.Random(seed)
         self.as_of = as_of
         self.ids: set[str] = set()

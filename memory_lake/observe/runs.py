@@ -456,10 +456,13 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
     row and a compaction a forget still owes. Returns the run summary (status ok or blocked);
     raises RunFailed (recorded, staging removed, CURRENT untouched) when a step fails."""
     from ..ingest import compact_database
-    from ..store import DEFAULT_WRITE_WAIT_S, MemoryLakeError, crash_point
+    from ..store import DEFAULT_WRITE_WAIT_S, InputError, MemoryLakeError, crash_point, resolve_as_of
 
     from .notify import check_webhook_url, webhook_url
 
+    if as_of is None:
+        raise InputError("run_nightly_steps needs as_of (the run's instant); only the CLI fills in now")
+    as_of = resolve_as_of(as_of)  # naive UTC, as every step compares: an aware or ISO as_of is welcome
     target = webhook_url(lake.policy)
     if target:
         check_webhook_url(target)  # a bad URL is a config error now, not a failed run after the publish

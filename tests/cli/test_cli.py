@@ -136,7 +136,7 @@ def test_console_script_never_prints_a_traceback(tmp_path):
 @pytest.mark.slow
 def test_demo_runs_the_nightly_flow_and_a_second_demo_changes_nothing(prefect_harness, capsys, tmp_path):
     lake = new_lake(tmp_path)
-    args = ("--lake", lake, "--json", "demo", "--seed", "7", "--reports", str(tmp_path / "reports"))
+    args = ("--lake", lake, "--json", "demo", "--seed", "7", "--nights", "1", "--reports", str(tmp_path / "reports"))
     code, out, _ = run(capsys, *args)
     first = json.loads(out)
     assert code == 0 and first["as_of"] == "2026-11-30T00:00:00Z"
