@@ -254,7 +254,7 @@ class Service:
         loaded = []
         for name in embedding_models(self.lake.policy):
             with contextlib.suppress(ModelUnavailable):
-                load_model(name)
+                load_model(name).embed_queries(["warm"], 1)  # a query encoder made on first use, now
                 loaded.append(name)
         tokenize("warm 预热")
         with contextlib.suppress(LakeBusy), self.lake.reading():

@@ -181,13 +181,27 @@ def test_a_later_model_encodes_the_query_only_when_the_scope_holds_memories_only
 
 
 @pytest.mark.models
-def test_minilm_encodes_a_query_bit_for_bit_as_it_embeds_a_memory():
-    """The one-query path (the forward pass without `encode`'s set-up) gives the stored vectors'
-    numbers exactly, so a query and a memory of the same text have cosine 1."""
+def test_minilm_encodes_a_query_through_onnx_runtime_as_torch_embeds_a_memory(tmp_path, monkeypatch):
+    """Issue 38 (latency): one query runs through ONNX Runtime, exported once from the installed
+    weights into the cache; its vector is torch's to 1e-6 (cosine 1 with a memory of the same text),
+    its unknown share the same. With $MEMORY_LAKE_ONNX=0 (or no exporter) torch answers, bit for bit."""
     import numpy as np
 
+    from memory_lake.text.models import SentenceTransformerProvider
+
+    monkeypatch.setenv("MEMORY_LAKE_CACHE", str(tmp_path / "cache"))
     model = get_provider(PACKAGED_MODEL)
-    for text in [m["content"] for m in MEMORIES] + ["", "x " * 600, "what did Caroline research?"]:
-        query, stored = model.embed_queries([text], 8), model.embed([text], 8)
-        assert np.array_equal(query.vectors, stored.vectors), text
+    fresh = object.__new__(SentenceTransformerProvider)  # the loaded model, without its cached session
+    fresh.__dict__.update({k: v for k, v in model.__dict__.items() if k != "_onnx"})
+    texts = [m["content"] for m in MEMORIES] + ["", "x " * 600, "what did Caroline research?"]
+    for text in texts:
+        query, stored = fresh.embed_queries([text], 8), model.embed([text], 8)
+        assert np.abs(query.vectors - stored.vectors).max() < 1e-6, text
+        assert float(query.vectors[0] @ stored.vectors[0]) == pytest.approx(1.0, abs=1e-6)
         assert np.array_equal(query.unknown, stored.unknown), text
+    assert fresh._onnx is not None and len(list((tmp_path / "cache" / "onnx").glob("*.onnx"))) == 1
+    monkeypatch.setenv("MEMORY_LAKE_ONNX", "0")
+    fresh.__dict__.pop("_onnx")
+    for text in texts:
+        assert np.array_equal(fresh.embed_queries([text], 8).vectors, model.embed([text], 8).vectors), text
+    assert fresh._onnx is None
