@@ -44,7 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no lake at {lake}: run `make demo` first, or set MEMORY_LAKE_DIR (or --lake) to your lake",
               file=sys.stderr)
         return 2
-    names = args.names or sorted(p.name for p in HERE.glob("[0-9][0-9]_*.ipynb"))
+    available = sorted(p.name for p in HERE.glob("[0-9][0-9]_*.ipynb"))
+    names = args.names or available
+    unknown = [n for n in names if (n if n.endswith(".ipynb") else f"{n}.ipynb") not in available]
+    if unknown:
+        print(f"no notebook named {', '.join(unknown)}; the notebooks: {', '.join(n[:-6] for n in available)}",
+              file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     import papermill
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from ..store import Lake, LakeBusy, InputError, is_lake, lake_not_found, resolve_lake_dir
+from ..store import Lake, LakeBusy, InputError, is_lake, lake_not_found, resolve_lake_dir, unknown_message
 from ..publish import compose_changes
 
 # Copied from the live lake only when a query names them (they hold every token and vector).
@@ -76,6 +76,8 @@ _DERIVED = {
                TRY_CAST(counts->>(concat('$."', name, '"')) AS BIGINT) AS value
         FROM (SELECT *, unnest(json_keys(counts)) AS name
               FROM (SELECT *, coalesce(detail->'$.counts', '{}') AS counts FROM run_steps))""",
+    "history": "CREATE OR REPLACE VIEW history AS SELECT * FROM memory_history",
+    "summary_scores": "CREATE OR REPLACE VIEW summary_scores AS SELECT * FROM summary_state",
     "summaries": """CREATE OR REPLACE VIEW summaries AS
         SELECT m.id, m.tenant, m.agent_id, m.user_id, m.session_id, m.tier, m.status, m.content, m.created_at,
                s.method, s.retention, s.compression, s.readability, s.accuracy, s.passed, s.failed,
@@ -85,7 +87,7 @@ _DERIVED = {
         WHERE m.type = 'summary'""",
 }
 # the tables each derived view reads (a view is made only when they are all there)
-_NEEDS = {"health": ("health_snapshots",), "health_alerts": ("health_snapshots",), "run_steps": ("runs",),
+_NEEDS = {"history": ("memory_history",), "summary_scores": ("summary_state",), "health": ("health_snapshots",), "health_alerts": ("health_snapshots",), "run_steps": ("runs",),
           "run_counts": ("runs",), "summaries": ("memories", "summary_state")}
 
 
@@ -232,6 +234,27 @@ class LakeView:
             raise LakeBusy(f"{name} is read from the live lake when first used, and a run holds it now: {exc}") from None
         self._lazy = tuple(n for n in self._lazy if n != name)
 
+    @property
+    def published_by(self) -> dict[str, Any] | None:
+        """For a published version: the run that published it (``run_id``, ``as_of`` from its
+        manifest). That run writes its own report after the publish, so the version's `runs`
+        table ends with the run before it. None when live."""
+        if self.version is None:
+            return None
+        return next(({"run_id": v["run_id"], "as_of": v["as_of"]} for v in self.versions()
+                     if v["version"] == self.version), None)
+
+    def check_tenant(self, tenant: str | None) -> str | None:
+        """`tenant` when the lake (as read) holds memories of it, or None for None; else InputError
+        naming the known tenants (a close one first), as the CLI says it."""
+        if tenant is None:
+            return None
+        known = [r[0] for r in self._con().execute(
+            "SELECT DISTINCT tenant FROM memories WHERE tenant IS NOT NULL ORDER BY 1").fetchall()]
+        if tenant not in known:
+            raise InputError(unknown_message("tenant", tenant, known, within=self.source))
+        return tenant
+
     def versions(self) -> list[dict[str, Any]]:
         """The published versions kept under ``exports/``, oldest first: name, when, rows, current."""
         exports = self.root / "exports"
@@ -253,19 +276,22 @@ class LakeView:
         version this view reads, or the current one when live): one row per memory and scope,
         ``change`` added / updated / removed with the removal's ``reason`` (the export's
         ``changes.parquet`` contract). Raises ReloadInFull when a version on the way is not kept."""
+        if not (until or self.version) and not (self.root / "exports" / "CURRENT").exists():
+            raise InputError(f"nothing is published in {self.root} yet: changes are between published versions "
+                             "(the nightly run publishes one)")
         target = until or self.version or self._version_folder("published").name
         frame = compose_changes(self.root / "exports", since, str(target), tenant=tenant, agent=agent, user=user)
         return self._con().from_arrow(frame.to_arrow())
 
     # one attribute per table a notebook reads
     memories = property(lambda self: self.table("memories"), doc="every memory (published: the clean set)")
-    history = property(lambda self: self.table("memory_history"), doc="each version of each memory, before/after")
+    history = property(lambda self: self.table("history"), doc="each version of each memory, before/after")
     conflicts = property(lambda self: self.table("conflicts"), doc="concurrent writes and contradictions")
     dedup_merges = property(lambda self: self.table("dedup_merges"), doc="each merged memory: cluster, canonical, pass, score")
     entities = property(lambda self: self.table("entities"), doc="the people, places and things named in memories")
     entity_facts = property(lambda self: self.table("entity_facts"), doc="what the memories say about each entity")
     summaries = property(lambda self: self.table("summaries"), doc="summary memories with their scores")
-    summary_scores = property(lambda self: self.table("summary_state"), doc="every summary attempt and its scores")
+    summary_scores = property(lambda self: self.table("summary_scores"), doc="each summary's latest attempt and its scores")
     health = property(lambda self: self.table("health"), doc="health snapshots, one typed column per figure")
     health_alerts = property(lambda self: self.table("health_alerts"), doc="each alert of each snapshot")
     runs = property(lambda self: self.table("runs"), doc="nightly and ingest runs")

@@ -89,6 +89,8 @@ def test_while_another_process_holds_the_lake_live_reads_the_published_version_a
 def test_a_busy_lake_with_nothing_published_is_a_clear_error(lake, tmp_path):
     lake.ingest([write_jsonl(tmp_path / "a.jsonl", _memories("a", 1))], as_of=AS_OF)
     assert open_lake(lake.root).memories.count("*").fetchone() == (1,)  # one memory, free: live
+    with pytest.raises(InputError, match="nothing is published in .* yet: changes are between published versions"):
+        open_lake(lake.root).changes("v1")
     with held_by_another_process(lake):
         with pytest.raises(LakeBusy, match="has nothing published yet and a run holds it"):
             open_lake(lake.root)
@@ -158,3 +160,17 @@ def test_the_search_index_tables_are_read_from_the_live_lake_when_first_named(ve
     assert view.sql("SELECT count(*) FROM postings").fetchone() == (count,)
     with pytest.raises(InputError, match="no table 'nope'"):
         view.table("nope")
+
+
+def test_a_tenant_is_checked_against_what_the_view_holds_and_a_version_names_its_publisher(versions):
+    view = open_lake(versions.root)
+    assert view.check_tenant("acme") == "acme" and view.check_tenant(None) is None
+    with pytest.raises(InputError, match=r"unknown tenant 'acmee': did you mean 'acme'\? known tenants in live: acme"):
+        view.check_tenant("acmee")
+    assert view.published_by is None
+    first = open_lake(versions.root, at="v1")
+    manifest = json.loads((versions.root / "exports" / "v1" / "manifest.json").read_text())
+    assert first.published_by == {"run_id": manifest["run_id"], "as_of": manifest["as_of"]}
+    # the README's table names answer SQL too
+    assert view.sql("SELECT count(*) FROM history").fetchone() == view.history.count("*").fetchone()
+    assert view.sql("SELECT count(*) FROM summary_scores").fetchone() == (0,)

@@ -5,6 +5,7 @@ nothing from the network, and says when the lake is not there."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import stat
 
@@ -54,3 +55,58 @@ def test_notebooks_run_without_a_lake_says_what_to_do(tmp_path, capsys):
     assert _runner().main(["--lake", str(tmp_path / "nothing"), "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err.strip() == (
         f"no lake at {tmp_path / 'nothing'}: run `make demo` first, or set MEMORY_LAKE_DIR (or --lake) to your lake")
+
+
+@pytest.mark.xdist_group("notebooks")
+@pytest.mark.process
+def test_a_tenant_the_lake_does_not_hold_stops_a_notebook_naming_the_known_ones(nights_lake_dir, tmp_path):
+    """Stranger: tenant="zhongkee" ran every notebook on nothing ("no memories yet"), and 05 crashed."""
+    import papermill
+
+    from .conftest import run_notebook
+
+    with pytest.raises(papermill.PapermillExecutionError) as caught:
+        run_notebook("05_search_quality.ipynb", tmp_path, lake=str(nights_lake_dir), tenant="zhongkee")
+    assert caught.value.ename == "InputError"
+    assert "unknown tenant 'zhongkee': did you mean 'zhongke'? known tenants in live: acme, globex, zhongke" \
+        in caught.value.evalue
+
+
+@pytest.mark.xdist_group("notebooks")
+@pytest.mark.process
+def test_last_night_on_a_published_version_names_the_run_that_published_it(nights_lake_dir, tmp_path):
+    """Stranger: 06 on version v2 showed night 1's run labelled "the latest nightly run"."""
+    from .conftest import run_notebook
+
+    executed = run_notebook("06_last_night.ipynb", tmp_path, lake=str(nights_lake_dir), version="v2")
+    text = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    manifest = json.loads((nights_lake_dir / "exports" / "v2" / "manifest.json").read_text())
+    assert "the latest nightly run" not in text and "the last nightly run v2 records" in text
+    assert (f"v2 was published by run {manifest['run_id']} ({manifest['as_of']}), whose report is written after its "
+            "publish and so is not in v2. Open the live lake (version = None) to see that run.") in text
+
+
+def test_notebooks_run_names_the_notebooks_when_one_asked_for_is_not_there(nights_lake_dir, tmp_path, capsys):
+    assert _runner().main(["07_nope", "--lake", str(nights_lake_dir), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == ("no notebook named 07_nope; the notebooks: " + ", ".join(NAMES))
+
+
+@pytest.mark.process
+def test_a_lake_with_one_memory_and_no_run_is_explored_and_measured_without_an_error(tmp_path):
+    """Stranger: 01 crashed on a lake with nothing published ("current" column), 05 on a lake that is
+    not the demo (its query set names the demo's users)."""
+    from memory_lake import Lake
+
+    from ..conftest import AS_OF, write_jsonl
+    from .conftest import run_notebook
+
+    lake = Lake.init(tmp_path / "lake")
+    lake.ingest([write_jsonl(tmp_path / "one.jsonl", [{"id": "m1", "tenant": "solo", "content": "I like tea"}])],
+                as_of=AS_OF)
+    explored = run_notebook("01_explore.ipynb", tmp_path / "out", lake=str(lake.root))
+    text = "".join(o.get("text", "") for c in explored.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "Nothing is published in this lake yet" in text
+    measured = run_notebook("05_search_quality.ipynb", tmp_path / "out", lake=str(lake.root))
+    text = "".join(o.get("text", "") for c in measured.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert ("40 of 40 queries name a scope this lake does not hold and are left out (the notebook's own set is "
+            "written for the demo lake: pass queries=PATH for yours).") in text
