@@ -5,6 +5,7 @@ real kernel and returns the executed notebook."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -57,3 +58,31 @@ def outputs(notebook: nbformat.NotebookNode, tag: str | None = None) -> list[dic
     """The outputs of the code cells (of the cells tagged `tag`), in order."""
     return [o for c in notebook.cells if c.cell_type == "code"
             and (tag is None or tag in c.get("metadata", {}).get("tags", [])) for o in c.get("outputs", [])]
+
+
+def recorded(notebook: nbformat.NotebookNode, name: str) -> list[dict]:
+    """The rows the notebook keeps in the metadata of its output `name` (its cell is tagged `name`)."""
+    (found,) = [o["metadata"]["memory_lake"]["rows"] for o in outputs(notebook, name)
+                if o.get("metadata", {}).get("memory_lake", {}).get("name") == name]
+    return found
+
+
+def printed(notebook: nbformat.NotebookNode) -> str:
+    """Everything the notebook's cells printed."""
+    return "".join(o.get("text", "") for o in outputs(notebook) if o["output_type"] == "stream")
+
+
+def svgs(notebook: nbformat.NotebookNode) -> list[str]:
+    """The notebook's charts (Altair renders SVG in the kernel), in order."""
+    return [o["data"]["image/svg+xml"] for o in outputs(notebook) if "image/svg+xml" in o.get("data", {})]
+
+
+def last_svg(notebook: nbformat.NotebookNode) -> str:
+    return svgs(notebook)[-1]
+
+
+def data_marks(svg: str) -> list[str]:
+    """What a chart draws for its data (bars, points, lines): its axes, legend and title left out
+    (they carry the graphics-symbol role too, so an empty chart has some)."""
+    return [m for m in re.findall(r'role="graphics-symbol" aria-roledescription="([^"]+)"', svg)
+            if m not in ("axis", "legend", "title")]

@@ -6,19 +6,11 @@ from __future__ import annotations
 import pytest
 
 from ..conftest import copy_lake, rows
-from .conftest import outputs, run_notebook
+from .conftest import data_marks, last_svg, outputs, printed, run_notebook
 
 pytestmark = [pytest.mark.xdist_group("notebooks"), pytest.mark.process, pytest.mark.models]
 
 NAME = "03_dedup_review.ipynb"
-
-
-def printed(notebook) -> str:
-    return "".join(o.get("text", "") for o in outputs(notebook) if o["output_type"] == "stream")
-
-
-def last_svg(notebook) -> str:
-    return [o["data"]["image/svg+xml"] for o in outputs(notebook) if "image/svg+xml" in o.get("data", {})][-1]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +35,7 @@ def unmerged(nights_lake_dir, tmp_path_factory):
 def test_runs_and_draws_the_scores(unmerged):
     _, _, notebook = unmerged
     assert not [o for o in outputs(notebook) if o["output_type"] == "error"]
-    assert 'role="graphics-symbol"' in last_svg(notebook)
+    assert data_marks(last_svg(notebook))
 
 
 def test_reviews_the_latest_run_that_merged(unmerged):
@@ -72,12 +64,3 @@ def test_unmerges_the_chosen_cluster_and_the_lake_shows_its_members_active(unmer
     assert rows(lake, "SELECT member_id, unmerged_by, unmerged_at IS NOT NULL AS unmerged FROM dedup_merges "
                       "WHERE cluster_id = ? ORDER BY member_id", [cluster["cluster_id"]]) == [
         {"member_id": m, "unmerged_by": "user", "unmerged": True} for m in cluster["members"]]
-
-
-def test_a_wrong_lake_path_is_lake_not_found_naming_it(tmp_path):
-    from papermill.exceptions import PapermillExecutionError
-
-    missing = tmp_path / "no-lake-here"
-    with pytest.raises(PapermillExecutionError) as caught:
-        run_notebook(NAME, tmp_path / "out", lake=str(missing))
-    assert caught.value.ename == "LakeNotFound" and str(missing) in caught.value.evalue

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ..conftest import copy_lake, held_by_another_process, rows
-from .conftest import outputs, run_notebook
+from .conftest import data_marks, last_svg, outputs, printed, run_notebook
 
 pytestmark = [pytest.mark.xdist_group("notebooks"), pytest.mark.process, pytest.mark.models]
 
@@ -19,14 +19,6 @@ OPEN_WRITE = """
       AND NOT EXISTS (SELECT 1 FROM conflicts o WHERE o.memory_id = c.memory_id AND o.status = 'open'
                       AND o.conflict_id <> c.conflict_id)
     ORDER BY created_at, conflict_id LIMIT 1"""
-
-
-def printed(notebook) -> str:
-    return "".join(o.get("text", "") for o in outputs(notebook) if o["output_type"] == "stream")
-
-
-def last_svg(notebook) -> str:
-    return [o["data"]["image/svg+xml"] for o in outputs(notebook) if "image/svg+xml" in o.get("data", {})][-1]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +38,7 @@ def test_runs_and_draws_the_ages(resolved):
                            "AND (resolved_at IS NULL OR resolved_at > (SELECT max(as_of) FROM runs))")
     assert not [o for o in outputs(notebook) if o["output_type"] == "error"]
     assert f"{opened['n']} conflicts open at " in printed(notebook)  # read before the resolution
-    assert 'role="graphics-symbol"' in last_svg(notebook)
+    assert data_marks(last_svg(notebook))
 
 
 def test_resolves_the_conflict_at_once_and_the_lake_shows_it(resolved):
@@ -73,12 +65,3 @@ def test_while_another_process_holds_the_lake_the_resolution_is_queued_and_said(
                                                           "take": "lake"}
     assert rows(nights_copy, "SELECT status FROM conflicts WHERE conflict_id = ?", [conflict["conflict_id"]]) == [
         {"status": "open"}]
-
-
-def test_a_wrong_lake_path_is_lake_not_found_naming_it(tmp_path):
-    from papermill.exceptions import PapermillExecutionError
-
-    missing = tmp_path / "no-lake-here"
-    with pytest.raises(PapermillExecutionError) as caught:
-        run_notebook(NAME, tmp_path / "out", lake=str(missing))
-    assert caught.value.ename == "LakeNotFound" and str(missing) in caught.value.evalue

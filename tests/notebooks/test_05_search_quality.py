@@ -12,7 +12,7 @@ import pytest
 from memory_lake import Lake
 
 from ..conftest import copy_lake, rows
-from .conftest import NOTEBOOKS, outputs, run_notebook
+from .conftest import NOTEBOOKS, data_marks, last_svg, outputs, run_notebook
 
 pytestmark = [pytest.mark.xdist_group("notebooks"), pytest.mark.process, pytest.mark.models]
 
@@ -25,10 +25,6 @@ FIGURES = re.compile(r"^(\w+): recall@(\d+) ([0-9.]+) over (\d+) queries \(([^)]
 
 def labelled() -> list[dict]:
     return [json.loads(line) for line in QUERIES.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def last_svg(notebook) -> str:
-    return [o["data"]["image/svg+xml"] for o in outputs(notebook) if "image/svg+xml" in o.get("data", {})][-1]
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +52,7 @@ def test_the_query_set_names_memories_the_demo_lake_can_return(nights_lake_dir):
 def test_runs_and_draws_recall_and_latency(searched):
     _, notebook = searched
     assert not [o for o in outputs(notebook) if o["output_type"] == "error"]
-    assert 'role="graphics-symbol"' in last_svg(notebook)
+    assert data_marks(last_svg(notebook))
 
 
 def test_recall_equals_a_direct_recomputation(searched):
@@ -79,12 +75,3 @@ def test_recall_equals_a_direct_recomputation(searched):
         every = [r for values in recalls.values() for r in values]
         per_language = ", ".join(f"{lang} {mean(values):.3f}" for lang, values in sorted(recalls.items()))
         assert shown[mode] == (K, f"{mean(every):.3f}", len(queries), per_language), mode
-
-
-def test_a_wrong_lake_path_is_lake_not_found_naming_it(tmp_path):
-    from papermill.exceptions import PapermillExecutionError
-
-    missing = tmp_path / "no-lake-here"
-    with pytest.raises(PapermillExecutionError) as caught:
-        run_notebook(NAME, tmp_path / "out", lake=str(missing))
-    assert caught.value.ename == "LakeNotFound" and str(missing) in caught.value.evalue

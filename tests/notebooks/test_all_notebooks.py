@@ -110,3 +110,18 @@ def test_a_lake_with_one_memory_and_no_run_is_explored_and_measured_without_an_e
     text = "".join(o.get("text", "") for c in measured.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert ("40 of 40 queries name a scope this lake does not hold and are left out (the notebook's own set is "
             "written for the demo lake: pass queries=PATH for yours).") in text
+
+
+@pytest.mark.xdist_group("notebooks")
+@pytest.mark.process
+@pytest.mark.parametrize("name", NAMES)
+def test_a_wrong_lake_path_stops_each_notebook_with_lake_not_found_naming_it(name, tmp_path):
+    import papermill
+
+    from .conftest import run_notebook
+
+    missing = tmp_path / "no-lake-here"
+    with pytest.raises(papermill.PapermillExecutionError) as caught:
+        run_notebook(f"{name}.ipynb", tmp_path / "out", lake=str(missing))
+    assert caught.value.ename == "LakeNotFound" and f"no lake at {missing}" in caught.value.evalue
+    assert not missing.exists()
