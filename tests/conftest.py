@@ -7,9 +7,9 @@ import json
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -24,6 +24,9 @@ os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="memory-lake-prefect-")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 from memory_lake import Lake  # noqa: E402
+from memory_lake.demo import (DemoData, DemoSearches, NightData, demo_searches, generate_demo,  # noqa: E402
+                              generate_night, night_as_of)
+from memory_lake.store import resolve_as_of  # noqa: E402
 
 AS_OF = datetime(2026, 11, 30, 0, 0, 0)
 
@@ -64,7 +67,7 @@ def cli_process(warm, *args: str, env: dict[str, str] | None = None, timeout: fl
 PROCESS_FIXTURES = {"prefect_harness", "warm_python"}
 # Fixtures built with the embedding models (a lake after a nightly, a module's embedded pairs or
 # queries): their tests are `models` tests, whichever test happens to build the fixture first.
-MODEL_FIXTURES = {"nights_lake_dir", "nights_copy",  # tests/notebooks/conftest.py
+MODEL_FIXTURES = {"three_nights", "nights_lake_dir", "nights_copy",  # this file, tests/notebooks/conftest.py
                   "demo_lake_dir", "demo_copy",       # tests/publish/conftest.py
                   "pairs_lake",                       # tests/maintain/test_dedup_thresholds.py
                   "judge",                            # tests/maintain/test_dedup_paraphrase.py
@@ -227,3 +230,44 @@ def held_by_another_process(lake, seconds: float = 60):
         except ProcessLookupError:
             pass
         os.waitpid(pid, 0)
+
+
+# ------------------------------------------------------------------ the demo lake after three nights
+# (tests/demo, tests/notebooks: one build per session, on the worker of the xdist group "nights")
+NIGHTS = 3  # nights of the session's demo lake (`three_nights`)
+
+
+@dataclass(frozen=True)
+class Nights:
+    """A demo lake after its nights, and what each night planted, searched and reported."""
+
+    root: Path
+    first: DemoData
+    later: dict[int, NightData]  # night -> what generate_night wrote
+    searches: dict[int, DemoSearches]  # night -> the searches of its day (made before the next night)
+    runs: dict[int, dict]  # night -> the run summary
+    seconds: dict[int, float]  # night -> wall time of its searches, files and run
+
+
+def build_nights(root: Path, nights: int = NIGHTS, seed: int = 7) -> Nights:
+    """Build the demo lake at `root` over `nights` nights (see the module docstring)."""
+    lake = Lake.init(root)
+    later, searches, runs, seconds = {}, {}, {}, {}
+    first = None
+    for night in range(1, nights + 1):
+        start = time.perf_counter()
+        if night == 1:
+            first = generate_demo(lake.inbox, seed=seed)
+        else:
+            searches[night - 1] = demo_searches(lake, night - 1)
+            later[night] = generate_night(lake.inbox, night, seed=seed)
+        from memory_lake.observe.runs import run_nightly_steps
+
+        runs[night] = run_nightly_steps(lake, resolve_as_of(night_as_of(night)), reports_dir=root.parent / "reports")
+        seconds[night] = round(time.perf_counter() - start, 1)
+    return Nights(root=root, first=first, later=later, searches=searches, runs=runs, seconds=seconds)
+
+
+@pytest.fixture(scope="session")
+def three_nights(tmp_path_factory) -> Nights:
+    return build_nights(tmp_path_factory.mktemp("demo-nights") / "lake")

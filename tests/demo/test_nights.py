@@ -25,6 +25,9 @@ from memory_lake.store import resolve_as_of
 from ..conftest import copy_lake
 from .test_demo import problems
 
+# the lake of three nights (the session's `three_nights`) is built once, on the notebooks' worker
+pytestmark = pytest.mark.xdist_group("notebooks")
+
 NIGHT_FILES = ["01-acme-support.jsonl", "02-globex-ops.jsonl", "03-zhongke-assistant.jsonl", "04-edits.jsonl",
                "05-late-sync.jsonl"]
 

@@ -13,7 +13,8 @@ from memory_lake.demo import SEARCH_HOUR, DemoSearches, demo_searches, night_as_
 from ..conftest import copy_lake
 from .test_nights import table
 
-pytestmark = pytest.mark.slow  # the lake of three nights (and every search) runs the embedding models
+# the lake of three nights (and every search) runs the embedding models; one build, on the notebooks' worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("notebooks")]
 
 
 def logged(lake_root, stamp: str) -> list[dict]:

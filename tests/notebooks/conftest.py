@@ -11,34 +11,22 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from memory_lake import Lake
-from memory_lake.demo import demo_searches, generate_demo, generate_night, night_as_of
-from memory_lake.observe.runs import run_nightly_steps
 
 from ..conftest import copy_lake
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-NIGHTS = 3
 
 
 @pytest.fixture(scope="session")
-def nights_lake_dir(tmp_path_factory) -> Path:
+def nights_lake_dir(three_nights) -> Path:
     """The demo lake after NIGHTS nightly runs, one a day from the demo's as_of (v1, v2, v3): each
-    later night runs on that day's follow-up snapshots, after the searches of the day before."""
-    root = tmp_path_factory.mktemp("nights") / "lake"
-    lake = Lake.init(root)
-    generate_demo(lake.inbox, seed=7)
-    for night in range(1, NIGHTS + 1):
-        if night > 1:
-            demo_searches(lake, night - 1)
-            generate_night(lake.inbox, night, seed=7)
-        summary = run_nightly_steps(lake, night_as_of(night), reports_dir=root.parent / "reports")
-        assert summary["status"] in ("ok", "partial"), summary
-    return root
+    later night ran on that day's follow-up snapshots, after the searches of the day before (the
+    session's `three_nights`, shared with tests/demo; treat it as read-only, `nights_copy` to write)."""
+    return three_nights.root
 
 
 @pytest.fixture
-def nights_copy(nights_lake_dir, tmp_path) -> Lake:
+def nights_copy(nights_lake_dir, tmp_path):
     return copy_lake(nights_lake_dir, tmp_path / "lake")
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from memory_lake import Lake
 
-from ..conftest import rows
-from .conftest import NIGHTS, data_marks, outputs, recorded, run_notebook, svgs
+from ..conftest import NIGHTS, rows
+from .conftest import data_marks, outputs, recorded, run_notebook, svgs
 
 pytestmark = pytest.mark.xdist_group("notebooks")
 
