@@ -229,7 +229,8 @@ def search(
     tenant, agent, user, query, chosen = _redact_request(lake, tenant, agent, user, query, chosen)
     # an unknown name is an error, not 0 results; checked as stored (after redaction: an e-mail
     # tenant is known by its placeholder)
-    check_scope(lake, tenant, agent, user)
+    identity = lake.data_identity()  # once a search: the scope check and the scope cache share it
+    check_scope(lake, tenant, agent, user, identity=identity)
     results: list[SearchResult] = []
     raw_scores: list[float] = []
     semantic_match = False
@@ -244,7 +245,7 @@ def search(
         # Only the first model that covers the query is run now; a later one only when the scope
         # holds memories that only it scored (`_more_vectors`).
         pending = _QUERY_VECTORS.submit(_query_vector, lake.policy, query, True) if mode_key != "keyword" else None
-        scope, source, note = _scope(lake, tenant, agent, user, chosen, include_inactive)
+        scope, source, note = _scope(lake, tenant, agent, user, chosen, include_inactive, identity)
         if note:
             notes.append(note)
         searched = scope.size
@@ -455,11 +456,11 @@ def _vocabulary(name: str, value: Any, aliases: Mapping[str, str]) -> str:
 
 
 # ------------------------------------------------------------------ reading and ranking
-def _scope(lake, tenant, agent, user, chosen, include_inactive):
+def _scope(lake, tenant, agent, user, chosen, include_inactive, identity):
     """(ScopeIndex, source, note): the scope from the process's cache when nothing was written
-    since it was loaded, else loaded with one read (live, or published while a run holds the lake)."""
+    since `identity` (the lake's `data_identity()`, taken before) was read, else loaded with one
+    read (live, or published while a run holds the lake)."""
     policy = lake.policy.search
-    identity = lake.data_identity()
     key = None
     if identity is not None:
         filters = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in chosen.items())

@@ -33,14 +33,19 @@ ID_KINDS = {
 PLURALS = {"memory": "memories", "conflict": "conflicts"}
 
 
-def check_scope(lake, tenant: str | None, agent: str | None = None, user: str | None = None) -> None:
+_NOW = object()
+
+
+def check_scope(lake, tenant: str | None, agent: str | None = None, user: str | None = None,
+                identity: object = _NOW) -> None:
     """Raise InputError when `tenant` has no memories, or `agent` / `user` has none within the scope
-    named before it, suggesting the closest known names. None means "not narrowed"."""
+    named before it, suggesting the closest known names. None means "not narrowed". `identity`:
+    the lake's `data_identity()` when the caller has just taken it (a search takes it once)."""
     levels = [(label, column, value) for label, column, value in
               (("tenant", "tenant", tenant), ("agent", "agent_id", agent), ("user", "user_id", user)) if value is not None]
     if not levels:
         return
-    identity = lake.data_identity()
+    identity = lake.data_identity() if identity is _NOW else identity
     key = (identity, tenant, agent, user)
     if identity is not None and key in _KNOWN_SCOPES:
         return  # a search repeats its scope: no read while nothing changed
