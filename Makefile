@@ -34,7 +34,8 @@ demo: install
 
 # PYTEST_ARGS: more pytest options (.ci/run adds --durations=10, the ten slowest tests of the run).
 PYTEST_ARGS ?=
-# --dist loadgroup: the tests of one xdist_group (the notebooks: one three-night lake) share a worker
+# --dist loadgroup: an xdist_group shares a worker where pytest-xdist honours it (not with pytest 9); the
+# three-night demo lake of tests/demo and tests/notebooks is built once per run across workers regardless
 test: install
 	$(PY) -m pytest -q -n 2 --dist loadgroup $(PYTEST_ARGS)
 
