@@ -93,6 +93,29 @@ def _dump(line: _Line) -> str:
     return json.dumps(line.payload, ensure_ascii=False)
 
 
+def write_lines(inbox: Path, files: list[tuple[str, list[_Line]]], bad_kinds
+                ) -> tuple[list[Path], list[tuple[str, int, str]], list[tuple[str, int, str]], int]:
+    """Write each (name, lines) JSON Lines file into `inbox` (atomically); (paths, malformed lines
+    as (file, line, reason) for the kinds in `bad_kinds`, conflicting lines as (file, line, field),
+    the number of good lines)."""
+    written: list[Path] = []
+    malformed: list[tuple[str, int, str]] = []
+    conflicts: list[tuple[str, int, str]] = []
+    good = 0
+    for name, lines in files:
+        for number, line in enumerate(lines, start=1):
+            if line.kind in bad_kinds:
+                malformed.append((name, number, line.kind))
+            elif line.kind == "conflict":
+                conflicts.append((name, number, "content"))
+            elif line.kind == "good":
+                good += 1
+        path = inbox / name
+        _write_atomic(path, "".join(_dump(line) + "\n" for line in lines))
+        written.append(path)
+    return written, malformed, conflicts, good
+
+
 def _write_atomic(path: Path, text: str) -> None:
     # The inbox convention: a reader never sees a half-written snapshot.
     tmp = path.with_name(path.name + ".tmp")
@@ -133,21 +156,8 @@ def generate_demo(inbox: Path, seed: int = 7) -> DemoData:
     b = _Builder(seed, DEMO_AS_OF)
     jsonl, (save_name, save_doc) = _first_night_files(b)
 
-    files: list[Path] = []
-    malformed: list[tuple[str, int, str]] = []
-    conflicts: list[tuple[str, int, str]] = []
-    good = len(save_doc["memories"])
-    for name, lines in jsonl:
-        for number, line in enumerate(lines, start=1):
-            if line.kind in MALFORMED_REASONS:
-                malformed.append((name, number, line.kind))
-            elif line.kind == "conflict":
-                conflicts.append((name, number, "content"))
-            elif line.kind == "good":
-                good += 1
-        path = inbox / name
-        _write_atomic(path, "".join(_dump(line) + "\n" for line in lines))
-        files.append(path)
+    files, malformed, conflicts, good = write_lines(inbox, jsonl, MALFORMED_REASONS)
+    good += len(save_doc["memories"])
     save_path = inbox / save_name
     _write_atomic(save_path, json.dumps(save_doc, ensure_ascii=False, indent=2) + "\n")
     files.append(save_path)

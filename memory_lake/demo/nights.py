@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import Policy
-from .generator import DEMO_AS_OF, _dump, _first_night_files, _write_atomic
+from .generator import DEMO_AS_OF, _first_night_files, write_lines
 from .records import _Builder, _iso, _MONTHS_EN, _Scope, _WEEKDAYS_ZH
 from .scenario import (
     DEMO_TENANTS,
@@ -174,21 +174,7 @@ def generate_night(inbox: Path, night: int, seed: int = 7) -> NightData:
     inbox.mkdir(parents=True, exist_ok=True)
     b, files, meta = _replay(seed, night)
 
-    written: list[Path] = []
-    malformed: list[tuple[str, int, str]] = []
-    conflicts: list[tuple[str, int, str]] = []
-    good = 0
-    for name, lines in files:
-        for number, line in enumerate(lines, start=1):
-            if line.kind in _NIGHT_BAD:
-                malformed.append((name, number, line.kind))
-            elif line.kind == "conflict":
-                conflicts.append((name, number, "content"))
-            elif line.kind == "good":
-                good += 1
-        path = inbox / name
-        _write_atomic(path, "".join(_dump(line) + "\n" for line in lines))
-        written.append(path)
+    written, malformed, conflicts, good = write_lines(inbox, files, _NIGHT_BAD)
     return NightData(
         night=night, files=sorted(written, key=lambda p: p.name), as_of=b.as_of, planted_pii=list(b.pii),
         malformed=sorted(malformed), conflicts=conflicts, duplicates=meta["duplicates"],
