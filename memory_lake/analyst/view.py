@@ -25,44 +25,20 @@ import duckdb
 
 from ..store import Lake, LakeBusy, InputError, is_lake, lake_not_found, resolve_lake_dir, unknown_message
 from ..publish import compose_changes
+from ..store import views as lake_views
 
 # Copied from the live lake only when a query names them (they hold every token and vector).
 INDEX_TABLES = ("embeddings", "postings", "keyword_docs")
 
-# (column, JSON path in health_snapshots.metrics, type, what it measures)
-HEALTH_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
-    ("total", "$.total", "BIGINT", "memories in the scope (every status but merged and deleted)"),
-    *((f"{tier}_{part}", f"$.capacity.{tier}.{part}", kind, f"{tier}: {what}")
-      for tier in ("working", "short_term", "long_term", "important")
-      for part, kind, what in (("used", "BIGINT", "memories held"), ("limit", "BIGINT", "capacity (null: none)"),
-                               ("utilization", "DOUBLE", "used / limit"))),
-    ("hit_rate_7d", "$.hit_rate.last_7d", "DOUBLE", "share of searches of the last 7 days with a relevant result"),
-    ("hit_rate_30d", "$.hit_rate.last_30d", "DOUBLE", "the same over 30 days"),
-    ("hit_rate_trend", "$.hit_rate.trend", "VARCHAR", "rising, falling or stable (null: not enough history)"),
-    ("stale_count", "$.staleness.stale_count", "BIGINT", "memories not accessed for the stale window"),
-    ("stale_ratio", "$.staleness.stale_ratio", "DOUBLE", "stale_count / total"),
-    ("oldest_unaccessed_days", "$.staleness.oldest_unaccessed_days", "BIGINT", "age of the longest-unread memory"),
-    ("suggest_archive", "$.staleness.suggest_archive", "BIGINT", "memories the rules suggest archiving"),
-    ("conflicts_open", "$.conflicts.open", "BIGINT", "conflicts waiting for a user"),
-    ("conflicts_over_7d", "$.conflicts.by_age.over_7d", "BIGINT", "of those, open for more than 7 days"),
-    ("conflicts_important", "$.conflicts.important", "BIGINT", "open conflicts on important memories"),
-    ("conflicts_oldest_days", "$.conflicts.oldest_days", "BIGINT", "age of the oldest open conflict"),
-    ("dormant", "$.inactive.dormant", "BIGINT", "dormant memories (kept, not searched)"),
-    ("archived", "$.inactive.archived", "BIGINT", "archived memories"),
-    ("created_last_7d", "$.distribution.by_age.last_7d", "BIGINT", "memories created in the last 7 days"),
-    ("created_last_30d", "$.distribution.by_age.last_30d", "BIGINT", "created in the last 30 days"),
-)
-
-_HEALTH_SQL = "CREATE OR REPLACE VIEW health AS SELECT as_of, run_id, level, tenant, agent_id, user_id, " + ", ".join(
-    f"TRY_CAST(metrics->>'{path}' AS {kind}) AS {name}" for name, path, kind, _ in HEALTH_COLUMNS
-) + ", CAST(coalesce(json_array_length(metrics->'$.alerts'), 0) AS BIGINT) AS alerts FROM health_snapshots"
+# the typed health figures (store/views.py): one column per figure of a snapshot
+HEALTH_COLUMNS = lake_views.HEALTH_COLUMNS
+_HEALTH_SQL = f"CREATE OR REPLACE VIEW health AS {lake_views.HEALTH_SERIES_SQL}"
 
 _DERIVED = {
     "health": _HEALTH_SQL,
-    "health_alerts": """CREATE OR REPLACE VIEW health_alerts AS
-        SELECT as_of, run_id, level AS scope_level, tenant, agent_id, user_id,
-               alert->>'$.level' AS level, alert->>'$.message' AS message, alert->>'$.action' AS action
-        FROM (SELECT *, unnest(CAST(coalesce(metrics->'$.alerts', '[]') AS JSON[])) AS alert FROM health_snapshots)""",
+    "health_alerts": f"CREATE OR REPLACE VIEW health_alerts AS {lake_views.HEALTH_ALERTS_SQL}",
+    # the lake's own views (store/views.py), made again here over the copied tables
+    **{name: f"CREATE OR REPLACE VIEW {name} AS {sql}" for name, sql in lake_views.VIEWS.items() if name != "health_alerts"},
     "run_steps": """CREATE OR REPLACE VIEW run_steps AS
         SELECT run_id, kind, as_of, status AS run_status, position, step,
                steps->(concat('$."', step, '"')) AS detail,
@@ -87,7 +63,8 @@ _DERIVED = {
         WHERE m.type = 'summary'""",
 }
 # the tables each derived view reads (a view is made only when they are all there)
-_NEEDS = {"history": ("memory_history",), "summary_scores": ("summary_state",), "health": ("health_snapshots",), "health_alerts": ("health_snapshots",), "run_steps": ("runs",),
+_NEEDS = {"health_series": ("health_snapshots",), "run_series": ("runs",), "run_step_durations": ("runs",),
+          "history": ("memory_history",), "summary_scores": ("summary_state",), "health": ("health_snapshots",), "health_alerts": ("health_snapshots",), "run_steps": ("runs",),
           "run_counts": ("runs",), "summaries": ("memories", "summary_state")}
 
 

@@ -20,6 +20,7 @@ from ..store import transaction
 from ..store import Policy
 from ..store import TIERS
 from ..store import MemoryLakeError, StepReport, step_error
+from .alerts import make_alert, scope_count_note
 
 ACTIVE = "('active', 'conflicted')"
 NO_LOG_NOTE = "no retrieval log yet: the hit rate needs searches (memory-lake search) in the window"
@@ -34,9 +35,12 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
     hits = _hit_counts(con, as_of)
     important_changes = _important_changes(con, as_of)
     suggestions = _archive_suggestions(con)
-    open_conflicts = _open_conflicts(con, as_of)
+    open_conflicts = _open_conflicts(con, as_of, policy.health.conflict_overdue_days)
     inactive = _inactive(con)
+    quarantine = _open_quarantine(con, as_of)
+    summaries = _summary_quality(con)
     threshold = policy.health.utilization_warning
+    language = policy.report.language
 
     def resting(tenant_name: str) -> list[dict[str, int]]:
         return [v for k, v in inactive.items() if k[0] == tenant_name]
@@ -79,6 +83,8 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
                        sum(suggestions.values()), scope_alerts=_alert_counts(result_scopes, threshold),
                        conflicts=_sum_conflicts(list(open_conflicts.values())))
     overall = _with_inactive(overall, list(inactive.values()))
+    for name, metrics in [*tenants.items(), (None, overall)]:
+        _with_quality(metrics, quarantine, summaries, name, policy)
     # a scope whose memories all went dormant (unused 60 days): an agent loading it gets nothing, and
     # no scope row shows it (archived ones ended on purpose: expired, or pushed out by capacity)
     live = {(s["tenant"], s["agent_id"], s["user_id"]) for s in result_scopes}
@@ -86,14 +92,11 @@ def compute_health(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Poli
     for name, metrics in [*tenants.items(), (None, overall)]:
         mine = [v for k, v in emptied.items() if name is None or k[0] == name]
         if mine:
-            metrics["alerts"].append({
-                "level": "warning",
-                "message": f"{len(mine)} scope(s) hold no live memory, only {sum(v['dormant'] for v in mine)} "
-                           f"dormant ones (unused for {policy.tiers.dormant_days} days): search, the context pack and the export "
-                           "give them nothing",
-                "action": "memory-lake search QUERY --tenant T --user U --include-inactive to see them; "
-                          "memory-lake restore ID... brings them back (a use or a write wakes a dormant one)"})
-    return {"as_of": iso(as_of), "overall": overall, "tenants": tenants, "scopes": result_scopes}
+            metrics["alerts"].append(make_alert("dormant_scopes", language, scopes=len(mine),
+                                                dormant=sum(v["dormant"] for v in mine), days=policy.tiers.dormant_days))
+    health = {"as_of": iso(as_of), "overall": overall, "tenants": tenants, "scopes": result_scopes}
+    _with_history(con, as_of, policy, health)
+    return health
 
 
 def snapshot_health(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None) -> StepReport:
@@ -215,8 +218,9 @@ def _important_changes(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[
     return {(t, a, u): n for t, a, u, n in rows}
 
 
-def _open_conflicts(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[tuple, dict[str, int]]:
-    """Open conflicts per scope by age (the conflict queue a person works through)."""
+def _open_conflicts(con: duckdb.DuckDBPyConnection, as_of: datetime, overdue_days: int = 7) -> dict[tuple, dict[str, int]]:
+    """Open conflicts per scope by age (the conflict queue a person works through); ``overdue``:
+    open longer than `overdue_days` (the policy's conflict_overdue_days)."""
     if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'conflicts'").fetchone()[0]:
         return {}
     rows = con.execute(
@@ -226,16 +230,17 @@ def _open_conflicts(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[tup
                count(*) FILTER (WHERE c.created_at <= ? - INTERVAL 1 DAY AND c.created_at > ? - INTERVAL 7 DAY) AS d1_7,
                count(*) FILTER (WHERE c.created_at <= ? - INTERVAL 7 DAY) AS over_7d,
                count(*) FILTER (WHERE c.kind = 'important') AS important,
-               coalesce(max(date_diff('day', c.created_at, ?)), 0) AS oldest_days
+               coalesce(max(date_diff('day', c.created_at, ?)), 0) AS oldest_days,
+               count(*) FILTER (WHERE c.created_at <= ? - to_days(?)) AS overdue
         FROM conflicts c JOIN memories m ON m.id = c.memory_id
         WHERE c.status = 'open' AND c.created_at <= ?
         GROUP BY ALL
         """,
-        [as_of] * 6,
+        [as_of] * 5 + [as_of, overdue_days, as_of],
     ).fetchall()
     return {(t, a, u): {"open": n, "by_age": {"under_1d": d0, "1_to_7d": d1, "over_7d": d7}, "important": imp,
-                        "oldest_days": old}
-            for t, a, u, n, d0, d1, d7, imp, old in rows}
+                        "oldest_days": old, "overdue": late}
+            for t, a, u, n, d0, d1, d7, imp, old, late in rows}
 
 
 def _sum_conflicts(items: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -243,7 +248,8 @@ def _sum_conflicts(items: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     return {"open": sum(i["open"] for i in items),
             "by_age": {k: sum(i["by_age"][k] for i in items) for k in ("under_1d", "1_to_7d", "over_7d")},
-            "important": sum(i["important"] for i in items), "oldest_days": max(i["oldest_days"] for i in items)}
+            "important": sum(i["important"] for i in items), "oldest_days": max(i["oldest_days"] for i in items),
+            "overdue": sum(i["overdue"] for i in items)}
 
 
 def _inactive(con: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, int]]:
@@ -276,6 +282,125 @@ def _archive_suggestions(con: duckdb.DuckDBPyConnection) -> dict[tuple, int]:
         """
     ).fetchall()
     return {(t, a, u): n for t, a, u, n in rows}
+
+
+def _open_quarantine(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str | None, int]:
+    """Open quarantined lines per tenant (None: lines without a readable tenant) as of `as_of`."""
+    rows = con.execute("SELECT tenant, count(*) FROM quarantine WHERE status = 'open' AND as_of <= ? GROUP BY ALL",
+                       [as_of]).fetchall()
+    return {t: n for t, n in rows}
+
+
+def _summary_quality(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, Any]]:
+    """Per tenant: summaries published, summaries whose latest attempt failed the gate (which
+    thresholds), and the mean of each quality score over the published ones."""
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'summary_state'").fetchone()[0]:
+        return {}
+    published = "FILTER (WHERE status = 'published')"
+    rows = con.execute(
+        f"""
+        SELECT tenant, count(*) {published}, count(*) FILTER (WHERE status = 'failed'),
+               list_sort(list_distinct(flatten(list(coalesce(failed, [])) FILTER (WHERE status = 'failed')))),
+               {', '.join(f"coalesce(sum({score}) {published}, 0)" for score in QUALITY_SCORES)}
+        FROM summary_state GROUP BY tenant
+        """).fetchall()
+    return {tenant: {"published": n, "failed": failed, "failed_thresholds": list(thresholds or []),
+                     "sums": [float(x) for x in sums]}
+            for tenant, n, failed, thresholds, *sums in rows}
+
+
+QUALITY_SCORES = ("retention", "compression", "readability", "accuracy")
+
+
+def _with_quality(metrics: dict[str, Any], quarantine: dict[str | None, int], summaries: dict[str, dict[str, Any]],
+                  tenant: str | None, policy: Policy) -> None:
+    """Add ``quarantine`` (open lines) and ``summaries`` (published, failed the gate, mean scores of
+    the published ones) to a tenant's (or with `tenant` None the whole lake's) metrics, and the
+    alert for summaries that failed their gate. The alerts stay last."""
+    mine = [v for k, v in summaries.items() if tenant is None or k == tenant]
+    published = sum(v["published"] for v in mine)
+    failed = sum(v["failed"] for v in mine)
+    sums = [sum(v["sums"][i] for v in mine) for i in range(len(QUALITY_SCORES))]
+    means = {score: round(sums[i] / published, 4) if published else None for i, score in enumerate(QUALITY_SCORES)}
+    thresholds = sorted({t for v in mine for t in v["failed_thresholds"]})
+    alerts = metrics.pop("alerts")
+    metrics["quarantine"] = {"open": sum(n for k, n in quarantine.items() if tenant is None or k == tenant)}
+    metrics["summaries"] = {"published": published, "failed": failed, "mean": means}
+    if failed:
+        alerts.append(make_alert("summaries_failed", policy.report.language, count=failed,
+                                 ies="y" if failed == 1 else "ies", failed=", ".join(thresholds) or "scores"))
+    metrics["alerts"] = alerts
+
+
+def _with_history(con: duckdb.DuckDBPyConnection, as_of: datetime, policy: Policy, health: dict[str, Any]) -> None:
+    """What needs the stored snapshots before `as_of`: the hit-rate trend of every level (see
+    `hit_rate_trend`), quarantine growth (overall and per tenant) and, overall, a nightly run that
+    did not happen (the last successful one older than ``overdue_hours``)."""
+    h = policy.health
+    k = max(2, h.trend_snapshots)
+    depth = max(k - 1, h.quarantine_growth_runs)
+    instants = [t for (t,) in con.execute(
+        "SELECT DISTINCT as_of FROM health_snapshots WHERE as_of < ? ORDER BY as_of DESC LIMIT ?", [as_of, depth])
+        .fetchall()]
+    past: dict[tuple, list[tuple[datetime, float | None, int | None]]] = {}
+    if instants:
+        rows = con.execute(
+            """
+            SELECT level, tenant, agent_id, user_id, as_of, TRY_CAST(metrics->>'$.hit_rate.last_7d' AS DOUBLE),
+                   TRY_CAST(metrics->>'$.quarantine.open' AS BIGINT)
+            FROM health_snapshots WHERE as_of IN (SELECT unnest(?::TIMESTAMP[])) ORDER BY as_of
+            """, [instants]).fetchall()
+        for level, tenant, agent, user, when, rate, quarantined in rows:
+            past.setdefault((level, tenant, agent, user), []).append((when, rate, quarantined))
+    trend_instants = set(sorted(instants)[-(k - 1):]) if k > 1 else set()
+    language = policy.report.language
+
+    def apply(key: tuple, metrics: dict[str, Any]) -> None:
+        points = [(when, rate) for when, rate, _ in past.get(key, []) if when in trend_instants]
+        points.append((as_of, metrics["hit_rate"]["last_7d"]))
+        metrics["hit_rate"].update(hit_rate_trend(points, k, h.trend_dead_band))
+
+    apply(("overall", None, None, None), health["overall"])
+    for name, metrics in health["tenants"].items():
+        apply(("tenant", name, None, None), metrics)
+    for scope in health["scopes"]:
+        apply(("scope", scope["tenant"], scope["agent_id"], scope["user_id"]), scope)
+
+    runs = h.quarantine_growth_runs
+    for key, metrics in [(("overall", None, None, None), health["overall"]),
+                         *((("tenant", n, None, None), m) for n, m in health["tenants"].items())]:
+        series = [q for _, _, q in past.get(key, [])][-runs:] + [metrics["quarantine"]["open"]]
+        if runs and len(series) == runs + 1 and None not in series and all(b > a for a, b in zip(series, series[1:])):
+            metrics["alerts"].append(make_alert("quarantine_growing", language, runs=runs,
+                                                series=" → ".join(str(q) for q in series)))
+
+    (last,) = con.execute("SELECT max(as_of) FROM runs WHERE kind = 'nightly' AND status <> 'failed' AND as_of < ?",
+                          [as_of]).fetchone()
+    if last is not None and as_of - last > timedelta(hours=h.overdue_hours):
+        hours = int((as_of - last).total_seconds() // 3600)
+        health["overall"]["alerts"].append(make_alert("run_overdue", language, hours=hours, last=iso(last)))
+
+
+def hit_rate_trend(points: list[tuple[datetime, float | None]], k: int, dead_band: float) -> dict[str, Any]:
+    """The trend of the 7-day hit rate over the last `k` snapshots, `points` (instant, rate) oldest
+    first, the current one last. The slope is the least-squares slope of the rate against time in
+    days, b = Σ(x - x̄)(y - ȳ) / Σ(x - x̄)², over the last k points; "improving" when b > `dead_band`,
+    "declining" when b < -`dead_band`, else "stable". Until k points hold a rate: trend and slope
+    null, and ``trend_note`` says how many are there ("3 of 7 snapshots needed")."""
+    window = points[-k:]
+    rated = [(when, rate) for when, rate in window if rate is not None]
+    if len(rated) < k:
+        return {"trend": None, "trend_slope": None,
+                "trend_note": f"{len(rated)} of {k} snapshots with a 7-day hit rate needed"}
+    start = rated[0][0]
+    xs = [(when - start).total_seconds() / 86400 for when, _ in rated]
+    ys = [rate for _, rate in rated]
+    mx, my = sum(xs) / k, sum(ys) / k
+    spread = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / spread if spread else 0.0
+    trend = "improving" if slope > dead_band else "declining" if slope < -dead_band else "stable"
+    return {"trend": trend, "trend_slope": round(slope, 6), "trend_note": None,
+            "trend_window": {"snapshots": k, "from": iso(rated[0][0]), "to": iso(rated[-1][0])}}
 
 
 # ---------------------------------------------------------------------------- assembly
@@ -324,9 +449,6 @@ def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, i
         hit_rate["last_7d"] = _rate(hits["hits_7d"], hits["searches_7d"])
         hit_rate["last_30d"] = _rate(hits["hits_30d"], hits["searches_30d"])
         hit_rate["searches_7d"], hit_rate["searches_30d"] = hits["searches_7d"], hits["searches_30d"]
-        if hit_rate["last_7d"] is not None and hit_rate["last_30d"] is not None:
-            delta = hit_rate["last_7d"] - hit_rate["last_30d"]
-            hit_rate["trend"] = "improving" if delta > 0.02 else "declining" if delta < -0.02 else "stable"
     if hit_rate["last_7d"] is None:
         hit_rate["note"] = NO_LOG_NOTE
     metrics = {
@@ -338,64 +460,60 @@ def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, i
                       "oldest_unaccessed_days": row["oldest_unaccessed_days"], "suggest_archive": suggested_archive},
         "total": total,
         "conflicts": conflicts or {"open": 0, "by_age": {"under_1d": 0, "1_to_7d": 0, "over_7d": 0},
-                                   "important": 0, "oldest_days": 0},
+                                   "important": 0, "oldest_days": 0, "overdue": 0},
     }
     metrics["alerts"] = _alerts(metrics, policy, important_changes, scope_alerts)
+    language = policy.report.language
     queue = metrics["conflicts"]
+    overdue = queue["overdue"]
+    if overdue:
+        metrics["alerts"].append(make_alert("conflicts_overdue", language, count=overdue,
+                                            days=policy.health.conflict_overdue_days, oldest=queue["oldest_days"]))
     if queue["important"]:
-        metrics["alerts"].append({
-            "level": "info", "message": f"important memory modified: {queue['important']} agent change(s) to "
-                                        "important memories wait for a user",
-            "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"})
-    if queue["open"] > queue["important"]:
-        metrics["alerts"].append({
-            "level": "info", "message": f"{queue['open'] - queue['important']} open conflict(s) wait for a user "
-                                        f"(oldest {queue['oldest_days']} days)"
-                                        + (f"; {queue['open']} open with the {queue['important']} on important "
-                                           "memories" if queue["important"] else ""),
-            "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"})
+        metrics["alerts"].append(make_alert("important_conflicts", language, count=queue["important"]))
+    waiting = queue["open"] - queue["important"] - overdue
+    if waiting > 0:
+        metrics["alerts"].append(make_alert("conflicts_waiting", language, count=waiting, oldest=queue["oldest_days"]))
     if suggested_archive:
-        metrics["alerts"].append({
-            "level": "info",
-            "message": f"{suggested_archive} long-term memories not used for {policy.tiers.suggest_archive_days} days",
-            "action": "suggest archive: review them (memory-lake sql \"SELECT * FROM memory_flags\"), then archive "
-                      "one (memory-lake edit ID --set expires_at=YYYY-MM-DD, today or earlier: the next run archives it), forget it "
-                      "(memory-lake forget ID --reason TEXT) or keep it"})
+        metrics["alerts"].append(make_alert("suggest_archive", language, count=suggested_archive,
+                                            days=policy.tiers.suggest_archive_days))
     return metrics
 
 
 def _alerts(metrics: dict[str, Any], policy: Policy, important_changes: int,
             scope_alerts: dict[str, int] | None) -> list[dict[str, str]]:
-    """Seed 000 告警规则, each alert ``{level, message, action}``."""
+    """Seed 000 告警规则, each alert ``{level, code, message, action}`` (observe.alerts words them).
+
+    Measured after the nightly rules ran (snapshot_health follows enforce_tiers), so a capacity the
+    rules already brought back under its limit does not alarm. A tier above the threshold gives one
+    alert, which says how many scopes are above it; when the whole lake is below it and some
+    scopes are not, one alert counts those scopes."""
     h = policy.health
+    language = policy.report.language
+    targets = {"working": policy.patrol.working_target, "short_term": policy.patrol.short_term_target}
     alerts = []
-    for tier, action in (("working", "promote the oldest working memories to short_term (the nightly run does)"),
-                         ("short_term", "move the oldest short_term memories to long_term or archive them")):
+    for tier in ("working", "short_term"):
         cap = metrics["capacity"][tier]
+        hot_scopes = (scope_alerts or {}).get(tier, 0)
         if cap["utilization"] is not None and cap["utilization"] > h.utilization_warning:
-            alerts.append({"level": "warning",
-                           "message": f"{tier} memory at {cap['utilization']:.0%} of capacity ({cap['used']}/{cap['limit']})",
-                           "action": action})
-    if scope_alerts:
-        for tier in ("working", "short_term"):
-            if scope_alerts.get(tier):
-                alerts.append({"level": "warning",
-                               "message": f"{scope_alerts[tier]} scope(s) with {tier} memory above "
-                                          f"{h.utilization_warning:.0%} of capacity",
-                               "action": "see the scopes table; the tier rules move the oldest memories"})
-    rate = metrics["hit_rate"]["last_7d"]
+            alerts.append(make_alert(f"{tier}_capacity", language, utilization=cap["utilization"], used=cap["used"],
+                                     limit=cap["limit"], target=targets[tier],
+                                     scopes=scope_count_note(hot_scopes if scope_alerts else 0,
+                                                             h.utilization_warning, language)))
+        elif hot_scopes:
+            alerts.append(make_alert(f"{tier}_capacity_scopes", language, scopes=hot_scopes,
+                                     threshold=h.utilization_warning, target=targets[tier]))
+    hit_rate = metrics["hit_rate"]
+    rate = hit_rate["last_7d"]
     if rate is not None and rate < h.hit_rate_warning:
-        alerts.append({"level": "warning", "message": f"7-day hit rate {rate:.0%} is below {h.hit_rate_warning:.0%}",
-                       "action": "switch agents to hybrid search; clean up stale memories"})
+        alerts.append(make_alert("hit_rate_low", language, rate=rate, threshold=h.hit_rate_warning,
+                                 searches=hit_rate.get("searches_7d", 0)))
     stale = metrics["staleness"]
     if stale["stale_ratio"] > h.stale_ratio_info:
-        alerts.append({"level": "info",
-                       "message": f"{stale['stale_count']} memories not accessed for {h.stale_days} days "
-                                  f"({stale['stale_ratio']:.0%})",
-                       "action": "review them for archiving"})
+        alerts.append(make_alert("stale_ratio", language, count=stale["stale_count"], days=h.stale_days,
+                                 ratio=stale["stale_ratio"], threshold=h.stale_ratio_info))
     if important_changes:
-        alerts.append({"level": "info", "message": f"{important_changes} change(s) to important memories",
-                       "action": "review the audit trail in memory_history"})
+        alerts.append(make_alert("important_changed", language, count=important_changes))
     return alerts
 
 

@@ -6,7 +6,7 @@ It knows no rules of the data flow and imports nothing above it: every stage pac
 what this ``__init__`` exports (``schema`` is exported as a namespace of table definitions).
 """
 
-from . import keys, schema
+from . import keys, schema, views
 from .backup import FORGET_WARNING, BackupError, backup, file_sha256, restore_backup
 from .clock import iso, resolve_as_of
 from .crash import CRASH_AT_ENV, crash_point
@@ -26,7 +26,7 @@ from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_error, tenant_limits
 
 __all__ = [
-    "keys", "schema", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
+    "keys", "schema", "views", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
     "CRASH_AT_ENV", "crash_point", "transaction", "within", "check_resolved_host", "check_url",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",

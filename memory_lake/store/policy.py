@@ -104,6 +104,35 @@ class HealthPolicy:
     stale_ratio_info: float = 0.10
     # Seed 000 example 3: "23 条长期记忆 30 天未访问，建议归档" - unaccessed this long is stale.
     stale_days: int = 30
+    # Issue 40: the hit-rate trend is the least-squares slope of the 7-day hit rate over the last
+    # `trend_snapshots` snapshots (per day); within +-`trend_dead_band` per day it is "stable", and it
+    # is null (with the reason) until that many snapshots have a 7-day hit rate.
+    trend_snapshots: int = 7
+    trend_dead_band: float = 0.005
+    # A nightly run that did not happen: the last successful one is older than this.
+    overdue_hours: int = 26
+    # A conflict open longer than this is a warning (seed FAQ Q3: 冲突后及时人工裁决，避免积压).
+    conflict_overdue_days: int = 7
+    # Quarantine growth: open quarantined lines grew at each of the last this many runs.
+    quarantine_growth_runs: int = 3
+
+
+@dataclass(frozen=True)
+class ReportPolicy:
+    # Issue 40: the alerts' words: "en" (default) or "zh" (the seed's Chinese).
+    language: str = "en"
+    # How many runs the report's history charts go back.
+    history_runs: int = 30
+
+
+@dataclass(frozen=True)
+class PatrolPolicy:
+    # Seed 000 example 3 (记忆健康度巡检): working above 85 % -> the oldest move to short_term until at most
+    # 75 %; short_term above 85 % -> the oldest consolidate to long_term until at most 77 %.
+    working_target: float = 0.75
+    short_term_target: float = 0.77
+    # Run the patrol at the end of the nightly run (off: it has its own daily deployment).
+    after_nightly: bool = False
 
 
 @dataclass(frozen=True)
@@ -304,6 +333,8 @@ class Policy:
     ingest: IngestPolicy = field(default_factory=IngestPolicy)
     tiers: TierPolicy = field(default_factory=TierPolicy)
     health: HealthPolicy = field(default_factory=HealthPolicy)
+    report: ReportPolicy = field(default_factory=ReportPolicy)
+    patrol: PatrolPolicy = field(default_factory=PatrolPolicy)
     publish: PublishPolicy = field(default_factory=PublishPolicy)
     search: SearchPolicy = field(default_factory=SearchPolicy)
     dedup: DedupPolicy = field(default_factory=DedupPolicy)
@@ -375,6 +406,12 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
             if wrong or isinstance(values["history_formats"], str):
                 raise InputError(f"[ingest] history_formats = {values['history_formats']!r}: a list of formats among "
                                  f"{', '.join(formats)}")
+        if name == "report" and "language" in values and values["language"] not in ("en", "zh"):
+            raise InputError(f"[report] language = {values['language']!r}: \"en\" (English) or \"zh\" (the seed's Chinese)")
+        if name == "patrol":
+            for key in ("working_target", "short_term_target"):
+                if key in values and not 0 < values[key] <= 1:
+                    raise InputError(f"[patrol] {key} = {values[key]!r}: a share of the capacity, above 0 and at most 1")
         if name == "summaries" and values.get("llm_base_url"):
             # issue 37.8: only http(s), not link-local; the URL can hold a token, so only the setting is named
             check_url(values["llm_base_url"], "[summaries] llm_base_url")

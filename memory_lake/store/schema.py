@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
-from . import keys
+from . import keys, views
 from .db import transaction
 
 TIERS = ("working", "short_term", "long_term", "important")
@@ -522,6 +522,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
     ),
 ]
+
+MIGRATIONS.append((
+    17,
+    "typed views over the stored JSON: health_series, health_alerts, run_series, run_step_durations (store/views.py)",
+    views.VIEWS_DDL,
+))
 
 # Python that runs in a migration's transaction before its DDL (data the DDL would drop).
 MIGRATION_STEPS = {15: keys.move_salts_out}
