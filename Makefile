@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 
-.PHONY: install demo test test-fast notebook notebooks-run bench mutate mutate-named clean
+.PHONY: install browser demo test test-fast notebook notebooks-run bench mutate mutate-named clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,14 +32,41 @@ install: $(STAMP)
 demo: install
 	$(CLI) --lake lake demo
 
+# Headless Chromium and a CJK font for the browser tests (tests/browser.py, tests/observe/test_report_browser.py):
+# Debian's chromium and fonts-noto-cjk, installed with apt-get when one is missing and we may (root, or
+# passwordless sudo); `apt-get update` only when the install fails for want of package lists. Never fails
+# the make: when they cannot be installed, one line says why, and the browser tests skip. Not for `make demo`.
+BROWSER_PACKAGES := chromium fonts-noto-cjk
+browser:
+	@skip() { echo "make browser: the browser tests will be skipped: $$1"; }; \
+	missing=$$(for p in $(BROWSER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || printf '%s ' $$p; done); \
+	missing=$${missing% }; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		skip "$$missing not installed, and no apt-get here to install it (install Chromium at /usr/bin/chromium and a CJK font by hand)"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else skip "$$missing not installed, and installing it needs root (run make as root, or sudo apt-get install $$missing)"; exit 0; fi; \
+	log=$$(mktemp); \
+	install() { set -o pipefail; $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing 2>&1 | tee "$$log"; }; \
+	echo "make browser: installing $$missing with apt-get (for the browser tests)"; \
+	install; status=$$?; \
+	if [ $$status -ne 0 ] && grep -qE 'Unable to locate package|has no installation candidate|404 +Not Found|Failed to fetch' "$$log"; then \
+		echo "make browser: package lists missing or out of date: apt-get update, then install again"; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q; install; status=$$?; fi; \
+	rm -f "$$log"; \
+	if [ $$status -ne 0 ]; then skip "apt-get install $$missing failed (exit $$status; its output is above)"; \
+	elif ! dpkg -s $(BROWSER_PACKAGES) >/dev/null 2>&1; then skip "apt-get ran, yet dpkg -s $(BROWSER_PACKAGES) still finds one missing"; fi; \
+	true
+
 # PYTEST_ARGS: more pytest options (.ci/run adds --durations=10, the ten slowest tests of the run).
 PYTEST_ARGS ?=
 # --dist loadgroup: an xdist_group shares a worker where pytest-xdist honours it (not with pytest 9); the
 # three-night demo lake of tests/demo and tests/notebooks is built once per run across workers regardless
-test: install
+test: install browser
 	$(PY) -m pytest -q -n 2 --dist loadgroup $(PYTEST_ARGS)
 
-test-fast: install
+test-fast: install browser
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow and not process and not models" $(PYTEST_ARGS)
 
 # The analyst's notebooks in JupyterLab (installed on first use; not part of demo or test), on the

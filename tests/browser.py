@@ -10,6 +10,7 @@ small PNG decoder (zlib + NumPy) where it is not.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import struct
 import tempfile
@@ -19,15 +20,18 @@ from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 # What this machine needs: no sandbox (root), no GPU, and nothing that reaches for the network (the
-# machine has none; Chromium's background fetches would only log errors). Playwright adds --headless
-# and a fresh --user-data-dir under the temporary folder itself (it refuses one in `args`).
+# machine has none; Chromium's background fetches would only log errors). Playwright adds --headless,
+# --remote-debugging-pipe (its DevTools connection) and --user-data-dir, a fresh folder under the
+# temporary folder that open_page makes for each page and removes after it.
 CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
 
 
 @dataclass(frozen=True)
 class ConsoleMessage:
-    level: str  # console.* type as Chromium names it: "log", "info", "warning", "error", ...; "pageerror" for an uncaught exception
+    # console.* type as Chromium names it ("log", "info", "warning", "error", ...); "pageerror" for an
+    # uncaught exception
+    level: str
     text: str
     location: str = ""  # url:line of the message, where Chromium gives one
 
@@ -62,9 +66,7 @@ def chromium_or_skip() -> str:
     missing = []
     if not Path(CHROMIUM).exists():
         missing.append(f"Debian's chromium ({CHROMIUM})")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("playwright") is None:
         missing.append("the Python package playwright (the dev extra: pip install -e '.[dev]')")
     if missing:
         pytest.skip(f"browser test needs {' and '.join(missing)}; `make test` installs the browser "
@@ -111,12 +113,17 @@ def open_page(path: Path, png: Path, *, width: int = 1280, height: int = 2400,
                 # own request events leave those out), the page's file first
                 cdp = context.new_cdp_session(page)
                 urls: dict[str, str] = {}
+                listening = True
 
                 def on_request(event) -> None:
+                    if not listening:
+                        return
                     urls[event["requestId"]] = event["request"]["url"]
                     result.requests.append(event["request"]["url"])
 
                 def on_failed(event) -> None:
+                    if not listening:
+                        return
                     reason = event.get("errorText", "")
                     if event.get("blockedReason"):
                         reason += f" (blocked: {event['blockedReason']})"
@@ -132,9 +139,10 @@ def open_page(path: Path, png: Path, *, width: int = 1280, height: int = 2400,
                 result.title = page.title()
                 page.screenshot(path=str(png), full_page=True, timeout=timeout_s * 1000)
                 if fonts_of:
-                    # last, and unheard: DevTools' CSS domain re-reads the page's own file, which
+                    # last, and unheard: DevTools' CSS domain fetches the page's own file again, which
                     # Chromium logs as a console error ("Unsafe attempt to load URL file://...")
                     page.remove_listener("console", on_console)
+                    listening = False
                     cdp.send("DOM.enable")
                     cdp.send("CSS.enable")
                     root = cdp.send("DOM.getDocument")["root"]["nodeId"]
@@ -166,8 +174,20 @@ def non_white_ratio(png: Path) -> float:
     return float(((keys >> 8) != 0xFFFFFF).mean())
 
 
+_DECODED: dict[tuple, object] = {}  # the last screenshot decoded (blank_ratio then non_white_ratio of one file)
+
+
 def _pixel_keys(png: Path):
     """One uint32 a pixel, 0xRRGGBBAA (grey and RGB widened to RGBA)."""
+    stat = png.stat()
+    key = (str(png.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _DECODED:
+        _DECODED.clear()
+        _DECODED[key] = _decode_keys(png)
+    return _DECODED[key]
+
+
+def _decode_keys(png: Path):
     import numpy as np
 
     try:

@@ -33,6 +33,7 @@ from ..store import Policy, StepReport, iso, resolve_as_of
 from ..store import REPORT_FOLDERS
 
 STATE_FILE = "housekeeping.json"
+DAY_FOLDER = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 REPORT_NAME = re.compile(r"^health-(\d{4}-\d{2}-\d{2})\.html$")
 # The <meta name=...> a health report carries, whose content is the resolved folder of the lake that
 # wrote it: housekeeping prunes only its own lake's reports from a folder several lakes write to.
@@ -116,12 +117,25 @@ def _prune_reports(lake, cutoff: datetime, reports_dir: str | os.PathLike | None
     limit = cutoff.date().isoformat()
     pruned = []
     for folder in sorted(f for f in folders if f):
-        for path in sorted(Path(folder).glob("health-*.html")) if Path(folder).is_dir() else []:
-            match = REPORT_NAME.match(path.name)
-            if match and match.group(1) < limit and _written_by(path, lake.root.resolve(), own):
+        for path, day in _dated_pages(Path(folder)):
+            if day < limit and _written_by(path, lake.root.resolve(), own) and path.exists():
                 path.unlink()
                 pruned.append(str(path))
+                if DAY_FOLDER.match(path.parent.name) and not any(path.parent.iterdir()):
+                    path.parent.rmdir()  # reports/<date>/ emptied
     return pruned
+
+
+def _dated_pages(folder: Path) -> list[tuple[Path, str]]:
+    """The report pages in `folder` with their date: ``health-<date>.html`` (before issue 40), and
+    ``<date>/<run id>.html`` below it or in it (one page per run)."""
+    if not folder.is_dir():
+        return []
+    pages = [(p, m.group(1)) for p in sorted(folder.glob("health-*.html")) if (m := REPORT_NAME.match(p.name))]
+    pages += [(p, p.parent.name) for p in sorted(folder.glob("*/*.html")) if DAY_FOLDER.match(p.parent.name)]
+    if DAY_FOLDER.match(folder.name):
+        pages += [(p, folder.name) for p in sorted(folder.glob("*.html"))]
+    return pages
 
 
 def _written_by(path: Path, root: Path, own: Path) -> bool:

@@ -51,7 +51,7 @@ def _scrub_reports(job: FileScrub) -> list[str]:
         "SELECT DISTINCT json_extract_string(report, '$.report') FROM runs WHERE kind = 'nightly'").fetchall() if p}
     rewritten = []
     for folder in sorted(folders):
-        for path in sorted(Path(folder).glob("health-*.html")) if Path(folder).is_dir() else []:
+        for path in report_pages(Path(folder)):
             original = path.read_text(encoding="utf-8")
             page = scrub_summary_report(original, job.ids)  # a failed summary's missing facts
             start = page.find('<section id="conflicts">')
@@ -69,3 +69,13 @@ def _scrub_reports(job: FileScrub) -> list[str]:
     return rewritten
 
 
+def report_pages(folder: Path) -> list[Path]:
+    """The report pages in a folder reports were written to: ``health-<date>.html`` (before issue
+    40), ``latest.html``, and the run pages of a ``<date>`` folder (or of the date folders in it)."""
+    if not folder.is_dir():
+        return []
+    pages = sorted(folder.glob("health-*.html")) + sorted(folder.glob("latest.html"))
+    pages += sorted(p for p in folder.glob("*/*.html") if re.match(r"^\d{4}-\d{2}-\d{2}$", p.parent.name))
+    if re.match(r"^\d{4}-\d{2}-\d{2}$", folder.name):
+        pages += sorted(folder.glob("*.html"))
+    return list(dict.fromkeys(pages))

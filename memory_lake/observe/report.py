@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import heapq
 import html
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,38 @@ MAX_SCOPE_ROWS = 200
 _ACCENT = "#3b6ea8"
 _WARN = "#c2410c"
 _FONT = 'system-ui, "Segoe UI", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif'
+
+# One line per figure the page shows: the tooltip of its header, and the "What the numbers mean" list.
+EXPLAIN = {
+    "run status": "ok; degraded: a step skipped a scope after an error; blocked: the publish was stopped by failed checks",
+    "duration": "seconds the run's steps took together (or this step)",
+    "used": "live memories (active or conflicted) in the tier",
+    "limit": "the tier's capacity per scope, summed over the scopes (long_term and important have none)",
+    "util.": "used / limit; above 85 % is a warning (seed 000)",
+    "memories used": "live memories (active or conflicted) per tier",
+    "last_7d": "memories created in the last 7 days",
+    "last_30d": "memories created 7 to 30 days ago",
+    "older": "memories created more than 30 days ago",
+    "hit rate 7 d": "share of the searches of the last 7 days that found a relevant memory; below 30 % is a warning",
+    "hit rate 30 d": "the same over 30 days",
+    "trend": "the slope of the 7-day hit rate over the last 7 snapshots, per day (±0.5 points per day is stable); "
+             "empty until 7 snapshots have a hit rate",
+    "stale": "live memories outside the important tier not accessed for 30 days",
+    "stale ratio": "stale / live memories outside the important tier; above 10 % is information",
+    "oldest unaccessed (days)": "days since the least recently used memory was last accessed",
+    "records": "quarantined lines for this reason (file, line and reason in memory-lake quarantine list)",
+    "open": "conflicts waiting for a user to choose a value",
+    "under 1 day": "open conflicts filed in the last day",
+    "1 to 7 days": "open conflicts filed 1 to 7 days ago",
+    "over 7 days": "open conflicts older than 7 days: a warning",
+    "on important memories": "open conflicts on important memories (an agent tried to change one)",
+    "new version": "the export version this run published (— when nothing changed or the publish was blocked)",
+    "CURRENT": "the version agents load (exports/CURRENT)",
+    "working used / limit": "the scope's working memories and its working capacity",
+    "short_term used / limit": "the scope's short-term memories and its short-term capacity",
+    "long_term": "the scope's long-term memories (no capacity)",
+    "important": "the scope's important memories (never cleaned automatically)",
+}
 
 _LEVEL_ORDER = {"warning": 0, "info": 1}
 _STATUS_CLASS = {
@@ -87,6 +117,22 @@ tr.alert-info td.level {{ color: var(--accent); font-weight: 700; }}
 figure {{ margin: 0; }}
 figcaption {{ color: var(--muted); font-size: .85rem; margin-bottom: .2rem; }}
 code {{ font-size: .85rem; }}
+.verdict {{ font-size: 1.15rem; font-weight: 600; padding: .6rem 1rem; border-radius: 8px; margin: .4rem 0 1rem; }}
+.verdict.good {{ background: #f0fdf4; color: var(--good); border: 1px solid #bbf7d0; }}
+.verdict.warn {{ background: var(--bg-warn); color: var(--warn); border: 1px solid #fed7aa; }}
+.verdict.bad {{ background: #fef2f2; color: var(--bad); border: 1px solid #fecaca; }}
+.badge.warn {{ background: var(--warn); }}
+nav.top {{ font-size: .9rem; margin-bottom: .4rem; }}
+nav.top a {{ margin-right: 1rem; }}
+figure.trend {{ max-width: 460px; }}
+figcaption .note {{ font-size: .8rem; }}
+details.numbers summary, details.tenant summary {{ cursor: pointer; color: var(--muted); font-size: .85rem; }}
+details.tenant {{ margin: .8rem 0; }}
+details.tenant > summary {{ font-size: 1rem; color: inherit; }}
+table.series {{ font-size: .8rem; }}
+[title] {{ text-decoration-style: dotted; }}
+th[title], dt[title] {{ text-decoration: underline dotted var(--muted); cursor: help; }}
+ol.notes {{ font-size: .85rem; color: var(--muted); }}
 """
 
 
@@ -101,6 +147,8 @@ def render_report(
     summaries: list[dict] | None = None,
     lake_root: Path | None = None,
     summaries_made: dict | None = None,
+    history: dict | None = None,
+    language: str = "en",
 ) -> Path:
     """Write the run's health report to ``out_dir/health-<YYYY-MM-DD>.html``; return its path.
 
@@ -113,17 +161,38 @@ def render_report(
     ``publish["rolled_back"]`` (from, to, as_of, by, reason) is the rollback CURRENT is at, if any.
     ``lake_root`` is the folder of the lake the page is about: shown in the header and marked in
     the head (``REPORT_LAKE_META``), so housekeeping prunes only its own lake's reports.
-    The date in the file name is the date of ``health["as_of"]``; a second render on the same day
-    replaces the file. The write is atomic: readers see the old page or the new one, never half of
-    one.
+    ``history`` (``{"health", "runs", "last_n"}``: `history.health_history` and `history.run_history`)
+    draws the "Over time" charts; ``language`` is the alerts' (``[report] language``).
+
+    The page goes to ``out_dir/<date of as_of>/<run id>.html`` (one page per run: a rerun of a night
+    keeps the first run's page) and the same page to ``out_dir/latest.html``. Writes are atomic
+    (readers see the old page or the new one, never half of one) and the files are 0644.
     """
+    from .reportindex import report_relpath, write_public
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     as_of = str(health.get("as_of", ""))
-    path = out_dir / f"health-{as_of[:10]}.html"
+    path = out_dir / report_relpath(as_of, str(run.get("run_id") or "report"))
+    body = [
+            _alerts_section(health, language),
+            _capacity_section(health),
+            _distribution_section(health),
+            _usage_section(health),
+            _quarantine_section(quarantine),
+            _conflicts_section(health, conflicts or []),
+            _publish_section(publish),
+            _summaries_section(summaries or [], summaries_made),
+            _scopes_section(health.get("scopes") or []),
+    ]
+    if history is not None:
+        from .trends import trends_section
 
-    page = "\n".join(
-        [
+        body.insert(1, trends_section(history.get("health") or {}, history.get("runs") or [], history.get("last_n") or 30))
+    body.append(_notes_section())
+
+    def page(root: str) -> str:
+        return "\n".join([
             "<!DOCTYPE html>",
             '<html lang="en">',
             "<head>",
@@ -134,30 +203,69 @@ def render_report(
             f"<style>{_CSS}</style>",
             "</head>",
             "<body>",
-            _header_section(as_of, run, lake_root),
-            _alerts_section(health),
-            _capacity_section(health),
-            _distribution_section(health),
-            _usage_section(health),
-            _quarantine_section(quarantine),
-            _conflicts_section(health, conflicts or []),
-            _publish_section(publish),
-            _summaries_section(summaries or [], summaries_made),
-            _scopes_section(health.get("scopes") or []),
+            f'<nav class="top"><a href="{root}index.html">All runs</a><a href="{root}latest.html">Latest</a></nav>',
+            _header_section(as_of, run, lake_root, health=health, publish=publish),
+            *body,
             "</body>",
             "</html>",
             "",
-        ]
-    )
-    _write_atomic(path, page)
+        ])
+
+    write_public(path, page("../"))
+    write_public(out_dir / "latest.html", page(""))
     return path
+
+
+def verdict(run: Mapping[str, Any], publish: Mapping[str, Any] | None, health: Mapping[str, Any]) -> tuple[str, str]:
+    """The page's first line, answering "is everything fine?": (css class good|warn|bad, text)."""
+    status = str(run.get("status", "ok"))
+    alerts = _all_alerts(health)
+    warnings = [a for _, a in alerts if a.get("level") == "warning"]
+    infos = len(alerts) - len(warnings)
+    if publish and publish.get("status") == "blocked":
+        failed = ", ".join(publish.get("failed") or []) or "a data check"
+        current = publish.get("current") or "nothing (no version published yet)"
+        return "bad", (f"✗ Publish blocked: {failed} failed. Agents keep reading {current}; "
+                       "the checks are under Publish below.")
+    if status == "failed":
+        return "bad", "✗ The run failed: see the steps below."
+    if status == "degraded":
+        errors = sum(len(s.get("errors") or []) for s in run.get("steps") or [])
+        return "warn", (f"⚠ Degraded: {errors} scope(s) or step(s) skipped after an error; everything else ran and "
+                        "published. See “Skipped after an error”.")
+    version = (publish or {}).get("version")
+    published = (f"published {version}" if version else
+                 f"nothing new to publish ({(publish or {}).get('current') or 'no version yet'})" if publish else
+                 "no publish in this run")
+    if warnings:
+        first = str(warnings[0].get("message", ""))
+        more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
+        return "warn", f"⚠ {len(warnings)} warning(s) need attention: {first}{more}. Run {published}."
+    note = f"; {infos} note(s) for information" if infos else ""
+    return "good", f"✓ All fine: the run {published}, no warning{note}."
+
+
+def _all_alerts(health: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    alerts: list[tuple[str, Mapping[str, Any]]] = [
+        ("overall", alert) for alert in _get(health, "overall", "alerts") or []]
+    for tenant, stats in (health.get("tenants") or {}).items():
+        alerts.extend((tenant, alert) for alert in stats.get("alerts") or [])
+    return alerts
+
+
+def _notes_section() -> str:
+    """Every figure of the page with its one-line explanation (the same words as the tooltips)."""
+    items = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in EXPLAIN.items())
+    return _section("notes", "What the numbers mean", f'<ol class="notes">{items}</ol>')
 
 
 # --- sections ---------------------------------------------------------------------------------
 
 
-def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None = None) -> str:
+def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None = None,
+                    health: Mapping[str, Any] | None = None, publish: Mapping[str, Any] | None = None) -> str:
     status = str(run.get("status", "unknown"))
+    css, line = verdict(run, publish, health or {})
     facts = _facts(
         [
             *([("lake", f"<code>{_e(Path(lake_root).resolve())}</code>")] if lake_root else []),
@@ -194,29 +302,28 @@ def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None =
                        + _table(["step", "scope", "session", "error", "traceback"], rows))
     return (
         "<header>"
-        f"<h1>memory-lake health — {_e(as_of[:10])}</h1>{facts}{steps_html}"
+        f"<h1>memory-lake health — {_e(as_of[:10])}</h1>"
+        f'<p class="verdict {css}" id="verdict">{_e(line)}</p>{facts}'
+        f"<details><summary>Steps of the run</summary>{steps_html}</details>"
         "</header>"
     )
 
 
-def _alerts_section(health: Mapping[str, Any]) -> str:
-    alerts: list[tuple[str, Mapping[str, Any]]] = [
-        ("overall", alert) for alert in _get(health, "overall", "alerts") or []
-    ]
-    for tenant, stats in (health.get("tenants") or {}).items():
-        alerts.extend((tenant, alert) for alert in stats.get("alerts") or [])
+def _alerts_section(health: Mapping[str, Any], language: str = "en") -> str:
+    alerts = _all_alerts(health)
     if not alerts:
         return _section("alerts", "Alerts", '<p class="muted">No alerts.</p>')
     # Warnings first: the operator reads top-down and may stop early. sorted() is stable, so the
     # overall alerts stay ahead of the per-tenant ones within a level.
     alerts.sort(key=lambda item: _LEVEL_ORDER.get(str(item[1].get("level")), len(_LEVEL_ORDER)))
     rows = []
+    lang = ' lang="zh"' if language == "zh" else ""
     for where, alert in alerts:
         level = str(alert.get("level", ""))
         css = f"alert-{level}" if level in _LEVEL_ORDER else "alert-other"
         rows.append(
             f'<tr class="{css}"><td class="level">{_e(level)}</td><td>{_e(where)}</td>'
-            f"<td>{_e(alert.get('message', ''))}</td><td>{_e(alert.get('action', ''))}</td></tr>"
+            f"<td{lang}>{_e(alert.get('message', ''))}</td><td{lang}><code>{_e(alert.get('action', ''))}</code></td></tr>"
         )
     body = (
         "<table><thead><tr><th>level</th><th>where</th><th>message</th><th>action</th></tr></thead>"
@@ -236,8 +343,8 @@ def _capacity_section(health: Mapping[str, Any]) -> str:
         '<thead><tr><th rowspan="2">tenant</th>'
         + "".join(f'<th colspan="3">{tier}</th>' for tier in TIERS)
         + "</tr><tr>"
-        + ('<th class="num">used</th><th class="num">limit</th><th class="num">util.</th>'
-           * len(TIERS))
+        + (f'<th class="num"{_tip("used")}>used</th><th class="num"{_tip("limit")}>limit</th>'
+           f'<th class="num"{_tip("util.")}>util.</th>' * len(TIERS))
         + "</tr></thead>"
     )
     body_rows = [
@@ -307,7 +414,7 @@ def _usage_section(health: Mapping[str, Any]) -> str:
                 _e(name),
                 _rate_cell(hit.get("last_7d"), hit.get("note"), warn_below=HIT_RATE_WARN),
                 _rate_cell(hit.get("last_30d"), hit.get("note")),
-                _num(_trend(hit.get("trend"))),
+                _trend_cell(hit),
                 _num(_int(stale.get("stale_count"))),
                 _rate_cell(stale.get("stale_ratio"), None, warn_above=STALE_RATIO_INFO),
                 _num(_int(stale.get("oldest_unaccessed_days"))),
@@ -606,7 +713,7 @@ def _section(anchor: str, title: str, body: str) -> str:
 
 def _facts(pairs: list[tuple[str, str]]) -> str:
     """A definition list; values are already HTML."""
-    items = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in pairs)
+    items = "".join(f"<dt{_tip(k)}>{_e(k)}</dt><dd>{v}</dd>" for k, v in pairs)
     return f'<dl class="facts">{items}</dl>'
 
 
@@ -616,7 +723,7 @@ def _table(headers: list, rows: list[list[str]], *, foot: list[str] | None = Non
 
     def th(h: Any) -> str:
         name, css = (h, "") if isinstance(h, str) else h
-        return f'<th class="{css}">{_e(name)}</th>' if css else f"<th>{_e(name)}</th>"
+        return f'<th class="{css}"{_tip(name)}>{_e(name)}</th>' if css else f"<th{_tip(name)}>{_e(name)}</th>"
 
     def tr(cells: list[str]) -> str:
         tds = "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in cells)
@@ -626,6 +733,11 @@ def _table(headers: list, rows: list[list[str]], *, foot: list[str] | None = Non
     body = "<tbody>" + "".join(tr(r) for r in rows) + "</tbody>"
     tfoot = f"<tfoot>{tr(foot)}</tfoot>" if foot else ""
     return f"<table>{head}{body}{tfoot}</table>"
+
+
+def _tip(label: str) -> str:
+    """The tooltip attribute of a figure's label (EXPLAIN), or nothing."""
+    return f' title="{_e(EXPLAIN[label])}"' if label in EXPLAIN else ""
 
 
 def _num(text: str) -> str:
@@ -651,13 +763,13 @@ def _pct(value: Any) -> str:
     return f"{float(value) * 100:.1f} %"
 
 
-def _trend(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, (int, float)):
-        # A numeric trend is the change of the hit rate, shown in percentage points.
-        return f"{float(value) * 100:+.1f} pp"
-    return str(value)
+def _trend_cell(hit: Mapping[str, Any]) -> str:
+    """The trend word with its slope in points per day, or why there is none yet."""
+    if hit.get("trend") is None:
+        return f'<td class="num muted">{_e(hit.get("trend_note") or "—")}</td>'
+    slope = hit.get("trend_slope")
+    per_day = f" ({float(slope) * 100:+.2f} pp/day)" if isinstance(slope, (int, float)) else ""
+    return f'<td class="num">{_e(str(hit["trend"]) + per_day)}</td>'
 
 
 def _used_limit(cap: Mapping[str, Any]) -> str:
@@ -684,17 +796,3 @@ def _summary_text(summary: Any) -> str:
     if isinstance(summary, Mapping):
         return ", ".join(f"{k}: {v}" for k, v in summary.items())
     return str(summary)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    # Temp file in the same folder so os.replace is a rename on one file system.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

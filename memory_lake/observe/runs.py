@@ -161,23 +161,73 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
         counts = next((s["counts"] for s in steps if s["name"] == "summarize"), None)
         made = {**(counts or {}), "regenerated": None if counts is None else counts.get("regenerated", 0),
                 "published": _published_summaries(con)}
-    if publish and publish.get("held") and health.get("overall"):
-        health = {**health, "overall": {**health["overall"], "alerts": [*health["overall"]["alerts"], held_alert(publish["held"])]}}
-    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=reports_dir(out_dir, lake),
-                         conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made)
+    language = lake.policy.report.language
+    extra = run_alerts(publish, steps, language)
+    if extra and health.get("overall"):
+        health = {**health, "overall": {**health["overall"], "alerts": [*health["overall"]["alerts"], *extra]}}
+    alerts = [a for a in (health.get("overall") or {}).get("alerts") or []]
+    alerts += [a for t in (health.get("tenants") or {}).values() for a in t.get("alerts") or []]
+    folder = reports_dir(out_dir, lake)
+    from .history import health_history, run_history, run_summary
+    from .report import verdict
+    from .reportindex import report_relpath, write_index
+
+    last_n = lake.policy.report.history_runs
+    page_path = folder / report_relpath(str(health.get("as_of", "")), run_id)
+    counts = {"alert_count": len(alerts), "warning_count": sum(a.get("level") == "warning" for a in alerts),
+              "headline": verdict(run, publish, health)[1]}
+    current = None
+    if steps:
+        current = run_summary(run_id, "nightly", as_of, steps)
+        current.update(counts, report=str(page_path))
+    with lake.reading() as (con, _source, _note):
+        history = {"health": health_history(con, as_of, last_n), "runs": run_history(con, as_of, last_n, current),
+                   "last_n": last_n}
+        every_run = run_history(con, as_of, None, current)
+    path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=folder,
+                         conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made,
+                         history=history, language=language)
     record_report(lake, path)  # a later forget reaches the reports folder (store.REPORT_FOLDERS)
-    return StepReport("write_report", as_of, run_id, {"alerts": len(health["overall"]["alerts"]) if health["overall"] else 0},
-                      {"path": str(path)})
+    record_report(lake, folder / "latest.html")
+    index = write_index(folder, every_run, report_css(), lake.root)
+    return StepReport("write_report", as_of, run_id, {"alerts": len(alerts)},
+                      {"path": str(path), "index": str(index), "latest": str(folder / "latest.html"), **counts})
 
 
-def held_alert(held: list[dict[str, Any]]) -> dict[str, str]:
+def run_alerts(publish: dict[str, Any] | None, steps: list[dict[str, Any]], language: str = "en") -> list[dict[str, Any]]:
+    """The alerts of the run itself, known only after its publish: a blocked publish (which checks),
+    scopes the publish gate held, publish targets that failed."""
+    from .alerts import make_alert
+
+    alerts = []
+    if publish and publish.get("status") == "blocked":
+        failed = list(publish.get("failed") or [])
+        alerts.append(make_alert("publish_blocked", language, count=len(failed) or 1,
+                                 failed=", ".join(failed) or "the current version no longer passes",
+                                 current=publish.get("current") or "nothing (no version yet)"))
+    if publish and publish.get("held"):
+        alerts.append(held_alert(publish["held"], language))
+    for step in steps:
+        if step["name"] == "sync_targets":
+            for target in (step.get("details") or {}).get("targets") or []:
+                if target.get("state") in ("failed", "invalid"):
+                    alerts.append(make_alert("target_failed", language, name=target.get("name"),
+                                             error=target.get("error") or target.get("state")))
+    return alerts
+
+
+def report_css() -> str:
+    from .report import _CSS
+    return _CSS
+
+
+def held_alert(held: list[dict[str, Any]], language: str = "en") -> dict[str, str]:
     """The alert for scopes the publish gate held (issue 37.3): which, and what to do."""
+    from .alerts import make_alert
+
     names = ", ".join("/".join(p or "_" for p in (h["tenant"], h["agent_id"], h["user_id"])) for h in held[:5])
     more = f" and {len(held) - 5} more" if len(held) > 5 else ""
-    return {"level": "warning",
-            "message": f"{len(held)} scope(s) held at their published state by the publish gate: {names}{more}",
-            "action": "see why with memory-lake holds list; fix the agent, or confirm the removals with "
-                      "memory-lake holds release TENANT [--agent A] [--user U] --reason TEXT"}
+    return make_alert("scopes_held", language, count=len(held), names=names + more)
 
 
 def _published_summaries(con) -> int:
@@ -240,26 +290,15 @@ def record_run(lake, run_id: str, kind: str, as_of: datetime, steps: list[dict[s
                error: BaseException | None = None) -> dict[str, Any]:
     """One `runs` row for the whole run; returns the run summary. With `error` the run failed:
     status ``failed``, and the summary names the step that failed and the error."""
-    summary = {"run_id": run_id, "kind": kind, "as_of": iso(as_of),
-               "status": "failed" if error is not None else run_status(steps),
-               "duration_s": round(sum(s.get("duration_s", 0) for s in steps), 3),
-               "steps": {s["name"]: {"counts": s["counts"], "summary": s["summary"],
-                                     "duration_s": round(s["duration_s"], 3) if s.get("duration_s") is not None else None}
-                         for s in steps}}
-    errors = [e for s in steps for e in s.get("errors") or []]
-    if errors:  # what a degraded run skipped: step, scope, error, traceback file
-        summary["errors"] = [{k: v for k, v in e.items() if k != "traceback"} for e in errors]
+    from .history import run_summary
+
+    summary = run_summary(run_id, kind, as_of, steps)
+    if error is not None:
+        summary["status"] = "failed"
     if error is not None:
         summary["failed_step"] = getattr(error, "failed_step", None)
         message = (str(error).strip().splitlines() or [""])[0]
         summary["error"] = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    for step in steps:
-        if step["name"] in ("publish_export", "publish"):
-            summary["publish"] = {k: step["details"].get(k) for k in ("status", "version", "current", "path", "failed",
-                                                                       "current_invalid", "held") if k in step["details"]
-                                  or k not in ("current_invalid", "held")}
-        if step["name"] == "write_report":
-            summary["report"] = step["details"]["path"]
     with lake.writer(purpose="record run") as con:
         con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)",
                     [run_id, kind, as_of, summary["status"], summary["duration_s"],

@@ -58,9 +58,10 @@ def test_the_report_loads_clean_and_draws_in_chromium(report, tmp_path):
 
 def _text_page(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / f"{name}.html"
-    path.write_text('<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>glyphs</title><style>'
-                    f"html, body {{ margin: 0; height: 100%; overflow: hidden; }} body {{ padding: 8px; background: #fff;"
-                    f" color: #111827; font-family: {FONT_STACK}; font-size: 40px; }} p {{ margin: 0; }}</style></head><body><p id='t'>{text}</p></body></html>", encoding="utf-8")
+    style = ("html, body { margin: 0; height: 100%; overflow: hidden; } p { margin: 0; } body { padding: 8px; "
+             f"background: #fff; color: #111827; font-family: {FONT_STACK}; font-size: 40px; }}")
+    path.write_text('<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>glyphs</title>'
+                    f"<style>{style}</style></head><body><p id='t'>{text}</p></body></html>", encoding="utf-8")
     return path
 
 
