@@ -96,15 +96,16 @@ def test_deploy_then_nightly_runs_from_the_deployment(prefect_server, tmp_path):
     assert deployed == {"work_pool": "memory-lake", "lake_dir": str(good), "timezone": "Europe/Berlin",
                         "reports_dir": str(good / "reports"),
                         "deployments": [{"name": "nightly/nightly", "cron": "2 3 * * *"},
-                                        {"name": "ingest-inbox/sync", "cron": "0 */6 * * *"}]}
+                                        {"name": "ingest-inbox/sync", "cron": "0 */6 * * *"},
+                                        {"name": "patrol/patrol", "cron": "30 6 * * *"}]}
 
     # issue 35.6: serve-flows beside the worker's deployments is refused (it used to take them over
     # and pause them when stopped: the 03:02 run silently disappeared)
     served = subprocess.run([str(BIN / "memory-lake"), "--lake", str(good), "serve-flows", "--timezone", "Europe/Berlin"],
                             env=env, capture_output=True, text=True, timeout=180)
     assert served.returncode == 2, served.stdout[-2000:] + served.stderr[-2000:]
-    assert ("not serving: nightly/nightly (work pool memory-lake), ingest-inbox/sync (work pool memory-lake) already "
-            "run on a worker") in served.stderr
+    assert ("not serving: nightly/nightly (work pool memory-lake), ingest-inbox/sync (work pool memory-lake), "
+            "patrol/patrol (work pool memory-lake) already run on a worker") in served.stderr
 
     with SyncPrefectClient(url) as client:
         deployment = client.read_deployment_by_name("nightly/nightly")
@@ -114,6 +115,14 @@ def test_deploy_then_nightly_runs_from_the_deployment(prefect_server, tmp_path):
         ok_run = client.create_flow_run_from_deployment(deployment.id, parameters={"as_of": AS_OF})
         blocked_run = client.create_flow_run_from_deployment(
             deployment.id, parameters={"as_of": AS_OF, "lake_dir": str(bad), "reports_dir": str(tmp_path / "bad-reports")})
+        # the daily patrol (seed 000 example 3), after the nightly, on a lake of its own: 25 working
+        # memories in one scope (the overflow rule off) come down to 15 of 20
+        patrol = client.read_deployment_by_name("patrol/patrol")
+        assert patrol.work_pool_name == "memory-lake" and patrol.parameters == {"lake_dir": str(good)}
+        assert [(s.schedule.cron, s.schedule.timezone) for s in patrol.schedules] == [("30 6 * * *", "Europe/Berlin")]
+        crowded = _blocked_lake(tmp_path / "crowded")
+        Lake.open(crowded).ingest(as_of=AS_OF)
+        patrol_run = client.create_flow_run_from_deployment(patrol.id, parameters={"as_of": AS_OF, "lake_dir": str(crowded)})
 
         worker = subprocess.run([str(BIN / "prefect"), "worker", "start", "--pool", "memory-lake", "--run-once"],
                                 env=env, capture_output=True, text=True, timeout=240)
@@ -127,6 +136,11 @@ def test_deploy_then_nightly_runs_from_the_deployment(prefect_server, tmp_path):
         # the flow's tasks are the library's nightly steps, in the library's order
         assert [t.name.rsplit("-", 1)[0] for t in tasks] == [s.name for s in NIGHTLY_STEPS]
 
+        patrolled = client.read_flow_run(patrol_run.id)
+        assert patrolled.state.type.value == "COMPLETED", patrolled.state.message
+        assert Lake.open(crowded).sql("SELECT tier, count(*) AS n FROM memories GROUP BY tier ORDER BY tier").rows() == [
+            ("short_term", 10), ("working", 15)]
+
         blocked = client.read_flow_run(blocked_run.id)
         assert blocked.state.type.value == "FAILED"
         assert "blocked by failed check(s) working within capacity per scope" in blocked.state.message
@@ -139,10 +153,11 @@ def test_deploy_then_nightly_runs_from_the_deployment(prefect_server, tmp_path):
             flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[blocked_run.id])))}
         assert sorted(artifacts) == ["nightly-report", "nightly-steps", "nightly-summary"]
         summary = artifacts["nightly-summary"].data
+        blocked_run_id = summary.splitlines()[0].split()[2]  # "# nightly <run id> BLOCKED: ..."
         assert summary.startswith("# nightly nightly-20261130T000000-") and "BLOCKED" in summary.splitlines()[0]
         assert "## Failed checks\n\n- working within capacity per scope\n" in summary
         table = json.loads(artifacts["nightly-steps"].data)
         assert [row["step"] for row in table] == [s.name for s in NIGHTLY_STEPS]
         assert table[1]["counts"] == "files=1, ingested=25, updated=0, unchanged=0, forgotten=0, quarantined=0"
-        report = tmp_path / "bad-reports" / "health-2026-11-30.html"
-        assert artifacts["nightly-report"].data == f"[health-2026-11-30.html]({report.as_uri()})" and report.exists()
+        report = tmp_path / "bad-reports" / "2026-11-30" / f"{blocked_run_id}.html"
+        assert artifacts["nightly-report"].data == f"[{report.name}]({report.as_uri()})" and report.exists()

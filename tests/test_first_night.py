@@ -47,7 +47,8 @@ def test_first_night_of_a_new_install(prefect_harness, capsys, tmp_path):
     first = json.loads(out)
     assert first["status"] == "ok"
     assert sorted(p.name for p in (lake / "exports").iterdir()) == ["CURRENT", "v1"]
-    assert sorted(p.name for p in reports.iterdir()) == ["health-2026-11-30.html"]
+    assert sorted(p.name for p in reports.iterdir()) == ["2026-11-30", "index.html", "latest.html"]
+    assert [p.name for p in (reports / "2026-11-30").iterdir()] == [f"{first['run_id']}.html"]
     manifest = json.loads((lake / "exports" / "CURRENT" / "manifest.json").read_text())
     assert manifest["version"] == "v1"
     assert pl.read_parquet(lake / "exports" / "CURRENT" / "memories.parquet").height == 0

@@ -43,10 +43,13 @@ def test_prefect_yaml_schedules_and_parameters():
         ("nightly", "flows/nightly.py:nightly", [{"cron": "2 3 * * *", "timezone": "{{ $MEMORY_LAKE_TZ }}"}],
          {"lake_dir": "{{ $MEMORY_LAKE_DIR }}"}, {"name": "memory-lake"}),
         ("sync", "flows/ingest.py:ingest_inbox", [{"cron": "0 */6 * * *", "timezone": "{{ $MEMORY_LAKE_TZ }}"}],
+         {"lake_dir": "{{ $MEMORY_LAKE_DIR }}"}, {"name": "memory-lake"}),
+        # seed 000 example 3: 心跳任务每天 - the daily patrol, after the nightly and the 06:00 sync
+        ("patrol", "flows/patrol.py:patrol", [{"cron": "30 6 * * *", "timezone": "{{ $MEMORY_LAKE_TZ }}"}],
          {"lake_dir": "{{ $MEMORY_LAKE_DIR }}"}, {"name": "memory-lake"})]
     assert "pull" not in config  # no $MEMORY_LAKE_HOME: Prefect records the checkout it deploys from
     assert [(s.name, s.cron, s.parameters) for s in deployment_specs()] == [
-        ("nightly", "2 3 * * *", {}), ("sync", "0 */6 * * *", {})]
+        ("nightly", "2 3 * * *", {}), ("sync", "0 */6 * * *", {}), ("patrol", "30 6 * * *", {})]
 
 
 def test_a_scheduled_run_refuses_a_relative_or_missing_lake(tmp_path):
@@ -68,7 +71,7 @@ def test_the_flow_wires_the_library_steps_in_order():
 
     assert list(TASKS) == [s.name for s in NIGHTLY_STEPS] == [
         "apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
-        "index_summaries", "snapshot_health",
+        "index_summaries", "snapshot_health", "patrol",
         "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
     # retries only where a step does file I/O
     assert {name: t.retries for name, t in TASKS.items() if t.retries} == {"ingest_inbox": 2, "housekeeping": 2,
@@ -95,7 +98,7 @@ def test_run_nightly_without_prefect_and_when_no_api_answers(tmp_path, warm_pyth
     assert (done.returncode, summary["status"], summary["publish"]["failed"]) == (
         4, "blocked", ["working within capacity per scope"])
     assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
-                                      "index_summaries", "snapshot_health", "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
+                                      "index_summaries", "snapshot_health", "patrol", "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
     assert "warning" not in done.stderr
 
     (lake.root / "memory-lake.toml").unlink()  # the overflow rule back on: the next night publishes
@@ -138,11 +141,11 @@ def test_nightly_flow_runs_end_to_end_under_prefect(prefect_harness, lake, tmp_p
     summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
     assert summary["status"] == "ok"
     assert list(summary["steps"]) == ["apply_decisions", "ingest_inbox", "apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
-                                      "index_summaries", "snapshot_health", "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
+                                      "index_summaries", "snapshot_health", "patrol", "stage_export", "check_export", "publish_export", "sync_targets", "housekeeping", "write_report", "notify"]
     assert summary["steps"]["ingest_inbox"]["counts"]["quarantined"] == len(data.malformed)
     assert summary["publish"] == {"status": "published", "version": "v1", "current": "v1",
                                   "path": str(lake.exports / "v1"), "failed": [], "held": []}
-    assert summary["report"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert summary["report"] == str(tmp_path / "reports" / "2026-11-30" / f"{summary['run_id']}.html")
     assert os.readlink(lake.exports / "CURRENT") == "v1"
     assert rows(lake, "SELECT kind, status FROM runs") == [{"kind": "nightly", "status": "ok"}]
     # the same as_of again: nothing changes, no new version
@@ -176,7 +179,7 @@ def test_nightly_on_an_empty_lake_and_then_on_one_memory(prefect_harness, lake, 
     summary = nightly(str(lake.root), as_of="2026-11-30T00:00:00Z", reports_dir=str(tmp_path / "reports"))
     assert (summary["status"], summary["publish"]) == ("ok", {
         "status": "published", "version": "v1", "current": "v1", "path": str(lake.exports / "v1"), "failed": [], "held": []})
-    assert summary["report"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert summary["report"] == str(tmp_path / "reports" / "2026-11-30" / f"{summary['run_id']}.html")
     assert os.path.exists(summary["report"])
     assert sorted(p.name for p in lake.exports.iterdir()) == ["CURRENT", "v1"]
     assert rows(lake, "SELECT kind, status FROM runs") == [{"kind": "nightly", "status": "ok"}]

@@ -1,5 +1,5 @@
 """`memory-lake`: the command line, one module per command group (`lake`, `ingest`, `maintain`,
-`search`, `entities`, `publish`, `targets`, `serve`, `runs`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
+`search`, `entities`, `publish`, `targets`, `serve`, `runs`, `patrol`, `evaluate`, `summaries`) over the shared pieces in `common`. ``main`` is the console-script entry.
 
 Commands are registered here, in the order `memory-lake --help` lists them.
 """
@@ -12,7 +12,7 @@ import sys
 import typer
 
 from ..store import InputError, MemoryLakeError
-from . import entities, evaluate, ingest, lake, maintain, publish, runs, search, serve, summaries, targets
+from . import entities, evaluate, ingest, lake, maintain, patrol, publish, runs, search, serve, summaries, targets
 from .common import app, conflicts_app, err, holds_app, parse_overrides, quarantine_app, run_app, targets_app
 
 app.command()(lake.init)
@@ -38,6 +38,7 @@ targets_app.command("sync")(targets.targets_sync)
 targets_app.command("status")(targets.targets_status)
 app.command()(runs.report)
 app.command()(runs.health)
+app.command()(patrol.patrol)
 app.command()(search.search)
 app.command()(entities.context)
 app.command()(entities.entities)

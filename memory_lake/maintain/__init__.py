@@ -13,7 +13,7 @@ from .events import apply_events
 from .forget import forget
 from .housekeeping import REPORT_LAKE_META, housekeeping
 from .summaries import compress_conversation, failed_summaries, preview_summaries, scrub_summary_report, summarize
-from .tiers import enforce_tiers, restore_memories
+from .tiers import append_cleanup_log, apply_moves, enforce_tiers, restore_memories
 
 __all__ = [
     "CONTRADICTION_PARTNERS_SQL", "list_conflicts", "parse_field_value", "parse_take", "resolve_conflict",
@@ -25,5 +25,5 @@ __all__ = [
     "forget",
     "housekeeping", "REPORT_LAKE_META",
     "compress_conversation", "failed_summaries", "preview_summaries", "scrub_summary_report", "summarize",
-    "enforce_tiers", "restore_memories",
+    "append_cleanup_log", "apply_moves", "enforce_tiers", "restore_memories",
 ]

@@ -94,7 +94,7 @@ def timed(step: Callable[..., StepReport], *args, **kwargs) -> dict[str, Any]:
 # staging, the checks, the publish and the report are not among them: a failure there fails the run.
 # The target sync after the publish is (issue 38.4): a vector store never fails the lake's run.
 ISOLATED_STEPS = frozenset({"apply_events", "enforce_tiers", "index", "dedup", "extract_entities", "summarize",
-                            "index_summaries", "snapshot_health", "sync_targets"})
+                            "index_summaries", "snapshot_health", "patrol", "sync_targets"})
 
 
 def skipped_step(name: str, as_of: datetime, run_id: str, exc: Exception) -> dict[str, Any]:
@@ -413,6 +413,20 @@ def _snapshot_health(lake, as_of, run_id, done, reports):
     return timed(snapshot_health, lake, as_of, run_id=run_id)
 
 
+def _patrol(lake, as_of, run_id, done, reports):
+    """The patrol (seed 000 example 3) when ``[patrol] after_nightly = true``: it acts on the
+    snapshot's capacity alerts; when it moved memories, the health is measured again, so the
+    stored snapshot, the export and the report show the lake after it."""
+    from .health import snapshot_health
+    from .patrol import nightly_patrol
+
+    step = timed(nightly_patrol, lake, as_of, run_id)
+    if (step.get("counts") or {}).get("moved"):
+        again = snapshot_health(lake, as_of, run_id=run_id).as_dict()
+        step["details"] = {**(step.get("details") or {}), "health_measured_again": again["counts"]}
+    return step
+
+
 def _stage_export(lake, as_of, run_id, done, reports):
     from ..maintain import apply_decisions, pending_decisions
     from ..publish import stage_export
@@ -475,6 +489,7 @@ NIGHTLY_STEPS: tuple[NightlyStep, ...] = (
     NightlyStep("summarize", _summarize),
     NightlyStep("index_summaries", _index_summaries),  # what summarize wrote, indexed before the publish
     NightlyStep("snapshot_health", _snapshot_health),
+    NightlyStep("patrol", _patrol),  # off unless [patrol] after_nightly = true
     NightlyStep("stage_export", _stage_export),
     NightlyStep("check_export", _check_export),
     NightlyStep("publish_export", _publish_export),

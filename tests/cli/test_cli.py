@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -141,7 +142,7 @@ def test_demo_runs_the_nightly_flow_and_a_second_demo_changes_nothing(prefect_ha
     first = json.loads(out)
     assert code == 0 and first["as_of"] == "2026-11-30T00:00:00Z"
     assert first["run"]["steps"]["ingest_inbox"]["counts"]["ingested"] > 800
-    assert first["report"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert first["report"] == str(tmp_path / "reports" / "2026-11-30" / f"{first['run']['run_id']}.html")
     assert first["export"] == str(Path(lake).resolve() / "exports" / "CURRENT")
     assert first["run"]["publish"]["version"] == "v1"
     code, out, _ = run(capsys, *args)
@@ -173,7 +174,7 @@ def test_publish_blocked_exits_4_and_health_json_layout(capsys, tmp_path):
     health = json.loads(out)
     assert code == 0 and list(health) == ["as_of", "overall", "tenants", "scopes"]
     assert list(health["overall"]) == ["capacity", "distribution", "hit_rate", "staleness", "total", "conflicts", "inactive",
-                                       "alerts"]
+                                       "quarantine", "summaries", "alerts"]
     assert health["scopes"][0]["capacity"]["working"] == {"used": 25, "limit": 20, "utilization": 1.25}
 
 
@@ -601,15 +602,16 @@ def test_two_lakes_run_from_one_folder_keep_their_reports_apart(tmp_path, capsys
         code, out, err = run(capsys, "--lake", root, "--json", "run", "nightly", "--no-prefect",
                              "--as-of", "2026-11-30T00:00:00Z")
         assert code == 0, err
-        assert json.loads(out)["report"] == f"{root}/reports/health-2026-11-30.html"
-        assert run(capsys, "--lake", root, "report", "--as-of", "2026-11-30T00:00:00Z") == (
-            0, f"report: {root}/reports/health-2026-11-30.html\n", "")
+        summary = json.loads(out)
+        assert summary["report"] == f"{root}/reports/2026-11-30/{summary['run_id']}.html"
+        code, out, err = run(capsys, "--lake", root, "report", "--as-of", "2026-11-30T00:00:00Z")
+        assert (code, err) == (0, "") and re.fullmatch(rf"report: {root}/reports/2026-11-30/report-20261130T000000-\w+\.html\n", out)
     for root in (first, second):
-        page = Path(root, "reports", "health-2026-11-30.html").read_text(encoding="utf-8")
+        page = Path(root, "reports", "latest.html").read_text(encoding="utf-8")
         assert f"<dt>lake</dt><dd><code>{root}</code></dd>" in page
     assert not (tmp_path / "reports").exists()
     code, out, _ = run(capsys, "--lake", first, "report", "--reports", "elsewhere")
-    assert code == 0 and out.startswith(f"report: {tmp_path.resolve()}/elsewhere/health-")
+    assert code == 0 and out.startswith(f"report: {tmp_path.resolve()}/elsewhere/")
 
 
 def test_a_nightly_dated_before_the_last_one_says_so(tmp_path, capsys):

@@ -106,16 +106,18 @@ def test_housekeeping_prunes_only_this_lakes_reports_from_a_shared_folder(lake, 
         write_report(owner, resolve_as_of(day), f"r-{day}", None, shared)
     own = write_report(lake, resolve_as_of("2026-10-03"), "r-own", None).details["path"]  # the default: <lake>/reports
     theirs = write_report(other, resolve_as_of("2026-10-03"), "r-theirs", None).details["path"]
-    assert own == str(lake.root.resolve() / "reports" / "health-2026-10-03.html")
-    assert theirs == str(other.root.resolve() / "reports" / "health-2026-10-03.html")
+    assert own == str(lake.root.resolve() / "reports" / "2026-10-03" / "r-own.html")
+    assert theirs == str(other.root.resolve() / "reports" / "2026-10-03" / "r-theirs.html")
     legacy = shared / "health-2026-10-04.html"  # a report from before reports named their lake: unknown owner
     legacy.write_text("<html></html>", encoding="utf-8")
 
     report = housekeeping(lake, AS_OF)
 
-    assert report.details["reports"] == [own, str(shared.resolve() / "health-2026-10-01.html")]
+    # this lake's pages older than the cutoff go, with the date folders they leave empty
+    assert report.details["reports"] == [own, str(shared.resolve() / "2026-10-01" / "r-2026-10-01.html")]
     assert sorted(p.name for p in shared.iterdir()) == [
-        "health-2026-10-02.html", "health-2026-10-04.html", "health-2026-11-28.html", "health-2026-11-29.html"]
-    assert [p.name for p in (other.root / "reports").iterdir()] == ["health-2026-10-03.html"]
+        "2026-10-02", "2026-11-28", "2026-11-29", "health-2026-10-04.html", "index.html", "latest.html"]
+    assert sorted(p.name for p in (other.root / "reports").iterdir()) == ["2026-10-03", "index.html", "latest.html"]
+    assert sorted(p.name for p in (lake.root / "reports").iterdir()) == ["index.html", "latest.html"]
     assert housekeeping(other, AS_OF).details["reports"] == [
-        theirs, str(shared.resolve() / "health-2026-10-02.html")]
+        theirs, str(shared.resolve() / "2026-10-02" / "r-2026-10-02.html")]

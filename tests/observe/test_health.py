@@ -45,23 +45,31 @@ def test_scope_tenant_and_overall_metrics(lake, tmp_path):
                      "important": {"used": 1, "limit": None, "utilization": None}},
         "distribution": {"by_type": {"fact": 22, "preference": 5},
                          "by_age": {"last_7d": 18, "last_30d": 5, "older": 4}},
-        "hit_rate": {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE},
+        "hit_rate": {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE, "trend_slope": None,
+                     "trend_note": "0 of 7 snapshots with a 7-day hit rate needed"},
         "staleness": {"stale_count": 3, "stale_ratio": round(3 / 26, 4), "oldest_unaccessed_days": 35,
                       "suggest_archive": 0},
         "total": 27,
-        "conflicts": {"open": 0, "by_age": {"under_1d": 0, "1_to_7d": 0, "over_7d": 0}, "important": 0, "oldest_days": 0},
+        "conflicts": {"open": 0, "by_age": {"under_1d": 0, "1_to_7d": 0, "over_7d": 0}, "important": 0, "oldest_days": 0,
+                      "overdue": 0},
         "inactive": {"dormant": 0, "archived": 0},
         "alerts": [
-            {"level": "warning", "message": "working memory at 90% of capacity (18/20)",
-             "action": "promote the oldest working memories to short_term (the nightly run does)"},
-            {"level": "info", "message": "3 memories not accessed for 30 days (12%)", "action": "review them for archiving"},
+            {"level": "warning", "code": "working_capacity", "message": "working memory at 90% of capacity (18/20)",
+             "action": "memory-lake patrol moves the oldest working memories to short_term until 75% "
+                       "(--dry-run shows which)"},
+            {"level": "info", "code": "stale_ratio",
+             "message": "3 memories not accessed for 30 days (12%, above 10%)",
+             "action": "review them for archiving: memory-lake sql \"SELECT id, tier, last_accessed_at FROM memories "
+                       "WHERE status = 'active' ORDER BY last_accessed_at LIMIT 50\"; archive one with memory-lake edit "
+                       "ID --set expires_at=YYYY-MM-DD"},
         ],
     }
     acme = health["tenants"]["acme"]
     # tenant limits are the sums of its scopes' limits
     assert acme["capacity"]["working"] == {"used": 20, "limit": 40, "utilization": 0.5}
-    assert acme["alerts"][0] == {"level": "warning", "message": "1 scope(s) with working memory above 85% of capacity",
-                                 "action": "see the scopes table; the tier rules move the oldest memories"}
+    assert acme["alerts"][0] == {"level": "warning", "code": "working_capacity_scopes",
+                                 "message": "1 scope(s) with working memory above 85% of capacity",
+                                 "action": "memory-lake patrol moves their oldest working memories to short_term until 75%"}
     assert health["overall"]["capacity"]["short_term"] == {"used": 6, "limit": 300, "utilization": 0.02}
     assert set(health["tenants"]) == {"acme", "globex"} and len(health["scopes"]) == 3
 
@@ -79,7 +87,9 @@ def test_hit_rate_comes_from_the_search_log(lake, tmp_path):
     with lake.reader() as con:
         health = compute_health(con, AS_OF, lake.policy)
     alice = next(s for s in health["scopes"] if s["user_id"] == "alice")
-    assert alice["hit_rate"] == {"last_7d": 0.3333, "last_30d": 0.6, "trend": "declining",
+    # one snapshot: no trend yet (it needs the 7-day hit rate of 7 snapshots), and it says so
+    assert alice["hit_rate"] == {"last_7d": 0.3333, "last_30d": 0.6, "trend": None, "trend_slope": None,
+                                 "trend_note": "1 of 7 snapshots with a 7-day hit rate needed",
                                  "searches_7d": 3, "searches_30d": 5}
     assert not any("hit rate" in alert["message"] for alert in alice["alerts"])  # 33 % is above the 30 % line
     bob = next(s for s in health["scopes"] if s["user_id"] == "bob")
@@ -94,8 +104,9 @@ def test_low_hit_rate_raises_a_warning(lake, tmp_path):
     apply_events(lake, AS_OF)
     with lake.reader() as con:
         globex = compute_health(con, AS_OF, lake.policy)["tenants"]["globex"]
-    assert {"level": "warning", "message": "7-day hit rate 25% is below 30%",
-            "action": "switch agents to hybrid search; clean up stale memories"} in globex["alerts"]
+    assert {"level": "warning", "code": "hit_rate_low", "message": "7-day hit rate 25% is below 30% (4 searches)",
+            "action": "search in hybrid mode (memory-lake search QUERY --mode hybrid, the default; the HTTP and MCP "
+                      "services use it too) and archive stale memories (see the stale alert)"} in globex["alerts"]
 
 
 def test_snapshot_is_stored_per_level_and_replaced_on_rerun(lake, tmp_path):
@@ -122,8 +133,9 @@ def test_a_user_change_to_an_important_memory_raises_an_info_alert(lake, tmp_pat
         as_of=later)
     with lake.reader() as con:
         alerts = compute_health(con, later, lake.policy)["overall"]["alerts"]
-    assert {"level": "info", "message": "1 change(s) to important memories",
-            "action": "review the audit trail in memory_history"} in alerts
+    assert {"level": "info", "code": "important_changed", "message": "1 change(s) to important memories since the "
+            "last snapshot", "action": "review the audit trail: memory-lake sql \"SELECT * FROM memory_history WHERE "
+            "before.tier = 'important' ORDER BY as_of DESC\""} in alerts
 
 
 def test_suggest_archive_flags_raise_an_info_alert(lake, tmp_path):
@@ -138,11 +150,11 @@ def test_suggest_archive_flags_raise_an_info_alert(lake, tmp_path):
     # the one memory is dormant too: its scope holds nothing an agent can load (a stranger's agents
     # loaded [] after a quiet period, and health said nothing above info)
     assert overall["alerts"][-2:] == [
-        {"level": "info", "message": "1 long-term memories not used for 180 days",
-         "action": "suggest archive: review them (memory-lake sql \"SELECT * FROM memory_flags\"), then archive one "
-                   "(memory-lake edit ID --set expires_at=YYYY-MM-DD, today or earlier: the next run archives it), "
+        {"level": "info", "code": "suggest_archive", "message": "1 long-term memories not used for 180 days",
+         "action": "review them (memory-lake sql \"SELECT * FROM memory_flags\"), then archive one "
+                   "(memory-lake edit ID --set expires_at=YYYY-MM-DD: the next run archives it), "
                    "forget it (memory-lake forget ID --reason TEXT) or keep it"},
-        {"level": "warning", "message": "1 scope(s) hold no live memory, only 1 dormant ones (unused for 60 days): "
+        {"level": "warning", "code": "dormant_scopes", "message": "1 scope(s) hold no live memory, only 1 dormant ones (unused for 60 days): "
                                         "search, the context pack and the export give them nothing",
          "action": "memory-lake search QUERY --tenant T --user U --include-inactive to see them; memory-lake restore "
                    "ID... brings them back (a use or a write wakes a dormant one)"}]
@@ -165,13 +177,18 @@ def test_the_conflict_queue_by_age_and_the_important_alert(lake, tmp_path):
         health = compute_health(con, AS_OF, lake.policy)
     (scope,) = health["scopes"]
     assert scope["conflicts"] == {"open": 2, "by_age": {"under_1d": 1, "1_to_7d": 0, "over_7d": 1}, "important": 1,
-                                  "oldest_days": 9}
+                                  "oldest_days": 9, "overdue": 1}
     assert health["overall"]["conflicts"] == scope["conflicts"]
-    assert [a for a in scope["alerts"] if "conflict" in a["message"] or "important memory" in a["message"]] == [
-        {"level": "info", "message": "important memory modified: 1 agent change(s) to important memories wait for a user",
-         "action": "memory-lake conflicts list; the attempted change is in memory_history and conflicts"},
-        {"level": "info", "message": "1 open conflict(s) wait for a user (oldest 9 days); 2 open with the 1 on important memories",
-         "action": "memory-lake conflicts list, then conflicts resolve ID --take lake|incoming|both|value=TEXT"}]
+    # the 9-day-old one is overdue (a warning: agents read the lake's value meanwhile); the one on an
+    # important memory is information; none is left merely waiting
+    assert [a for a in scope["alerts"] if "conflict" in a["code"]] == [
+        {"level": "warning", "code": "conflicts_overdue",
+         "message": "1 conflict(s) open for more than 7 days (oldest 9 days): agents read the lake's value meanwhile",
+         "action": "memory-lake conflicts list (oldest first), then memory-lake conflicts resolve ID "
+                   "--take lake|incoming|both|value=TEXT"},
+        {"level": "info", "code": "important_conflicts",
+         "message": "important memory modified: 1 agent change(s) to important memories wait for a user",
+         "action": "memory-lake conflicts list; resolve with memory-lake conflicts resolve ID --take lake|incoming|both"}]
 
 
 def test_an_empty_lake_has_a_health_snapshot(lake):
@@ -184,7 +201,11 @@ def test_an_empty_lake_has_a_health_snapshot(lake):
     assert overall["total"] == 0 and overall["alerts"] == []
     assert {tier: cap["used"] for tier, cap in overall["capacity"].items()} == {
         "working": 0, "short_term": 0, "long_term": 0, "important": 0}
-    assert overall["hit_rate"] == {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE}
+    assert overall["hit_rate"] == {"last_7d": None, "last_30d": None, "trend": None, "note": NO_LOG_NOTE,
+                                   "trend_slope": None, "trend_note": "0 of 7 snapshots with a 7-day hit rate needed"}
+    assert (overall["quarantine"], overall["summaries"]) == ({"open": 0}, {
+        "published": 0, "failed": 0,
+        "mean": {"retention": None, "compression": None, "readability": None, "accuracy": None}})
 
 
 @pytest.mark.models

@@ -35,7 +35,7 @@ def test_the_body_holds_this_runs_health_alerts_as_level_and_message(hooked, tmp
     with Endpoint() as endpoint:
         report = notify(hooked, AS_OF, "nightly-5", STEPS, url=endpoint.url)
         later = notify(hooked, AS_OF + timedelta(days=1), "nightly-6", STEPS, url=endpoint.url)
-    alert = {"level": "info", "message": "1 memories not accessed for 30 days (100%)"}  # its "action" stays home
+    alert = {"level": "info", "message": "1 memories not accessed for 30 days (100%, above 10%)"}  # its "action" stays home
     assert endpoint.bodies[0] == {
         "run_id": "nightly-5", "kind": "nightly", "as_of": "2026-11-30T00:00:00Z", "outcome": "ok",
         "counts": {"ingest": {"files": 1}, "write_report": {"alerts": 1}}, "alerts": [alert],

@@ -157,12 +157,20 @@ def _render(tmp_path: Path, health, run, publish, quarantine=QUARANTINE) -> tupl
 
 def test_file_name_and_atomic_write(tmp_path, health, run, publish):
     path, text = _render(tmp_path, health, run, publish)
-    assert path == tmp_path / "reports" / "health-2026-11-30.html"
+    # one page per run under its date, and the same page as latest.html; both readable by others
+    assert path == tmp_path / "reports" / "2026-11-30" / f"{run['run_id']}.html"
     assert text.startswith("<!DOCTYPE html>")
     assert '<meta charset="utf-8">' in text
-    # No temp file left behind; a second render the same day replaces the page.
+    latest = (tmp_path / "reports" / "latest.html").read_text(encoding="utf-8")
+    assert latest == text.replace('href="../index.html"', 'href="index.html"').replace('href="../latest.html"',
+                                                                                         'href="latest.html"')
+    assert {oct(p.stat().st_mode & 0o777) for p in (path, tmp_path / "reports" / "latest.html")} == {"0o644"}
+    # No temp file left behind; a second render of the same run replaces its page, another run adds one.
     _render(tmp_path, health, run, None)
-    assert [p.name for p in (tmp_path / "reports").iterdir()] == ["health-2026-11-30.html"]
+    _render(tmp_path, health, {**run, "run_id": "run-2"}, None)
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["2026-11-30", "latest.html"]
+    assert sorted(p.name for p in (tmp_path / "reports" / "2026-11-30").iterdir()) == [
+        "run-2.html", f"{run['run_id']}.html"]
 
 
 def test_charts_inline_and_no_external_resources(tmp_path, health, run, publish):
@@ -298,7 +306,7 @@ def test_the_conflict_queue_from_a_real_lake(lake, tmp_path):
     page = Path(write_report(lake, AS_OF, "r1", out_dir=tmp_path / "reports").details["path"]).read_text()
     section = page[page.index('<section id="conflicts">'):]
     section = section[:section.index("</section>")]
-    assert "<dt>open</dt><dd>1</dd>" in section.replace("\n", "")
+    assert "<dt>open</dt><dd>1</dd>" in _untitled(section.replace("\n", ""))
     # ids, kind and field: never the values, which are memory text (a report outlives a forget)
     assert (f"<tr><td>{conflict_id}</td><td>write</td><td>p</td><td>-</td><td>content</td><td>agent</td>"
             "<td>2026-11-30 00:00</td></tr>") in section
@@ -334,13 +342,18 @@ def test_an_empty_lake_gets_a_report(lake, tmp_path):
     steps = [timed(publish, lake, LAKE_AS_OF, run_id="first-night")]
     result = write_report(lake, LAKE_AS_OF, "first-night", steps, out_dir=tmp_path / "reports")
     page = Path(result.details["path"]).read_text()
-    assert result.details["path"] == str(tmp_path / "reports" / "health-2026-11-30.html")
+    assert result.details["path"] == str(tmp_path / "reports" / "2026-11-30" / "first-night.html")
     assert "No scopes." in page and "nothing quarantined" in page and "no open conflicts" in page
-    assert "<dt>new version</dt><dd>v1</dd><dt>CURRENT</dt><dd>v1</dd>" in page
+    assert "<dt>new version</dt><dd>v1</dd><dt>CURRENT</dt><dd>v1</dd>" in _untitled(page)
+
+
+def _untitled(page: str) -> str:
+    """The page without its tooltips (each figure's label carries a title="explanation")."""
+    return re.sub(r' title="[^"]*"', "", page)
 
 
 def _section_text(page: str, anchor: str) -> str:
-    section = page[page.index(f'<section id="{anchor}">'):]
+    section = _untitled(page)[_untitled(page).index(f'<section id="{anchor}">'):]
     return section[:section.index("</section>") + len("</section>")]
 
 
