@@ -67,7 +67,7 @@ def cli_process(warm, *args: str, env: dict[str, str] | None = None, timeout: fl
 PROCESS_FIXTURES = {"prefect_harness", "warm_python"}
 # Fixtures built with the embedding models (a lake after a nightly, a module's embedded pairs or
 # queries): their tests are `models` tests, whichever test happens to build the fixture first.
-MODEL_FIXTURES = {"three_nights", "nights_lake_dir", "nights_copy",  # this file, tests/notebooks/conftest.py
+MODEL_FIXTURES = {"three_nights", "fourteen_nights", "nights_lake_dir", "nights_copy",  # this file, tests/notebooks/conftest.py
                   "demo_lake_dir", "demo_copy",       # tests/publish/conftest.py
                   "pairs_lake",                       # tests/maintain/test_dedup_thresholds.py
                   "judge",                            # tests/maintain/test_dedup_paraphrase.py
@@ -249,12 +249,14 @@ class Nights:
     seconds: dict[int, float]  # night -> wall time of its searches, files and run
 
 
-def build_nights(root: Path, nights: int = NIGHTS, seed: int = 7) -> Nights:
-    """Build the demo lake at `root` over `nights` nights (see the module docstring)."""
-    lake = Lake.init(root)
-    later, searches, runs, seconds = {}, {}, {}, {}
-    first = None
-    for night in range(1, nights + 1):
+def build_nights(root: Path, nights: int = NIGHTS, seed: int = 7, after: Nights | None = None) -> Nights:
+    """Build the demo lake at `root` over `nights` nights (see the module docstring); with `after`
+    (a copy of whose lake is at `root`), only the nights after its last."""
+    lake = Lake.open(root) if after else Lake.init(root)
+    later, searches, runs, seconds = ({**after.later}, {**after.searches}, {**after.runs}, {**after.seconds}) if after \
+        else ({}, {}, {}, {})
+    first = after.first if after else None
+    for night in range(len(runs) + 1, nights + 1):
         start = time.perf_counter()
         if night == 1:
             first = generate_demo(lake.inbox, seed=seed)
@@ -266,6 +268,41 @@ def build_nights(root: Path, nights: int = NIGHTS, seed: int = 7) -> Nights:
         runs[night] = run_nightly_steps(lake, resolve_as_of(night_as_of(night)), reports_dir=root.parent / "reports")
         seconds[night] = round(time.perf_counter() - start, 1)
     return Nights(root=root, first=first, later=later, searches=searches, runs=runs, seconds=seconds)
+
+
+def _built_once(tmp_path_factory, name: str, build):
+    """`build(folder)` once per run across xdist workers: the first worker to ask builds it under a
+    lock in the run's shared temporary folder, the others read what it built."""
+    import fcntl
+    import pickle
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return build(tmp_path_factory.mktemp(name))
+    shared = tmp_path_factory.getbasetemp().parent / name
+    shared.mkdir(exist_ok=True)
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = shared / "built.pickle"
+        if built.exists():
+            return pickle.loads(built.read_bytes())
+        result = build(shared)
+        built.write_bytes(pickle.dumps(result))
+        return result
+
+
+@pytest.fixture(scope="session")
+def fourteen_nights(tmp_path_factory, three_nights) -> Nights:
+    """The demo lake after 14 nights (issue 40's simulation): a copy of `three_nights` with its
+    reports, then nights 4 to 14, each after a day of searches. Built once per run; read-only."""
+    import shutil
+
+    def build(folder: Path) -> Nights:
+        shutil.copytree(three_nights.root, folder / "lake", symlinks=True)  # exports/CURRENT stays a link
+        shutil.copytree(three_nights.root.parent / "reports", folder / "reports")
+        return build_nights(folder / "lake", 14, after=three_nights)
+
+    return _built_once(tmp_path_factory, "demo-fourteen", build)
 
 
 @pytest.fixture(scope="session")

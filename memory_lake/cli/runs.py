@@ -155,7 +155,7 @@ def run_nightly(
 
 def report(ctx: typer.Context, as_of: AsOfOpt = None, reports: ReportsOpt = None, lake: LakeOpt = None,
            json_out: JsonOpt = False) -> None:
-    """Render the HTML health report (<lake>/reports/health-<date>.html unless --reports DIR) from the
+    """Render the HTML health report (<lake>/reports/<date>/<id>.html and latest.html unless --reports DIR) from the
     lake's latest state."""
     from ..store import resolve_as_of
     from ..observe import write_report

@@ -11,7 +11,8 @@ days:
   of the run that first saw it consumed (kept in ``<lake>/housekeeping.json``). A pruned agent
   event file keeps its offset row, so the same file sent again counts nothing twice; a pruned search
   log forgets its offset, so a new file of that name is read from its start.
-- ``health-<YYYY-MM-DD>.html`` reports of this lake, by the date in their name, in ``<lake>/reports``,
+- report pages of this lake (``<YYYY-MM-DD>/<run id>.html``, and ``health-<YYYY-MM-DD>.html`` from before
+  issue 40), by their date, in ``<lake>/reports``,
   every folder reports were written to (the ``report-folders`` registry) and `reports_dir`. A report
   is this lake's when its ``REPORT_LAKE_META`` names this lake's folder; a report without the mark
   (written before reports carried it) only when it lies in ``<lake>/reports``. Another lake's

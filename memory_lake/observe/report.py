@@ -150,7 +150,7 @@ def render_report(
     history: dict | None = None,
     language: str = "en",
 ) -> Path:
-    """Write the run's health report to ``out_dir/health-<YYYY-MM-DD>.html``; return its path.
+    """Write the run's health report page (see below where); return its path.
 
     ``health`` is the ``health --json`` document, ``publish`` the publish result (``None`` when the
     publish step did not run), ``quarantine`` the quarantined-record count per reason and ``run``

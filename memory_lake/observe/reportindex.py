@@ -76,14 +76,20 @@ def write_index(out_dir: Path, runs: list[dict[str, Any]], css: str, lake_root: 
 def _link(out_dir: Path, run: dict[str, Any]) -> str | None:
     """The run's page relative to `out_dir`, when it exists there."""
     report = run.get("report")
-    if not report:
-        return None
-    path = Path(report)
-    try:
-        relative = path.resolve().relative_to(out_dir.resolve())
-    except ValueError:
-        return None
-    return relative.as_posix() if path.exists() else None
+    if report:
+        path = Path(report)
+        try:
+            relative = path.resolve().relative_to(out_dir.resolve())
+            if path.exists():
+                return relative.as_posix()
+        except ValueError:
+            pass
+    # the page where this folder keeps it (a reports folder copied or moved with its lake)
+    if run.get("as_of") and run.get("run_id"):
+        here = report_relpath(str(run["as_of"]), str(run["run_id"]))
+        if (out_dir / here).exists():
+            return here
+    return None
 
 
 def write_public(path: Path, text: str) -> None:

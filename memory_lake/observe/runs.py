@@ -129,7 +129,7 @@ def record_step_errors(lake, run_id: str, as_of: datetime, step: dict[str, Any])
 
 def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]] | None = None,
                  out_dir: str | os.PathLike | None = None) -> StepReport:
-    """Render ``reports/health-<date>.html`` from the stored health snapshot, the quarantine and
+    """Render ``reports/<date>/<run id>.html`` (and latest.html, index.html) from the stored health snapshot, the quarantine and
     the run's steps (or, outside a run, the last publish)."""
     from .report import render_report
 
@@ -192,6 +192,16 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     index = write_index(folder, every_run, report_css(), lake.root)
     return StepReport("write_report", as_of, run_id, {"alerts": len(alerts)},
                       {"path": str(path), "index": str(index), "latest": str(folder / "latest.html"), **counts})
+
+
+def refresh_index(lake, as_of: datetime, out_dir: str | os.PathLike | None = None) -> Path:
+    """Write ``reports/index.html`` again from the ``runs`` table (after a run's row is recorded)."""
+    from .history import run_history
+    from .reportindex import write_index
+
+    with lake.reading() as (con, _source, _note):
+        every_run = run_history(con, as_of, None)
+    return write_index(reports_dir(out_dir, lake), every_run, report_css(), lake.root)
 
 
 def run_alerts(publish: dict[str, Any] | None, steps: list[dict[str, Any]], language: str = "en") -> list[dict[str, Any]]:
@@ -545,6 +555,8 @@ def run_nightly_steps(lake, as_of: datetime, reports_dir: str | os.PathLike | No
             notify(lake, as_of, run_id, list(done.values()), error=exc)
             raise failed from exc
         summary = record_run(lake, run_id, "nightly", as_of, list(done.values()))
+        if summary.get("report"):
+            refresh_index(lake, as_of, reports)  # the run's row now has its whole duration and status
         crash_point("after:record_run")
     compact_database(lake, only_if_pending=True)  # after the hold: a forget's freed blocks are rewritten
     crash_point("after:compact_database")
