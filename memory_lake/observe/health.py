@@ -498,8 +498,8 @@ def _alerts(metrics: dict[str, Any], policy: Policy, important_changes: int,
         if cap["utilization"] is not None and cap["utilization"] > h.utilization_warning:
             alerts.append(make_alert(f"{tier}_capacity", language, utilization=cap["utilization"], used=cap["used"],
                                      limit=cap["limit"], target=targets[tier],
-                                     scopes=scope_count_note(hot_scopes if scope_alerts else 0,
-                                                             h.utilization_warning, language)))
+                                     scopes=scope_count_note(hot_scopes if (scope_alerts or {}).get("scopes", 0) > 1
+                                                             else 0, h.utilization_warning, language)))
         elif hot_scopes:
             alerts.append(make_alert(f"{tier}_capacity_scopes", language, scopes=hot_scopes,
                                      threshold=h.utilization_warning, target=targets[tier]))
@@ -521,8 +521,8 @@ def _alert_counts(scopes: list[dict[str, Any]], threshold: float) -> dict[str, i
     """How many scopes are above the utilisation threshold, per capacity tier."""
     counts = {"working": 0, "short_term": 0}
     for scope in scopes:
-        for tier in counts:
+        for tier in ("working", "short_term"):
             utilization = scope["capacity"][tier]["utilization"]
             if utilization is not None and utilization > threshold:
                 counts[tier] += 1
-    return counts
+    return {**counts, "scopes": len(scopes)}  # a lake of one scope: its count says nothing the figure does not
