@@ -178,6 +178,9 @@ def demo(
                       "starts the demo again", markup=False)
             return
         out.print(f"report: {result['report']}")
+        if result["report"]:
+            folder = Path(result["report"]).parent.parent
+            out.print(f"every run: {folder / 'index.html'} (the newest: {folder / 'latest.html'})")
         out.print(f"export: {result['export']} -> {summary['publish'].get('current')}")
 
     _show(opts, result, human)

@@ -60,7 +60,12 @@ def _rate(hit_rate: dict[str, Any]) -> str:
     value = hit_rate.get("last_7d")
     if value is None:
         return "n/a (" + (hit_rate.get("note") or "no searches logged in the last 7 days") + ")"
-    return f"{value:.0%}"
+    if hit_rate.get("trend"):
+        slope = hit_rate.get("trend_slope")
+        per_day = f", {slope * 100:+.2f} points a day" if isinstance(slope, (int, float)) else ""
+        return f"{value:.0%}, trend {hit_rate['trend']}{per_day}"
+    note = hit_rate.get("trend_note")
+    return f"{value:.0%}" + (f", no trend yet ({note})" if note else "")
 
 
 def _print_run(summary: dict[str, Any], lake_root: Path | None = None) -> None:
