@@ -94,7 +94,8 @@ def tables(lake_dir: Path) -> dict[str, list]:
     try:
         out = {}
         names = [r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1").fetchall()]
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE' "
+            "ORDER BY 1").fetchall()]  # the views (store/views.py) read these tables
         for name in names:
             cols = [r[0] for r in con.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "

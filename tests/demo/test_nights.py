@@ -261,8 +261,9 @@ def test_three_nightly_runs_on_three_dates_publish_v1_to_v3(three_nights) -> Non
     assert sorted(os.listdir(root / "exports")) == ["CURRENT", "v1", "v2", "v3"]
     assert os.readlink(root / "exports" / "CURRENT").endswith("v3")
     assert table(root, "SELECT DISTINCT as_of FROM health_snapshots ORDER BY 1") == [(day(1),), (day(2),), (day(3),)]
-    assert sorted(p.name for p in (root.parent / "reports").glob("*.html")) == [
-        "health-2026-11-30.html", "health-2026-12-01.html", "health-2026-12-02.html"]
+    assert sorted(p.name for p in (root.parent / "reports").glob("*.html")) == ["index.html", "latest.html"]
+    assert sorted(p.relative_to(root.parent / "reports").as_posix() for p in (root.parent / "reports").glob("*/*.html")) == [
+        f"{day(n):%Y-%m-%d}/{three_nights.runs[n]['run_id']}.html" for n in (1, 2, 3)]
 
 
 @pytest.mark.slow

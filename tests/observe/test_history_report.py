@@ -52,6 +52,11 @@ def svg_points(figure: str) -> list[tuple[str, str, str]]:
                       r'aria-roledescription="point"', figure)
 
 
+def seconds(value: float) -> str:
+    """A duration as the index writes it: "12.9 s", or "1 min 06 s" from a minute on."""
+    return f"{value:.1f} s" if value < 60 else f"{round(value) // 60} min {round(value) % 60:02d} s"
+
+
 def number(text: str):
     return None if text == "" else float(text)
 
@@ -66,7 +71,7 @@ def test_the_index_lists_the_fourteen_runs_newest_first_with_their_pages(fourtee
     for (run_id, cells), run in zip(rows, runs):
         texts = [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", cells, re.S)]
         assert texts[0] == f"{run['as_of']:%Y-%m-%d}" and texts[1] == run["status"] == "ok"
-        assert texts[3] == f"published {run['version']}" and texts[4] == f"{run['duration_s']:.1f} s"
+        assert texts[3] == f"published {run['version']}" and texts[4] == seconds(run["duration_s"])
         (link,) = re.findall(r'href="([^"]*)"', cells)
         assert link == f"{run['as_of']:%Y-%m-%d}/{run_id}.html" and (folder / link).is_file()
     # 0644: any web server can serve the folder
