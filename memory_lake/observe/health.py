@@ -473,7 +473,10 @@ def _metrics(row: dict[str, Any], hits: dict[str, int] | None, policy: Policy, i
         metrics["alerts"].append(make_alert("important_conflicts", language, count=queue["important"]))
     waiting = queue["open"] - queue["important"] - overdue
     if waiting > 0:
-        metrics["alerts"].append(make_alert("conflicts_waiting", language, count=waiting, oldest=queue["oldest_days"]))
+        # the oldest of these is the queue's oldest only when none is overdue
+        oldest = queue["oldest_days"] if not overdue else min(queue["oldest_days"], policy.health.conflict_overdue_days)
+        metrics["alerts"].append(make_alert("conflicts_waiting", language, count=waiting,
+                                            oldest=oldest if not overdue else f"≤{oldest}"))
     if suggested_archive:
         metrics["alerts"].append(make_alert("suggest_archive", language, count=suggested_archive,
                                             days=policy.tiers.suggest_archive_days))

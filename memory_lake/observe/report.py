@@ -26,6 +26,7 @@ from typing import Any
 from ..maintain import REPORT_LAKE_META
 from ..store import HealthPolicy
 from ..store import TIERS
+from .verdict import alert_groups, verdict
 
 AGE_BUCKETS = ("last_7d", "last_30d", "older")
 # The health alerts' thresholds (one home: policy.HealthPolicy), so a highlighted cell and a
@@ -216,43 +217,6 @@ def render_report(
     return path
 
 
-def verdict(run: Mapping[str, Any], publish: Mapping[str, Any] | None, health: Mapping[str, Any]) -> tuple[str, str]:
-    """The page's first line, answering "is everything fine?": (css class good|warn|bad, text)."""
-    status = str(run.get("status", "ok"))
-    alerts = _all_alerts(health)
-    warnings = [a for _, a in alerts if a.get("level") == "warning"]
-    infos = len(alerts) - len(warnings)
-    if publish and publish.get("status") == "blocked":
-        failed = ", ".join(publish.get("failed") or []) or "a data check"
-        current = publish.get("current") or "nothing (no version published yet)"
-        return "bad", (f"✗ Publish blocked: {failed} failed. Agents keep reading {current}; "
-                       "the checks are under Publish below.")
-    if status == "failed":
-        return "bad", "✗ The run failed: see the steps below."
-    if status == "degraded":
-        errors = sum(len(s.get("errors") or []) for s in run.get("steps") or [])
-        return "warn", (f"⚠ Degraded: {errors} scope(s) or step(s) skipped after an error; everything else ran and "
-                        "published. See “Skipped after an error”.")
-    version = (publish or {}).get("version")
-    published = (f"published {version}" if version else
-                 f"nothing new to publish ({(publish or {}).get('current') or 'no version yet'})" if publish else
-                 "no publish in this run")
-    if warnings:
-        first = str(warnings[0].get("message", ""))
-        more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
-        return "warn", f"⚠ {len(warnings)} warning(s) need attention: {first}{more}. Run {published}."
-    note = f"; {infos} note(s) for information" if infos else ""
-    return "good", f"✓ All fine: the run {published}, no warning{note}."
-
-
-def _all_alerts(health: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    alerts: list[tuple[str, Mapping[str, Any]]] = [
-        ("overall", alert) for alert in _get(health, "overall", "alerts") or []]
-    for tenant, stats in (health.get("tenants") or {}).items():
-        alerts.extend((tenant, alert) for alert in stats.get("alerts") or [])
-    return alerts
-
-
 def _notes_section() -> str:
     """Every figure of the page with its one-line explanation (the same words as the tooltips)."""
     items = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in EXPLAIN.items())
@@ -310,25 +274,31 @@ def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None =
 
 
 def _alerts_section(health: Mapping[str, Any], language: str = "en") -> str:
-    alerts = _all_alerts(health)
+    alerts, repeated = alert_groups(health)
     if not alerts:
         return _section("alerts", "Alerts", '<p class="muted">No alerts.</p>')
     # Warnings first: the operator reads top-down and may stop early. sorted() is stable, so the
     # overall alerts stay ahead of the per-tenant ones within a level.
     alerts.sort(key=lambda item: _LEVEL_ORDER.get(str(item[1].get("level")), len(_LEVEL_ORDER)))
-    rows = []
     lang = ' lang="zh"' if language == "zh" else ""
-    for where, alert in alerts:
-        level = str(alert.get("level", ""))
-        css = f"alert-{level}" if level in _LEVEL_ORDER else "alert-other"
-        rows.append(
-            f'<tr class="{css}"><td class="level">{_e(level)}</td><td>{_e(where)}</td>'
-            f"<td{lang}>{_e(alert.get('message', ''))}</td><td{lang}><code>{_e(alert.get('action', ''))}</code></td></tr>"
-        )
-    body = (
-        "<table><thead><tr><th>level</th><th>where</th><th>message</th><th>action</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+
+    def table(items: list[tuple[str, Mapping[str, Any]]]) -> str:
+        rows = []
+        for where, alert in items:
+            level = str(alert.get("level", ""))
+            css = f"alert-{level}" if level in _LEVEL_ORDER else "alert-other"
+            rows.append(
+                f'<tr class="{css}" data-code="{_e(alert.get("code") or "")}"><td class="level">{_e(level)}</td>'
+                f"<td>{_e(where)}</td><td{lang}>{_e(alert.get('message', ''))}</td>"
+                f"<td{lang}><code>{_e(alert.get('action', ''))}</code></td></tr>")
+        return ("<table><thead><tr><th>level</th><th>where</th><th>message</th><th>action</th></tr></thead>"
+                f"<tbody>{''.join(rows)}</tbody></table>")
+
+    body = table(alerts)
+    if repeated:
+        repeated.sort(key=lambda item: _LEVEL_ORDER.get(str(item[1].get("level")), len(_LEVEL_ORDER)))
+        body += (f'<details class="numbers"><summary>The same conditions per tenant ({len(repeated)}): the lake-wide '
+                 f"alerts above add them up</summary>{table(repeated)}</details>")
     return _section("alerts", "Alerts", body)
 
 

@@ -165,11 +165,11 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     extra = run_alerts(publish, steps, language)
     if extra and health.get("overall"):
         health = {**health, "overall": {**health["overall"], "alerts": [*health["overall"]["alerts"], *extra]}}
-    alerts = [a for a in (health.get("overall") or {}).get("alerts") or []]
-    alerts += [a for t in (health.get("tenants") or {}).values() for a in t.get("alerts") or []]
-    folder = reports_dir(out_dir, lake)
     from .history import health_history, run_history, run_summary
-    from .report import verdict
+    from .report import alert_groups, verdict
+
+    alerts = [a for _, a in alert_groups(health)[0]]  # the lake's, and a tenant's only where they add to it
+    folder = reports_dir(out_dir, lake)
     from .reportindex import report_relpath, write_index
 
     last_n = lake.policy.report.history_runs

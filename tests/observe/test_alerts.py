@@ -118,7 +118,12 @@ def test_the_verdict_line(lake):
         "good", "✓ All fine: the run published v4, no warning; 1 note(s) for information.")
     assert verdict(ok, {"status": "unchanged", "version": None, "current": "v4"}, {"overall": {"alerts": []}}) == (
         "good", "✓ All fine: the run nothing new to publish (v4), no warning.")
+    # a tenant's alert of a condition the lake's alerts already name adds it up, it is no second warning;
+    # a condition only a tenant has is its own
     assert verdict(ok, published, {"overall": {"alerts": [warning]}, "tenants": {"t": {"alerts": [warning]}}}) == (
+        "warn", "⚠ 1 warning(s) need attention: 7-day hit rate 20% is below 30% (9 searches). Run published v4.")
+    overdue = {"level": "warning", "code": "conflicts_overdue", "message": "2 conflict(s) open for more than 7 days"}
+    assert verdict(ok, published, {"overall": {"alerts": [warning]}, "tenants": {"t": {"alerts": [warning, overdue]}}}) == (
         "warn", "⚠ 2 warning(s) need attention: 7-day hit rate 20% is below 30% (9 searches) (+1 more). Run published v4.")
     degraded = {"status": "degraded", "steps": [{"errors": [{"step": "dedup"}]}]}
     assert verdict(degraded, published, {})[0] == "warn"

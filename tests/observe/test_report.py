@@ -207,8 +207,8 @@ def test_blocked_publish_shows_failed_expectations(tmp_path, health, run, publis
 
 def test_alerts_with_levels(tmp_path, health, run, publish):
     _, text = _render(tmp_path, health, run, publish)
-    assert '<tr class="alert-warning"><td class="level">warning</td><td>overall</td>' in text
-    assert '<tr class="alert-info"><td class="level">info</td><td>acme</td>' in text
+    assert '<tr class="alert-warning" data-code=""><td class="level">warning</td><td>overall</td>' in text
+    assert '<tr class="alert-info" data-code=""><td class="level">info</td><td>acme</td>' in text
     assert "研发部 7 天命中率低于 30 %" in text
     # Warnings before info.
     assert text.index("检查检索配置") < text.index("review unaccessed memories")
