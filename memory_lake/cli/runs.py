@@ -201,8 +201,26 @@ def health(ctx: typer.Context, tenant: Annotated[Optional[str], typer.Option(hel
                       "(search leaves them out; `memory-lake restore ID...` makes them active again)")
         for alert in overall["alerts"]:
             out.print(f"  [{alert['level']}] {alert['message']} - {alert['action']}", markup=False)
+        moved = _patrolled_since(the_lake, data["as_of"])
+        if moved:
+            out.print(f"note: the patrol moved {moved[0]} memories since this snapshot (last at {moved[1]}); the figures "
+                      f"above are the snapshot's: `memory-lake health --as-of {moved[1]}` measures the lake after it",
+                      markup=False)
 
     _show(opts, data, human)
+
+
+def _patrolled_since(the_lake, as_of: str) -> tuple[int, str] | None:
+    """(memories the patrol moved after the snapshot of `as_of`, when it last did), or None."""
+    from ..store import iso, resolve_as_of
+
+    try:
+        frame = the_lake.sql("SELECT count(*) AS n, max(as_of) AS last FROM cleanup_log WHERE rule = 'patrol' AND as_of > ?",
+                             [resolve_as_of(as_of)])
+    except Exception:  # an old lake, a published version without the table: nothing to say
+        return None
+    n, last = frame.row(0)
+    return (int(n), iso(last)) if n else None
 
 
 def _per_scope(tier: str, scopes: list[dict]) -> str:

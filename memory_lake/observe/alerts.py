@@ -42,11 +42,29 @@ ALERTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                "memory-lake patrol：这些范围最旧的短期记忆移到长期，直到 {target:.0%}"),
     }),
     "hit_rate_low": ("warning", {
-        "en": ("7-day hit rate {rate:.0%} is below {threshold:.0%} ({searches} searches)",
+        "en": ("7-day hit rate {rate:.0%} is below {threshold:.0%} ({searches})",
                "search in hybrid mode (memory-lake search QUERY --mode hybrid, the default; the HTTP and MCP "
                "services use it too) and archive stale memories (see the stale alert)"),
-        "zh": ("命中率（7天）{rate:.0%}，低于 {threshold:.0%}（{searches} 次检索），建议切换为 hybrid 检索模式",
+        "zh": ("命中率（7天）{rate:.0%}，低于 {threshold:.0%}（{searches}），建议切换为 hybrid 检索模式",
                "使用 hybrid 检索（memory-lake search QUERY --mode hybrid，默认即是），并清理陈旧记忆"),
+    }),
+    "hit_rate_low_scopes": ("warning", {
+        "en": ("{scopes} scope(s) with a 7-day hit rate below {threshold:.0%}: their agents rarely find what they "
+               "search for",
+               "memory-lake sql \"SELECT tenant, agent_id, user_id, message FROM health_alerts WHERE code = 'hit_rate_low' "
+               "AND as_of = (SELECT max(as_of) FROM health_alerts)\" names them; search them in hybrid mode "
+               "(memory-lake search QUERY --tenant T --user U --mode hybrid) and archive their stale memories"),
+        "zh": ("{scopes} 个范围的命中率（7天）低于 {threshold:.0%}，建议切换为 hybrid 检索模式",
+               "memory-lake sql \"SELECT tenant, agent_id, user_id, message FROM health_alerts WHERE code = 'hit_rate_low' "
+               "AND as_of = (SELECT max(as_of) FROM health_alerts)\" 列出这些范围；用 hybrid 检索并清理陈旧记忆"),
+    }),
+    "stale_ratio_scopes": ("info", {
+        "en": ("{scopes} scope(s) with more than {threshold:.0%} of their memories not accessed for {days} days",
+               "memory-lake sql \"SELECT tenant, agent_id, user_id, message FROM health_alerts WHERE code = 'stale_ratio' "
+               "AND as_of = (SELECT max(as_of) FROM health_alerts)\" names them; review their memories for archiving"),
+        "zh": ("{scopes} 个范围的陈旧率超过 {threshold:.0%}（{days} 天未访问），建议归档",
+               "memory-lake sql \"SELECT tenant, agent_id, user_id, message FROM health_alerts WHERE code = 'stale_ratio' "
+               "AND as_of = (SELECT max(as_of) FROM health_alerts)\" 列出这些范围；逐条检查是否归档"),
     }),
     "stale_ratio": ("info", {
         "en": ("{count} memories not accessed for {days} days ({ratio:.0%}, above {threshold:.0%})",
@@ -78,11 +96,11 @@ ALERTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                "memory-lake conflicts list，然后 memory-lake conflicts resolve ID --take lake|incoming|both|value=TEXT"),
     }),
     "conflicts_overdue": ("warning", {
-        "en": ("{count} conflict(s) open for more than {days} days (oldest {oldest} days): agents read the "
+        "en": ("{count} conflict(s) open for {days} days or more (oldest {oldest} days): agents read the "
                "lake's value meanwhile",
                "memory-lake conflicts list (oldest first), then memory-lake conflicts resolve ID "
                "--take lake|incoming|both|value=TEXT"),
-        "zh": ("{count} 个冲突超过 {days} 天未裁决（最早 {oldest} 天前），期间 Agent 读取的是库中原值",
+        "zh": ("{count} 个冲突已 {days} 天或更久未裁决（最早 {oldest} 天前），期间 Agent 读取的是库中原值",
                "memory-lake conflicts list（最早的在前），然后 memory-lake conflicts resolve ID "
                "--take lake|incoming|both|value=TEXT"),
     }),

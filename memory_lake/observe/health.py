@@ -508,24 +508,36 @@ def _alerts(metrics: dict[str, Any], policy: Policy, important_changes: int,
                                      threshold=h.utilization_warning, target=targets[tier]))
     hit_rate = metrics["hit_rate"]
     rate = hit_rate["last_7d"]
+    counts = scope_alerts or {}
     if rate is not None and rate < h.hit_rate_warning:
+        searches = hit_rate.get("searches_7d", 0)
         alerts.append(make_alert("hit_rate_low", language, rate=rate, threshold=h.hit_rate_warning,
-                                 searches=hit_rate.get("searches_7d", 0)))
+                                 searches=f"{searches} 次检索" if language == "zh" else
+                                 f"{searches} search{'es' if searches != 1 else ''}"))
+    elif counts.get("hit_rate_low"):  # the whole is fine, some scopes are not: their agents find little
+        alerts.append(make_alert("hit_rate_low_scopes", language, scopes=counts["hit_rate_low"],
+                                 threshold=h.hit_rate_warning))
     stale = metrics["staleness"]
     if stale["stale_ratio"] > h.stale_ratio_info:
         alerts.append(make_alert("stale_ratio", language, count=stale["stale_count"], days=h.stale_days,
                                  ratio=stale["stale_ratio"], threshold=h.stale_ratio_info))
+    elif counts.get("stale_ratio"):
+        alerts.append(make_alert("stale_ratio_scopes", language, scopes=counts["stale_ratio"], days=h.stale_days,
+                                 threshold=h.stale_ratio_info))
     if important_changes:
         alerts.append(make_alert("important_changed", language, count=important_changes))
     return alerts
 
 
 def _alert_counts(scopes: list[dict[str, Any]], threshold: float) -> dict[str, int]:
-    """How many scopes are above the utilisation threshold, per capacity tier."""
+    """How many scopes raise each scope-level alert: above the utilisation threshold per capacity
+    tier, a low 7-day hit rate, a high stale ratio (codes of the scopes' own alerts)."""
     counts = {"working": 0, "short_term": 0}
     for scope in scopes:
         for tier in ("working", "short_term"):
             utilization = scope["capacity"][tier]["utilization"]
             if utilization is not None and utilization > threshold:
                 counts[tier] += 1
+    for code in ("hit_rate_low", "stale_ratio"):
+        counts[code] = sum(1 for scope in scopes if any(a.get("code") == code for a in scope.get("alerts") or []))
     return {**counts, "scopes": len(scopes)}  # a lake of one scope: its count says nothing the figure does not

@@ -46,7 +46,7 @@ def run_history(con, as_of: datetime, last_n: int | None, current: dict[str, Any
     `store.views.run_point`; `current` (the summary of the run being reported, not recorded yet)
     comes last. Reruns of one night are separate runs."""
     rows = con.execute(
-        "SELECT run_id, report FROM runs WHERE kind = 'nightly' AND as_of <= ? ORDER BY as_of, run_id",
+        "SELECT run_id, report FROM runs WHERE kind = 'nightly' AND as_of <= ? ORDER BY as_of, rowid",  # a rerun after
         [as_of]).fetchall()
     points = []
     for run_id, report in rows:

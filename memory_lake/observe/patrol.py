@@ -52,7 +52,7 @@ CAPACITY = {"working": ("short_term", "working_target"), "short_term": ("long_te
 CAPACITY_CODES = {"working_capacity": "working", "working_capacity_scopes": "working",
                   "short_term_capacity": "short_term", "short_term_capacity_scopes": "short_term"}
 # the alerts that are advice only (seed: 提示优化 / 提示清理)
-ADVICE_CODES = ("hit_rate_low", "stale_ratio")
+ADVICE_CODES = ("hit_rate_low", "stale_ratio", "hit_rate_low_scopes", "stale_ratio_scopes")
 OFF_SUMMARY = "off ([patrol] after_nightly = false)"
 LABELS = {"working_to_short_term": "working → short_term", "short_term_to_long_term": "short_term → long_term",
           "scopes": "scopes acted on", "held": "scopes held above target", "advice": "advice"}

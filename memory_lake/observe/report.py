@@ -131,6 +131,7 @@ details.numbers summary, details.tenant summary {{ cursor: pointer; color: var(-
 details.tenant {{ margin: .8rem 0; }}
 details.tenant > summary {{ font-size: 1rem; color: inherit; }}
 table.series {{ font-size: .8rem; }}
+table.series th {{ white-space: nowrap; }}
 [title] {{ text-decoration-style: dotted; }}
 th[title], dt[title] {{ text-decoration: underline dotted var(--muted); cursor: help; }}
 ol.notes {{ font-size: .85rem; color: var(--muted); }}
@@ -150,6 +151,7 @@ def render_report(
     summaries_made: dict | None = None,
     history: dict | None = None,
     language: str = "en",
+    latest: bool = True,
 ) -> Path:
     """Write the run's health report page (see below where); return its path.
 
@@ -213,7 +215,8 @@ def render_report(
         ])
 
     write_public(path, page("../"))
-    write_public(out_dir / "latest.html", page(""))
+    if latest:  # the newest nightly run's page (a page rendered outside a run leaves it)
+        write_public(out_dir / "latest.html", page(""))
     return path
 
 
@@ -235,8 +238,11 @@ def _header_section(as_of: str, run: Mapping[str, Any], lake_root: Path | None =
             *([("lake", f"<code>{_e(Path(lake_root).resolve())}</code>")] if lake_root else []),
             ("as of", _e(as_of)),
             ("run id", f"<code>{_e(run.get('run_id', '—'))}</code>"),
-            ("run status", _badge(status)),
-            ("duration", _e(_duration(run.get("duration_s")))),
+            *([("run status", _badge(status)), ("duration", _e(_duration(run.get("duration_s"))) + (
+                ' <span class="muted">so far: the report and the notification come after this page (the index '
+                "has the whole run)</span>" if run.get("steps") else ""))]
+              if run.get("steps") and not run.get("steps_of") else
+              [("run", _e("none: this page was rendered outside a run, from the lake's state"))]),
         ]
     )
     steps = run.get("steps") or []
@@ -323,7 +329,7 @@ def _capacity_section(health: Mapping[str, Any]) -> str:
     ]
     foot = f"<tfoot>{_capacity_row('overall', overall)}</tfoot>"
     table = f"<table>{head}<tbody>{''.join(body_rows)}</tbody>{foot}</table>"
-    note = '<p class="muted">An empty limit means the tier has no limit.</p>'
+    note = '<p class="muted">long_term and important have no limit.</p>'
     return _section("capacity", "Capacity per tier", chart + "<h3>Per tenant</h3>" + table + note)
 
 

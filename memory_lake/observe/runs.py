@@ -186,12 +186,14 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
         every_run = run_history(con, as_of, None, current)
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=folder,
                          conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made,
-                         history=history, language=language)
+                         history=history, language=language, latest=bool(steps))
     record_report(lake, path)  # a later forget reaches the reports folder (store.REPORT_FOLDERS)
     record_report(lake, folder / "latest.html")
     index = write_index(folder, every_run, report_css(), lake.root)
-    return StepReport("write_report", as_of, run_id, {"alerts": len(alerts)},
-                      {"path": str(path), "index": str(index), "latest": str(folder / "latest.html"), **counts})
+    where = {"path": str(path), "index": str(index)}
+    if steps:
+        where["latest"] = str(folder / "latest.html")
+    return StepReport("write_report", as_of, run_id, {"alerts": len(alerts)}, {**where, **counts})
 
 
 def refresh_index(lake, as_of: datetime, out_dir: str | os.PathLike | None = None) -> Path:

@@ -37,6 +37,7 @@ HEALTH_CHARTS: tuple[tuple[str, str, str, list[tuple[str, str]], bool, tuple[flo
      False, None),
 )
 TENANT_CHARTS = ("capacity", "hit_rate", "staleness", "conflicts", "quarantine")
+MAX_TENANTS = 12
 
 RUN_CHARTS: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
     ("ingest", "Ingest volume per run", "lines", [("ingested", "ingested"), ("quarantined", "quarantined")]),
@@ -60,7 +61,15 @@ def trends_section(health: dict[str, Any], runs: list[dict[str, Any]], last_n: i
         charts.append(_chart(name, title, y, _points(runs, used or series[:1]), False, None, _RUN_EXPLAIN))
     charts.append(_durations_chart(runs))
     parts.append(f'<div class="charts">{"".join(charts)}</div>')
-    for tenant, rows in (health.get("tenants") or {}).items():
+    tenants = health.get("tenants") or {}
+    # the largest tenants (by live memories at the last snapshot): a lake of a thousand tenants
+    # keeps a page a person reads (and a run that does not spend minutes drawing)
+    shown = sorted(tenants, key=lambda t: (-(tenants[t][-1].get("total") or 0), t))[:MAX_TENANTS]
+    if len(tenants) > len(shown):
+        parts.append(f'<p class="muted">Per tenant: the {len(shown)} largest of {len(tenants)} tenants; the others are in '
+                     "<code>memory-lake sql \"SELECT * FROM health_series WHERE level = 'tenant' AND tenant = 'T'\"</code>."
+                     "</p>")
+    for tenant, rows in ((t, tenants[t]) for t in shown):
         tenant_charts = [_chart(f"{name}:{tenant}", title, y, _points(rows, series), percent, rule, _HEALTH_EXPLAIN)
                          for name, title, y, series, percent, rule in HEALTH_CHARTS if name in TENANT_CHARTS]
         parts.append(f'<details class="tenant"><summary>Tenant <b>{_e(tenant)}</b></summary>'
@@ -76,9 +85,16 @@ def _points(rows: list[dict[str, Any]], series: list[tuple[str, str]]) -> dict[s
 
 
 def _labels(instants: list[str]) -> list[str]:
-    """An x label per point: the date (MM-DD), with the time when one date has several points."""
+    """An x label per point: the date (MM-DD); with the time when one date has points at several
+    times; and a rerun of the same instant numbered ("12-02 #2"), so each point has its own."""
     days = [i[5:10] for i in instants]
-    return [f"{d} {i[11:16]}" if days.count(d) > 1 else d for d, i in zip(days, instants)]
+    labels, seen = [], {}
+    for day, instant in zip(days, instants):
+        times = {i for i, d in zip(instants, days) if d == day}
+        label = f"{day} {instant[11:16]}" if len(times) > 1 else day
+        seen[instant] = seen.get(instant, 0) + 1
+        labels.append(label if seen[instant] == 1 else f"{label} #{seen[instant]}")
+    return labels
 
 
 def _chart(name: str, title: str, y_title: str, points: dict[str, Any], percent: bool,

@@ -33,6 +33,15 @@ def verdict(run: Mapping[str, Any], publish: Mapping[str, Any] | None, health: M
         return "warn", (f"⚠ Degraded: {errors} scope(s) or step(s) skipped after an error; everything else ran and "
                         "published. See “Skipped after an error”.")
     version = (publish or {}).get("version")
+    if run.get("steps_of") or not run.get("steps"):  # rendered outside a run (memory-lake report)
+        current = (publish or {}).get("current")
+        published = f"Agents read {current}" if current else "Nothing is published yet"
+        if warnings:
+            first = str(warnings[0].get("message", ""))
+            more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
+            return "warn", f"⚠ {len(warnings)} warning(s) need attention: {first}{more}. {published}."
+        note = f"; {infos} note(s) for information" if infos else ""
+        return "good", f"✓ No warning{note}. {published}."
     published = (f"published {version}" if version else
                  f"nothing new to publish ({(publish or {}).get('current') or 'no version yet'})" if publish else
                  "no publish in this run")

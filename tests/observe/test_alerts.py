@@ -110,7 +110,7 @@ def test_a_blocked_publish_and_a_failed_target_are_the_runs_own_alerts():
 
 
 def test_the_verdict_line(lake):
-    ok = {"status": "ok", "steps": []}
+    ok = {"status": "ok", "steps": [{"name": "publish_export"}]}
     published = {"status": "published", "version": "v4", "current": "v4"}
     info = {"level": "info", "code": "stale_ratio", "message": "m"}
     warning = {"level": "warning", "code": "hit_rate_low", "message": "7-day hit rate 20% is below 30% (9 searches)"}
@@ -144,3 +144,46 @@ def test_alerts_in_the_seeds_chinese(tmp_path):
 def test_a_language_the_report_does_not_have_is_refused(tmp_path):
     with pytest.raises(InputError, match=r'\[report\] language = .fr.: "en" \(English\) or "zh"'):
         Lake.open(tmp_path / "lake", create=True, policy_overrides={"report": {"language": "fr"}}).policy
+
+
+def test_a_scope_whose_searches_find_nothing_reaches_the_lake_wide_alerts(lake, tmp_path):
+    """The lake's hit rate was fine while two scopes' agents found nothing, night after night: the
+    warning was only in the scopes' own rows, which no page showed."""
+    from memory_lake.maintain.events import apply_events
+
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [mem(0), mem(1, user="bob"), mem(2, user="carol")])], as_of=AS_OF)
+    searches = [{"search_id": f"s-{user}-{i}", "ts": "2026-11-29T00:00:00Z", "tenant": "acme", "agent_id": "bot",
+                 "user_id": user, "query": "q", "result_ids": [], "raw_scores": [], "keyword_match": user != "bob"}
+                for user in ("alice", "bob", "carol") for i in range(4)]
+    write_jsonl(lake.events / "searches-test.jsonl", searches)
+    apply_events(lake, AS_OF)
+    with lake.reader() as con:
+        health = compute_health(con, AS_OF, lake.policy)
+    assert health["overall"]["hit_rate"]["last_7d"] == round(8 / 12, 4)  # the whole is fine
+    bob = next(s for s in health["scopes"] if s["user_id"] == "bob")
+    assert [a["message"] for a in bob["alerts"] if a["code"] == "hit_rate_low"] == [
+        "7-day hit rate 0% is below 30% (4 searches)"]
+    (rolled,) = [a for a in health["overall"]["alerts"] if a["code"].startswith("hit_rate")]
+    assert (rolled["level"], rolled["code"], rolled["message"]) == (
+        "warning", "hit_rate_low_scopes",
+        "1 scope(s) with a 7-day hit rate below 30%: their agents rarely find what they search for")
+    assert "code = 'hit_rate_low'" in rolled["action"]
+
+
+def test_a_page_rendered_outside_a_run_says_so_and_leaves_latest_to_the_runs(lake, tmp_path):
+    from memory_lake.observe.runs import timed
+    from memory_lake.publish.export import publish
+
+    lake.ingest([write_jsonl(tmp_path / "m.jsonl", [mem(0)])], as_of=AS_OF)
+    steps = [timed(publish, lake, AS_OF, run_id="nightly-1")]
+    night = write_report(lake, AS_OF, "nightly-1", steps, out_dir=tmp_path / "reports").details
+    assert night["latest"] == str(tmp_path / "reports" / "latest.html")
+    page = Path(night["path"]).read_text("utf-8")
+    assert '<p class="verdict good" id="verdict">✓ All fine: the run published v1, no warning.</p>' in page
+    assert "so far: the report and the notification come after this page" in page
+    by_hand = write_report(lake, AS_OF + timedelta(hours=9), "report-1", None, tmp_path / "reports").details
+    assert "latest" not in by_hand and (tmp_path / "reports" / "latest.html").read_text("utf-8") == page.replace(
+        'href="../index.html"', 'href="index.html"').replace('href="../latest.html"', 'href="latest.html"')
+    own = Path(by_hand["path"]).read_text("utf-8")
+    assert '<p class="verdict good" id="verdict">✓ No warning. Agents read v1.</p>' in own
+    assert "none: this page was rendered outside a run, from the lake&#x27;s state" in own

@@ -183,7 +183,7 @@ def test_the_conflict_queue_by_age_and_the_important_alert(lake, tmp_path):
     # important memory is information; none is left merely waiting
     assert [a for a in scope["alerts"] if "conflict" in a["code"]] == [
         {"level": "warning", "code": "conflicts_overdue",
-         "message": "1 conflict(s) open for more than 7 days (oldest 9 days): agents read the lake's value meanwhile",
+         "message": "1 conflict(s) open for 7 days or more (oldest 9 days): agents read the lake's value meanwhile",
          "action": "memory-lake conflicts list (oldest first), then memory-lake conflicts resolve ID "
                    "--take lake|incoming|both|value=TEXT"},
         {"level": "info", "code": "important_conflicts",
