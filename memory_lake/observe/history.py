@@ -45,9 +45,12 @@ def run_history(con, as_of: datetime, last_n: int | None, current: dict[str, Any
     """The nightly runs up to `as_of` (the last `last_n`; None: all), oldest first, each a
     `store.views.run_point`; `current` (the summary of the run being reported, not recorded yet)
     comes last. Reruns of one night are separate runs."""
+    # a rerun of a night after the first: the order the rows were written in (rowid; a published
+    # version's tables are Parquet files written in that order, read in it)
+    live = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'runs'").fetchone()[0]
     rows = con.execute(
-        "SELECT run_id, report FROM runs WHERE kind = 'nightly' AND as_of <= ? ORDER BY as_of, rowid",  # a rerun after
-        [as_of]).fetchall()
+        "SELECT run_id, report FROM runs WHERE kind = 'nightly' AND as_of <= ? "
+        + ("ORDER BY as_of, rowid" if live else "ORDER BY as_of"), [as_of]).fetchall()
     points = []
     for run_id, report in rows:
         point = lake_views.run_point(report)

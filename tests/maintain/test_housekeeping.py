@@ -116,8 +116,8 @@ def test_housekeeping_prunes_only_this_lakes_reports_from_a_shared_folder(lake, 
     # this lake's pages older than the cutoff go, with the date folders they leave empty
     assert report.details["reports"] == [own, str(shared.resolve() / "2026-10-01" / "r-2026-10-01.html")]
     assert sorted(p.name for p in shared.iterdir()) == [
-        "2026-10-02", "2026-11-28", "2026-11-29", "health-2026-10-04.html", "index.html", "latest.html"]
-    assert sorted(p.name for p in (other.root / "reports").iterdir()) == ["2026-10-03", "index.html", "latest.html"]
-    assert sorted(p.name for p in (lake.root / "reports").iterdir()) == ["index.html", "latest.html"]
+        "2026-10-02", "2026-11-28", "2026-11-29", "health-2026-10-04.html", "index.html"]
+    assert sorted(p.name for p in (other.root / "reports").iterdir()) == ["2026-10-03", "index.html"]
+    assert sorted(p.name for p in (lake.root / "reports").iterdir()) == ["index.html"]
     assert housekeeping(other, AS_OF).details["reports"] == [
         theirs, str(shared.resolve() / "2026-10-02" / "r-2026-10-02.html")]
