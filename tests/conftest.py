@@ -311,19 +311,4 @@ def three_nights(tmp_path_factory) -> Nights:
     lock in the run's shared temporary folder, the other reads what it built (pytest-xdist's
     loadgroup does not keep a group on one worker with pytest 9, so a per-worker fixture was
     built twice). Treat it as read-only."""
-    import fcntl
-    import pickle
-
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker is None:
-        return build_nights(tmp_path_factory.mktemp("demo-nights") / "lake")
-    shared = tmp_path_factory.getbasetemp().parent / "demo-nights"
-    shared.mkdir(exist_ok=True)
-    with open(shared / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        built = shared / "nights.pickle"
-        if built.exists():
-            return pickle.loads(built.read_bytes())
-        nights = build_nights(shared / "lake")
-        built.write_bytes(pickle.dumps(nights))
-        return nights
+    return _built_once(tmp_path_factory, "demo-nights", lambda folder: build_nights(folder / "lake"))

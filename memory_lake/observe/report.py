@@ -26,7 +26,8 @@ from typing import Any
 from ..maintain import REPORT_LAKE_META
 from ..store import HealthPolicy
 from ..store import TIERS
-from .verdict import alert_groups, verdict
+from .reportindex import duration as _duration
+from .verdict import _get, alert_groups, verdict
 
 AGE_BUCKETS = ("last_7d", "last_30d", "older")
 # The health alerts' thresholds (one home: policy.HealthPolicy), so a highlighted cell and a
@@ -675,14 +676,6 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _get(data: Mapping[str, Any] | None, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
-
-
 def _section(anchor: str, title: str, body: str) -> str:
     return f'<section id="{anchor}"><h2>{_e(title)}</h2>{body}</section>'
 
@@ -751,19 +744,6 @@ def _trend_cell(hit: Mapping[str, Any]) -> str:
 def _used_limit(cap: Mapping[str, Any]) -> str:
     limit = cap.get("limit")
     return f"{_int(cap.get('used'))} / {'—' if limit is None else _int(limit)}"
-
-
-def _duration(seconds: Any) -> str:
-    if seconds is None:
-        return "—"
-    seconds = float(seconds)
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {secs:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 def _summary_text(summary: Any) -> str:

@@ -47,7 +47,7 @@ def write_index(out_dir: Path, runs: list[dict[str, Any]], css: str, lake_root: 
             f'<td><span class="badge {_OUTCOME.get(status, "neutral")}">{_e(status)}</span></td>',
             f'<td class="num">{_e(alert_text)}</td>',
             f"<td>{_e(version)}</td>",
-            f'<td class="num">{_e(_duration(run.get("duration_s")))}</td>',
+            f'<td class="num">{_e(duration(run.get("duration_s")))}</td>',
             f'<td><a href="{_e(link)}">{_e(run.get("run_id"))}</a></td>' if link else
             f'<td class="muted">{_e(run.get("run_id"))} (page not kept)</td>',
         ]
@@ -115,14 +115,18 @@ def write_public(path: Path, text: str) -> None:
         raise
 
 
-def _duration(seconds: Any) -> str:
+def duration(seconds: Any) -> str:
+    """Seconds as a person reads them: "12.9 s", "1 min 06 s", "2 h 03 min"."""
     if seconds is None:
         return "—"
     seconds = float(seconds)
     if seconds < 60:
         return f"{seconds:.1f} s"
     minutes, secs = divmod(round(seconds), 60)
-    return f"{minutes} min {secs:02d} s"
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def _e(value: Any) -> str:

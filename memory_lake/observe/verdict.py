@@ -33,24 +33,22 @@ def verdict(run: Mapping[str, Any], publish: Mapping[str, Any] | None, health: M
         return "warn", (f"⚠ Degraded: {errors} scope(s) or step(s) skipped after an error; everything else ran and "
                         "published. See “Skipped after an error”.")
     version = (publish or {}).get("version")
-    if run.get("steps_of") or not run.get("steps"):  # rendered outside a run (memory-lake report)
+    outside = run.get("steps_of") or not run.get("steps")  # rendered outside a run (memory-lake report)
+    if outside:
         current = (publish or {}).get("current")
         published = f"Agents read {current}" if current else "Nothing is published yet"
-        if warnings:
-            first = str(warnings[0].get("message", ""))
-            more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
-            return "warn", f"⚠ {len(warnings)} warning(s) need attention: {first}{more}. {published}."
-        note = f"; {infos} note(s) for information" if infos else ""
-        return "good", f"✓ No warning{note}. {published}."
-    published = (f"published {version}" if version else
-                 f"nothing new to publish ({(publish or {}).get('current') or 'no version yet'})" if publish else
-                 "no publish in this run")
+    else:
+        published = "Run " + (f"published {version}" if version else
+                              f"nothing new to publish ({(publish or {}).get('current') or 'no version yet'})"
+                              if publish else "no publish in this run")
     if warnings:
         first = str(warnings[0].get("message", ""))
         more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
-        return "warn", f"⚠ {len(warnings)} warning(s) need attention: {first}{more}. Run {published}."
+        return "warn", f"⚠ {len(warnings)} warning(s) need attention: {first}{more}. {published}."
     note = f"; {infos} note(s) for information" if infos else ""
-    return "good", f"✓ All fine: the run {published}, no warning{note}."
+    if outside:
+        return "good", f"✓ No warning{note}. {published}."
+    return "good", f"✓ All fine: the {published[0].lower()}{published[1:]}, no warning{note}."
 
 
 def _all_alerts(health: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
