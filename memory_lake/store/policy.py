@@ -419,7 +419,21 @@ def _apply(policy: Policy, overrides: dict[str, Any], keep_tenants: bool) -> Pol
     tenants = policy.tenants if keep_tenants else {}
     if keep_tenants and "tenants" in overrides:
         tenants = {**policy.tenants, **overrides["tenants"]}
-    return dataclasses.replace(policy, **sections, tenants=tenants)
+    result = dataclasses.replace(policy, **sections, tenants=tenants)
+    if {"patrol", "health"} & set(sections):
+        _check_patrol_targets(result)
+    return result
+
+
+def _check_patrol_targets(policy: Policy) -> None:
+    """A patrol target at or above the warning threshold would move nothing (or leave the alert):
+    the patrol acts on a tier above `utilization_warning` and moves memories until `target`."""
+    warning = policy.health.utilization_warning
+    for key in ("working_target", "short_term_target"):
+        target = getattr(policy.patrol, key)
+        if target >= warning:
+            raise InputError(f"[patrol] {key} = {target!r}: must be below [health] utilization_warning ({warning!r}): "
+                             "the patrol acts on a tier above the warning and moves memories until this share is left")
 
 
 _NOT_TABLES = ("[targets]: write each target as a [[targets]] table with kind, name and path "

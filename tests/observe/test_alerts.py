@@ -187,3 +187,16 @@ def test_a_page_rendered_outside_a_run_says_so_and_leaves_latest_to_the_runs(lak
     own = Path(by_hand["path"]).read_text("utf-8")
     assert '<p class="verdict good" id="verdict">✓ No warning. Agents read v1.</p>' in own
     assert "none: this page was rendered outside a run, from the lake&#x27;s state" in own
+
+
+def test_a_patrol_target_at_or_above_the_warning_is_refused(tmp_path):
+    """working_target = 0.95 was accepted: the patrol would act above 85 % and move nothing."""
+    with pytest.raises(InputError, match=r"\[patrol\] working_target = 0.95: must be below \[health\] "
+                                         r"utilization_warning \(0.85\)"):
+        Lake.open(tmp_path / "lake", create=True, policy_overrides={"patrol": {"working_target": 0.95}}).policy
+    with pytest.raises(InputError, match=r"\[patrol\] working_target = 0.75: must be below \[health\] "
+                                         r"utilization_warning \(0.7\)"):
+        Lake.open(tmp_path / "lake2", create=True, policy_overrides={"health": {"utilization_warning": 0.7}}).policy
+    lowered = Lake.open(tmp_path / "lake3", create=True, policy_overrides={
+        "health": {"utilization_warning": 0.7}, "patrol": {"working_target": 0.6, "short_term_target": 0.65}}).policy
+    assert (lowered.patrol.working_target, lowered.patrol.short_term_target) == (0.6, 0.65)
