@@ -24,10 +24,17 @@ def ingest(
     history: Annotated[bool, typer.Option("--history", help="Old history with its real dates: start the idle "
                                           "clock of new memories now, so they are not dormant after the first "
                                           "night ([ingest] history = true for every ingest).")] = False,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="Read every file in this format instead of the "
+                                               "one its name and shape say: jsonl, json (a save file), parquet, mem0 "
+                                               "(a Mem0 get_all export).")] = None,
+    tenant: Annotated[Optional[str], typer.Option("--tenant", help="The tenant of a format that carries none "
+                                                  "(a Mem0 export).")] = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Ingest snapshots (JSON Lines, save files, Parquet): bad lines to quarantine, PII redacted."""
+    """Ingest snapshots (JSON Lines, save files, Parquet, Mem0 exports): bad lines to quarantine, PII
+    redacted. A Mem0 get_all export (JSON with "results") is found by its shape; it carries no
+    tenant, so give --tenant."""
     from ..store import resolve_as_of
     from ..ingest import ingest_paths
 
@@ -38,7 +45,7 @@ def ingest(
     the_lake = _open(opts, policy_overrides=overrides)
     with progress_on_stderr("ingest", "files") as on_progress:
         report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=write_wait_s(),
-                              on_progress=on_progress)
+                              on_progress=on_progress, fmt=fmt, tenant=tenant)
     _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
 
 

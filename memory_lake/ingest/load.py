@@ -142,11 +142,18 @@ class IngestReport:
 # ============================================================================ entry points
 def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: datetime, dry_run: bool = False,
                  wait_s: float, progress: bool = False, replay: bool = False, run_id: str | None = None,
-                 record: bool = True, on_progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
+                 record: bool = True, on_progress: Callable[[str, int, int], None] | None = None,
+                 fmt: str | None = None, tenant: str | None = None) -> IngestReport:
     """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
     `record` writes a `runs` row (a nightly run records its own instead); `on_progress("read",
-    done, total)` hears each file read (ingested, or skipped as already ingested)."""
+    done, total)` hears each file read (ingested, or skipped as already ingested). `fmt` reads
+    every file in that format (``formats.READERS``) instead of the one its name and shape say;
+    `tenant` is the tenant of formats that carry none (a Mem0 export)."""
     from .forget import compact_database
+    from .formats import READERS
+
+    if fmt is not None and fmt not in READERS:
+        raise InputError(f"--format {fmt!r}: one of {', '.join(READERS)}")
     started = time.monotonic()
     discover_snapshots(lake, paths)  # a wrong path fails before waiting for the lake
     with lake.writer(wait_s=wait_s, purpose="ingest") as con:
@@ -162,7 +169,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
         try:
             for path in _progress(files, progress):
                 done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
-                                   dry_run=dry_run, replay=replay)
+                                   dry_run=dry_run, replay=replay, fmt=fmt, tenant=tenant)
                 if done is not None:
                     report.files.append(done)
                 if on_progress:
@@ -293,7 +300,8 @@ def _stderr_console():
 
 # ============================================================================ one file
 def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: datetime, run_id: str,
-                policy: IngestPolicy, dry_run: bool = False, replay: bool = False) -> FileReport | None:
+                policy: IngestPolicy, dry_run: bool = False, replay: bool = False, fmt: str | None = None,
+                tenant: str | None = None) -> FileReport | None:
     """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing;
     a file gone since it was listed (someone else took it) is skipped (None)."""
     from .forget import forgotten_ids, scrub_files
@@ -302,7 +310,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     except FileNotFoundError:
         return None
     file_hash = hashlib.sha256(data).hexdigest()
-    fmt = format_of(path)
+    fmt = fmt or format_of(path, data)
     salts_for = _salts(lake, dry_run)
     label = redact_text(file_label(lake, path), salts_for([])[""])  # names can hold PII too
     if not data.strip():
@@ -316,7 +324,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         return FileReport(label, file_hash, fmt, "already ingested")
 
     try:
-        lines = read_records(con, data, fmt)
+        lines = read_records(con, data, fmt, tenant)
     except InputError as exc:
         return _reject_unreadable(con, label, file_hash, fmt, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
     report = FileReport(label, file_hash, fmt, "dry run" if dry_run else "ingested", records=lines.height)

@@ -7,42 +7,63 @@ decoded as UTF-8 and, when not, ``problem`` saying where it failed. A file no re
 all raises InputError (the ingest step records it as an ``unreadable file``).
 
 A new format (the hot-memory tree, a transcript, a Mem0 export) plugs in as one more module here
-exposing ``read_<format>(con, data) -> frame`` with that contract, one entry in ``READERS`` and
-its suffix in ``FORMAT_OF_SUFFIX`` (and in ``load.SNAPSHOT_SUFFIXES``, which the inbox scan
-accepts); validation, redaction, merge and quarantine then work unchanged.
+exposing ``read_<format>(con, data) -> frame`` with that contract (``(con, data, tenant)`` for a
+format that carries no tenant: ``NEEDS_TENANT``), one entry in ``READERS`` and its suffix in
+``FORMAT_OF_SUFFIX`` or its shape in ``format_of`` (and in ``load.SNAPSHOT_SUFFIXES``, which the
+inbox scan accepts); validation, redaction, merge and quarantine then work unchanged.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
 import duckdb
 import polars as pl
 
-from .jsonl import read_jsonl
+from .jsonl import decode, read_jsonl
+from .mem0 import is_mem0, read_mem0
 from .parquet import read_parquet
 from .savefile import read_savefile
 
-READERS: dict[str, Callable[[duckdb.DuckDBPyConnection, bytes], pl.DataFrame]] = {
+READERS: dict[str, Callable[..., pl.DataFrame]] = {
     "jsonl": read_jsonl,
     "json": read_savefile,
     "parquet": read_parquet,
+    "mem0": read_mem0,
 }
+# Formats that carry no tenant: their reader takes `ingest --tenant T`.
+NEEDS_TENANT = frozenset({"mem0"})
 # A file's format from its suffix (any case); anything else the inbox takes is JSON Lines.
 FORMAT_OF_SUFFIX = {".json": "json", ".parquet": "parquet"}
+# A JSON document larger than this is not parsed to see its shape (it is read as a save file).
+_SNIFF_LIMIT = 256 * 1024 * 1024
 
 
-def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str) -> pl.DataFrame:
+def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str, tenant: str | None = None) -> pl.DataFrame:
     """Records of a file in format `fmt` (``READERS``) as (line, raw, ok, problem): 1-based line
     (record position in a document), the record's text, whether it decoded as UTF-8 and, when
-    not, where it failed. Blank lines are skipped."""
+    not, where it failed. Blank lines are skipped. `tenant` is for formats that carry none."""
+    if fmt in NEEDS_TENANT:
+        return READERS[fmt](con, data, tenant)
     return READERS[fmt](con, data)
 
 
-def format_of(path: Path) -> str:
-    """The format of a snapshot file, from its name."""
-    return FORMAT_OF_SUFFIX.get(path.suffix.lower(), "jsonl")
+def format_of(path: Path, data: bytes | None = None) -> str:
+    """The format of a snapshot file: from its name, and for a ``.json`` document from its shape
+    when `data` is given (a Mem0 ``get_all`` result is ``mem0``; a save file or a list of records
+    is ``json``)."""
+    fmt = FORMAT_OF_SUFFIX.get(path.suffix.lower(), "jsonl")
+    if fmt == "json" and data is not None and len(data) <= _SNIFF_LIMIT:
+        _, text, decoded = decode(data)
+        try:
+            document = json.loads(text) if decoded else None
+        except ValueError:
+            document = None
+        if is_mem0(document):
+            return "mem0"
+    return fmt
 
 
-__all__ = ["READERS", "format_of", "read_records"]
+__all__ = ["NEEDS_TENANT", "READERS", "format_of", "read_records"]

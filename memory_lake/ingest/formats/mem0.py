@@ -1,0 +1,87 @@
+"""A Mem0 export: the result of ``Memory.get_all()`` / ``MemoryClient.get_all()`` written as JSON,
+``{"results": [{"id", "memory", "hash", "metadata", "created_at", "updated_at", "user_id",
+"agent_id", "run_id", ...}]}`` (Mem0 1.x; the 0.x list of the same items is read too). Issue 41.
+
+Each item becomes one canonical record (README "Other memory systems"):
+
+| Mem0 | memory-lake |
+|---|---|
+| `id` | `id` (so a re-import of an updated dump updates and never duplicates) |
+| `memory` | `content` |
+| `user_id`, `agent_id` | `user_id`, `agent_id` (the scope) |
+| `run_id` | `context_id` |
+| `created_at`, `updated_at` | `created_at`, `updated_at` |
+| `metadata.type` / `metadata.tier` / `metadata.tags`, `categories` | `type` / `tier` / `tags` (when present) |
+| `hash`, `metadata`, any other field | `extra.mem0` |
+| — | `tenant`: the export has none, `ingest --tenant T` gives it |
+
+A re-imported memory is written at the version the lake holds, so what the dump says wins for the
+fields it carries (content, scope, dates); the lake's own fields (tier, counters) stay. The
+contract then validates every record: an item without a text ``memory`` is quarantined as
+missing content or the wrong type, a bad date as a bad timestamp, and the rest of the dump lands.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from ...store import InputError
+from .jsonl import decode, frame
+
+NO_TENANT = ("a Mem0 export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T` "
+             "(the tenant its memories belong to)")
+_KNOWN = {"id", "memory", "user_id", "agent_id", "run_id", "created_at", "updated_at"}
+
+
+def is_mem0(document: Any) -> bool:
+    """Whether a parsed JSON document has the shape of a Mem0 ``get_all`` result: an object with a
+    ``results`` list (and no save file's ``memories``), or a list of items with ``memory`` and ``hash``."""
+    if isinstance(document, dict):
+        return isinstance(document.get("results"), list) and "memories" not in document
+    return (isinstance(document, list) and bool(document) and isinstance(document[0], dict)
+            and "memory" in document[0] and "hash" in document[0])
+
+
+def read_mem0(con: duckdb.DuckDBPyConnection, data: bytes, tenant: str | None = None) -> pl.DataFrame:
+    """Records of a Mem0 export as (line, raw, ok, problem): line = the item's 1-based position."""
+    _, text, decoded = decode(data)
+    if not decoded:
+        raise InputError("a Mem0 export must be UTF-8 JSON")
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"a Mem0 export must be one JSON document: {exc}") from None
+    if not tenant:
+        raise InputError(NO_TENANT)
+    items = document.get("results") if isinstance(document, dict) else document
+    if not isinstance(items, list):
+        raise InputError('a Mem0 export holds its memories in "results", a list')
+    ids = [str(item["id"]) for item in items if isinstance(item, dict) and item.get("id") is not None]
+    versions = dict(con.execute("SELECT id, version FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+                                [ids]).fetchall()) if ids else {}
+    raws = [json.dumps(_record(item, tenant, versions), ensure_ascii=False) if isinstance(item, dict)
+            else json.dumps(item, ensure_ascii=False) for item in items]
+    return frame(list(range(1, len(raws) + 1)), raws, [True] * len(raws))
+
+
+def _record(item: dict[str, Any], tenant: str, versions: dict[str, int]) -> dict[str, Any]:
+    metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    record: dict[str, Any] = {"tenant": tenant, "source": "mem0"}
+    for ours, theirs in (("id", "id"), ("content", "memory"), ("user_id", "user_id"), ("agent_id", "agent_id"),
+                         ("context_id", "run_id"), ("created_at", "created_at"), ("updated_at", "updated_at")):
+        if item.get(theirs) is not None:
+            record[ours] = item[theirs]
+    for key in ("type", "tier", "importance"):
+        if metadata.get(key) is not None:
+            record[key] = metadata[key]
+    tags = metadata.get("tags") if isinstance(metadata.get("tags"), list) else item.get("categories")
+    if isinstance(tags, list):
+        record["tags"] = [str(t) for t in tags]
+    if record.get("id") is not None and str(record["id"]) in versions:
+        record["version"] = versions[str(record["id"])]  # the dump wins for what it carries
+    record["extra"] = {"mem0": {k: v for k, v in item.items() if k not in _KNOWN}}
+    return record
