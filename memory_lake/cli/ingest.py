@@ -63,6 +63,11 @@ def _print_ingest(data: dict[str, Any]) -> None:
         f"{data['ingested']} new, {data['updated']} updated, {data['unchanged']} unchanged{queued}, "
         f"{data['forgotten']} forgotten, {data['quarantined']} quarantined"
     )
+    formats = data.get("formats") or {}
+    if len(formats) > 1 or (formats and next(iter(formats)) not in ("jsonl", "json")):
+        for fmt, row in formats.items():
+            out.print(f"  {fmt}: {row['files']} file(s), {row['ingested']} new, {row['updated']} updated, "
+                      f"{row['unchanged']} unchanged, {row['quarantined']} quarantined")
     for reason, count in data["quarantine_reasons"].items():
         out.print(f"  quarantined: {count} × {reason}")
     if data.get("invisible_chars_removed"):

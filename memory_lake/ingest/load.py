@@ -112,6 +112,16 @@ class IngestReport:
             counts.update(f.reasons)
         return dict(sorted(counts.items()))
 
+    def per_format(self) -> dict[str, dict[str, int]]:
+        """Per format read (jsonl, json, parquet, mem0 ...): files, and what their records did."""
+        out: dict[str, dict[str, int]] = {}
+        for f in self.files:
+            row = out.setdefault(f.format, {"files": 0, "ingested": 0, "updated": 0, "unchanged": 0, "quarantined": 0})
+            row["files"] += 1
+            for key in ("ingested", "updated", "unchanged", "quarantined"):
+                row[key] += getattr(f, key)
+        return dict(sorted(out.items()))
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -128,6 +138,7 @@ class IngestReport:
             "conflicted": self.total("conflicted"),
             "quarantined": self.total("quarantined"),
             "quarantine_reasons": self.reasons,
+            "formats": self.per_format(),
             "invisible_chars_removed": self.total("invisible_chars_removed"),
             "duration_s": round(self.duration_s, 3),
             "per_file": [asdict(f) for f in self.files],

@@ -111,3 +111,13 @@ def test_the_cli_takes_tenant_and_format_and_reports_the_format(tmp_path, capsys
     data = json.loads(capsys.readouterr().out)
     assert (data["ingested"], data["quarantined"], data["dry_run"]) == (2, 3, True)
     assert [(f["format"], f["status"]) for f in data["per_file"]] == [("mem0", "dry run")]
+
+
+def test_the_report_counts_per_format(lake, tmp_path):
+    from ..conftest import write_jsonl
+
+    lines = write_jsonl(tmp_path / "a.jsonl", [{"tenant": "acme", "content": "Lunch at noon"}], raw_lines={2: "{bad"})
+    report = lake.ingest([write(tmp_path / "mem0.json", DUMP), lines], as_of=AS_OF, tenant="acme").as_dict()
+    assert report["formats"] == {
+        "jsonl": {"files": 1, "ingested": 1, "updated": 0, "unchanged": 0, "quarantined": 1},
+        "mem0": {"files": 1, "ingested": 2, "updated": 0, "unchanged": 0, "quarantined": 3}}
