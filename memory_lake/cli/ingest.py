@@ -64,7 +64,7 @@ def _print_ingest(data: dict[str, Any]) -> None:
         f"{data['forgotten']} forgotten, {data['quarantined']} quarantined"
     )
     formats = data.get("formats") or {}
-    if len(formats) > 1 or (formats and next(iter(formats)) not in ("jsonl", "json")):
+    if len(formats) > 1 or (formats and next(iter(formats)) not in ("jsonl", "json", "parquet")):
         for fmt, row in formats.items():
             out.print(f"  {fmt}: {row['files']} file(s), {row['ingested']} new, {row['updated']} updated, "
                       f"{row['unchanged']} unchanged, {row['quarantined']} quarantined")

@@ -46,6 +46,7 @@ from ..store import InputError, keys
 from .merge import MASS_FORGET_HELD, merge_records
 from ..store import IngestPolicy
 from .formats import format_of, read_records
+from .formats.hottree import is_hot_tree, pending_tree, tree_units
 from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
 from ..store import StepReport
 
@@ -179,6 +180,10 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
             con.execute("BEGIN TRANSACTION")
         try:
             for path in _progress(files, progress):
+                if path.is_dir():  # a hot-memory tree: one unit per memory
+                    report.files.extend(ingest_tree(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
+                                                    dry_run=dry_run, tenant=tenant))
+                    continue
                 done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
                                    dry_run=dry_run, replay=replay, fmt=fmt, tenant=tenant)
                 if done is not None:
@@ -243,8 +248,14 @@ def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[
     for raw in paths:
         path = Path(raw).expanduser().resolve()
         _refuse_the_lakes_own(lake, path)
-        if path.is_dir():
-            candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents)
+        if path.is_dir() and is_hot_tree(path):
+            found.append(path)  # seed 004's hot-memory tree: one unit, read by ingest_tree
+        elif path.is_dir():
+            # a tree in the folder is one unit; one still being written (no index.json yet) waits
+            trees = [d for d in sorted(path.iterdir()) if d.is_dir() and (is_hot_tree(d) or pending_tree(d))]
+            found.extend(d for d in trees if is_hot_tree(d))
+            candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents
+                                and not any(t in p.parents for t in trees))
             kinds = [(p, _kind(lake, p)) for p in candidates]
             found.extend(p for p, kind in kinds if kind == "snapshot")
             unrecognised.extend(file_label(lake, p) for p, kind in kinds if kind == "unrecognised")
@@ -315,30 +326,79 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
                 tenant: str | None = None) -> FileReport | None:
     """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing;
     a file gone since it was listed (someone else took it) is skipped (None)."""
-    from .forget import forgotten_ids, scrub_files
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
-    file_hash = hashlib.sha256(data).hexdigest()
+    return ingest_bytes(lake, con, path, data, as_of=as_of, run_id=run_id, policy=policy, dry_run=dry_run,
+                        replay=replay, fmt=fmt, tenant=tenant)
+
+
+def ingest_tree(lake, con: duckdb.DuckDBPyConnection, root: Path, *, as_of: datetime, run_id: str,
+                policy: IngestPolicy, dry_run: bool = False, tenant: str | None = None) -> list[FileReport]:
+    """Ingest a hot-memory tree (``formats.hottree``): one unit per memory, named by its sub-file,
+    each in its own transaction like a file; a tree in the inbox leaves it once every unit is in."""
+    def versions(ids: list[str]) -> dict[str, int]:
+        return dict(con.execute("SELECT id, version FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+                                [ids]).fetchall()) if ids else {}
+
+    label = file_label(lake, root)
+    try:
+        units = tree_units(root, tenant, versions)
+    except (ValueError, OSError) as exc:
+        data = (root / "index.json").read_bytes() if (root / "index.json").is_file() else b""
+        return [_reject_unreadable(con, label, hashlib.sha256(data).hexdigest(), "hottree", str(exc), as_of=as_of,
+                                   run_id=run_id, dry_run=dry_run)]
+    reports = []
+    for unit in units:
+        unit_path = root.parent / unit.label.split("#")[0]
+        data = ("\n".join(unit.lines) + "\n").encode("utf-8") if unit.lines else b""
+        known_by = ("\n".join(unit.plain) + "\n").encode("utf-8") if unit.plain else None
+        reports.append(ingest_bytes(lake, con, unit_path, data, as_of=as_of, run_id=run_id, policy=policy, known_by=known_by,
+                                    dry_run=dry_run, fmt="jsonl", label=f"{label}/{unit.label.split('/', 1)[1]}"
+                                    if "/" in unit.label else label, problem=unit.problem, raw=unit.raw,
+                                    shown_format="hottree", retire=False))
+    if not dry_run and lake.inbox in root.parents and all(r.status in ("ingested", "already ingested", "empty")
+                                                          for r in reports):
+        import shutil
+        shutil.rmtree(root, ignore_errors=True)
+    return reports
+
+
+def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, *, as_of: datetime, run_id: str,
+                 policy: IngestPolicy, dry_run: bool = False, replay: bool = False, fmt: str | None = None,
+                 tenant: str | None = None, label: str | None = None, problem: str | None = None, raw: str = "",
+                 shown_format: str | None = None, retire: bool = True, known_by: bytes | None = None) -> FileReport:
+    """Ingest one file's bytes (`ingest_file`), or one unit of a tree: `label` names it, `problem`
+    (with its `raw` text) quarantines the unit whole (a broken pointer), `retire` False leaves the
+    path alone (a tree leaves the inbox as a whole), `known_by` is what the unit is known by when
+    its bytes carry the lake's versions (a re-read of the same tree is then already ingested)."""
+    from .forget import forgotten_ids, scrub_files
+    if problem is not None:
+        data = json.dumps({"problem": problem, "raw": raw}, ensure_ascii=False).encode("utf-8")
+    file_hash = hashlib.sha256(known_by if known_by is not None else data).hexdigest()
     fmt = fmt or format_of(path, data)
     salts_for = _salts(lake, dry_run)
-    label = redact_text(file_label(lake, path), salts_for([])[""])  # names can hold PII too
+    label = redact_text(label or file_label(lake, path), salts_for([])[""])  # names can hold PII too
+    shown = shown_format or fmt
     if not data.strip():
         # nothing in it: every empty file has one hash, so it was read as "already ingested"
-        if not dry_run and lake.inbox in path.parents:
+        if not dry_run and retire and lake.inbox in path.parents:
             path.unlink(missing_ok=True)
-        return FileReport(label, file_hash, fmt, "empty")
+        return FileReport(label, file_hash, shown, "empty")
     if con.execute("SELECT 1 FROM ingested_files WHERE file_hash = ?", [file_hash]).fetchone():
-        if not dry_run:
+        if not dry_run and retire:
             _retire_from_inbox(lake, path, file_hash, known=True)
-        return FileReport(label, file_hash, fmt, "already ingested")
+        return FileReport(label, file_hash, shown, "already ingested")
 
     try:
         lines = read_records(con, data, fmt, tenant)
     except InputError as exc:
-        return _reject_unreadable(con, label, file_hash, fmt, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
-    report = FileReport(label, file_hash, fmt, "dry run" if dry_run else "ingested", records=lines.height)
+        return _reject_unreadable(con, label, file_hash, shown, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
+    if problem is not None:  # the unit as a whole is bad (a broken pointer): one record, quarantined with it
+        lines = pl.DataFrame({"line": [1], "raw": [raw], "ok": [True], "problem": [problem]},
+                             schema={"line": pl.Int64, "raw": pl.String, "ok": pl.Boolean, "problem": pl.String})
+    report = FileReport(label, file_hash, shown, "dry run" if dry_run else "ingested", records=lines.height)
     if fmt in policy.history_formats and not policy.history:
         policy = dataclasses.replace(policy, history=True)  # [ingest] history_formats: this file is history
     unwrapped = None
@@ -391,7 +451,8 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
         # reaches everything); this file's own raw copy is already redacted and holds no text of it.
         scrub_files(lake, forgotten_ids(con, run_id=run_id, source=label), as_of=as_of, run_id=run_id, con=con)
     crash_point("ingest:file-committed")  # tests/test_crash_safety.py kills here
-    _retire_from_inbox(lake, path, file_hash)
+    if retire:
+        _retire_from_inbox(lake, path, file_hash)
     return report
 
 

@@ -49,6 +49,8 @@ WRONG_TYPE = "wrong type"
 OUT_OF_RANGE = "out of range"
 TOO_LARGE = "content too large"
 TOO_DEEP = "too deeply nested"
+# A hot-memory tree's content_ptr that names no file inside the tree (formats/hottree.py).
+BROKEN_POINTER = "broken pointer"
 DUPLICATE_ID = "duplicate id in file"
 # A line with no id repeating an earlier one: same tenant, agent, user and text give the same
 # derived id, so the later line says nothing new (a snapshot that lists a memory twice).
@@ -349,6 +351,7 @@ def _checks(policy: IngestPolicy, as_of: datetime | None) -> list[tuple[str, str
     forget = "is_forget"
     checks = [
         ("NOT ok", BAD_ENCODING, "problem"),
+        (f"starts_with(coalesce(problem, ''), '{BROKEN_POINTER}: ')", BROKEN_POINTER, "problem"),
         (f"problem = '{TOO_DEEP_DETAIL}'", TOO_DEEP, "problem"),
         (f"problem = '{MEMORIES_NOT_A_LIST}'", WRONG_TYPE, "problem"),
         ("NOT is_object", BAD_JSON, "coalesce(problem, 'not a JSON object')"),

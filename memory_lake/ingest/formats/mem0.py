@@ -11,7 +11,8 @@ Each item becomes one canonical record (README "Other memory systems"):
 | `user_id`, `agent_id` | `user_id`, `agent_id` (the scope) |
 | `run_id` | `context_id` |
 | `created_at`, `updated_at` | `created_at`, `updated_at` |
-| `metadata.type` / `metadata.tier` / `metadata.tags`, `categories` | `type` / `tier` / `tags` (when present) |
+| `metadata.type` / `metadata.tier` / `metadata.importance` | `type` / `tier` / `importance` (when present) |
+| `metadata.tags`, else `metadata.categories`, else `categories` | `tags` |
 | `hash`, `metadata`, any other field | `extra.mem0` |
 | — | `tenant`: the export has none, `ingest --tenant T` gives it |
 
@@ -78,7 +79,8 @@ def _record(item: dict[str, Any], tenant: str, versions: dict[str, int]) -> dict
     for key in ("type", "tier", "importance"):
         if metadata.get(key) is not None:
             record[key] = metadata[key]
-    tags = metadata.get("tags") if isinstance(metadata.get("tags"), list) else item.get("categories")
+    tags = next((value for value in (metadata.get("tags"), metadata.get("categories"), item.get("categories"))
+                 if isinstance(value, list)), None)
     if isinstance(tags, list):
         record["tags"] = [str(t) for t in tags]
     if record.get("id") is not None and str(record["id"]) in versions:
