@@ -25,13 +25,13 @@ class Lake(StoreLake):
     # ---------------------------------------------------------------- steps
     def ingest(self, paths: Sequence[str | os.PathLike] | None = None, *, as_of: datetime | str | None = None,
                dry_run: bool = False, wait_s: float = DEFAULT_WRITE_WAIT_S, fmt: str | None = None,
-               tenant: str | None = None):
+               tenant: str | None = None, agent: str | None = None, user: str | None = None):
         """Ingest snapshot files (default: everything in the inbox). `fmt` forces a format, `tenant`
         gives the tenant of a format that carries none (a Mem0 export). See `memory_lake.ingest`."""
         from .ingest import ingest_paths
 
         return ingest_paths(self, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=wait_s, fmt=fmt,
-                            tenant=tenant)
+                            tenant=tenant, agent=agent, user=user)
 
     def search(self, query: str, *, tenant: str, agent: str | None = None, user: str | None = None,
                mode: str = "hybrid", limit: int = 10, **filters):

@@ -26,15 +26,20 @@ def ingest(
                                           "night ([ingest] history = true for every ingest).")] = False,
     fmt: Annotated[Optional[str], typer.Option("--format", help="Read every file in this format instead of the "
                                                "one its name and shape say: jsonl, json (a save file), parquet, mem0 "
-                                               "(a Mem0 get_all export).")] = None,
+                                               "(a Mem0 get_all export), letta (archival passages), zep (Zep/Graphiti "
+                                               "facts).")] = None,
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="The tenant of a format that carries none "
-                                                  "(a Mem0 export).")] = None,
+                                                  "(Mem0, Letta, Zep exports; a hot-memory tree without one).")] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", help="The agent of an export that names none (Letta "
+                                                 "passages: the agent they were listed from).")] = None,
+    user: Annotated[Optional[str], typer.Option("--user", help="The user of an export that names none (Letta; "
+                                                "for Zep it replaces group_id).")] = None,
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Ingest snapshots (JSON Lines, save files, Parquet, Mem0 exports): bad lines to quarantine, PII
-    redacted. A Mem0 get_all export (JSON with "results") is found by its shape; it carries no
-    tenant, so give --tenant."""
+    """Ingest snapshots (JSON Lines, save files, Parquet, hot-memory trees, Mem0, Letta and Zep
+    exports): bad lines to quarantine, PII redacted. Exports are found by their shape; they carry
+    no tenant, so give --tenant (and --agent for Letta)."""
     from ..store import resolve_as_of
     from ..ingest import ingest_paths
 
@@ -45,7 +50,7 @@ def ingest(
     the_lake = _open(opts, policy_overrides=overrides)
     with progress_on_stderr("ingest", "files") as on_progress:
         report = ingest_paths(the_lake, paths, as_of=resolve_as_of(as_of), dry_run=dry_run, wait_s=write_wait_s(),
-                              on_progress=on_progress, fmt=fmt, tenant=tenant)
+                              on_progress=on_progress, fmt=fmt, tenant=tenant, agent=agent, user=user)
     _show(opts, report.as_dict(), lambda: _print_ingest(report.as_dict()))
 
 

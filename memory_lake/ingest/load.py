@@ -155,12 +155,14 @@ class IngestReport:
 def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: datetime, dry_run: bool = False,
                  wait_s: float, progress: bool = False, replay: bool = False, run_id: str | None = None,
                  record: bool = True, on_progress: Callable[[str, int, int], None] | None = None,
-                 fmt: str | None = None, tenant: str | None = None) -> IngestReport:
+                 fmt: str | None = None, tenant: str | None = None, agent: str | None = None,
+                 user: str | None = None) -> IngestReport:
     """Ingest files or folders (default: the inbox) under the write lock; one transaction per file.
     `record` writes a `runs` row (a nightly run records its own instead); `on_progress("read",
     done, total)` hears each file read (ingested, or skipped as already ingested). `fmt` reads
     every file in that format (``formats.READERS``) instead of the one its name and shape say;
-    `tenant` is the tenant of formats that carry none (a Mem0 export)."""
+    `tenant` is the tenant of formats that carry none (a Mem0, Letta or Zep export), `agent` and
+    `user` their agent and user where the export has none (Letta's passages, a Zep graph)."""
     from .forget import compact_database
     from .formats import READERS
 
@@ -185,7 +187,8 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
                                                     dry_run=dry_run, tenant=tenant))
                     continue
                 done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
-                                   dry_run=dry_run, replay=replay, fmt=fmt, tenant=tenant)
+                                   dry_run=dry_run, replay=replay, fmt=fmt, tenant=tenant,
+                                   scope={"agent_id": agent, "user_id": user})
                 if done is not None:
                     report.files.append(done)
                 if on_progress:
@@ -323,7 +326,7 @@ def _stderr_console():
 # ============================================================================ one file
 def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: datetime, run_id: str,
                 policy: IngestPolicy, dry_run: bool = False, replay: bool = False, fmt: str | None = None,
-                tenant: str | None = None) -> FileReport | None:
+                tenant: str | None = None, scope: dict | None = None) -> FileReport | None:
     """Ingest one snapshot file inside one transaction. Re-ingesting a known file changes nothing;
     a file gone since it was listed (someone else took it) is skipped (None)."""
     try:
@@ -331,7 +334,7 @@ def ingest_file(lake, con: duckdb.DuckDBPyConnection, path: Path, *, as_of: date
     except FileNotFoundError:
         return None
     return ingest_bytes(lake, con, path, data, as_of=as_of, run_id=run_id, policy=policy, dry_run=dry_run,
-                        replay=replay, fmt=fmt, tenant=tenant)
+                        replay=replay, fmt=fmt, tenant=tenant, scope=scope)
 
 
 def ingest_tree(lake, con: duckdb.DuckDBPyConnection, root: Path, *, as_of: datetime, run_id: str,
@@ -368,7 +371,8 @@ def ingest_tree(lake, con: duckdb.DuckDBPyConnection, root: Path, *, as_of: date
 def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, *, as_of: datetime, run_id: str,
                  policy: IngestPolicy, dry_run: bool = False, replay: bool = False, fmt: str | None = None,
                  tenant: str | None = None, label: str | None = None, problem: str | None = None, raw: str = "",
-                 shown_format: str | None = None, retire: bool = True, known_by: bytes | None = None) -> FileReport:
+                 shown_format: str | None = None, retire: bool = True, known_by: bytes | None = None,
+                 scope: dict | None = None) -> FileReport:
     """Ingest one file's bytes (`ingest_file`), or one unit of a tree: `label` names it, `problem`
     (with its `raw` text) quarantines the unit whole (a broken pointer), `retire` False leaves the
     path alone (a tree leaves the inbox as a whole), `known_by` is what the unit is known by when
@@ -392,7 +396,7 @@ def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, 
         return FileReport(label, file_hash, shown, "already ingested")
 
     try:
-        lines = read_records(con, data, fmt, tenant)
+        lines = read_records(con, data, fmt, tenant, scope)
     except InputError as exc:
         return _reject_unreadable(con, label, file_hash, shown, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
     if problem is not None:  # the unit as a whole is bad (a broken pointer): one record, quarantined with it

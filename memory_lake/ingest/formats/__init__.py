@@ -23,7 +23,9 @@ import duckdb
 import polars as pl
 
 from .jsonl import decode, read_jsonl
+from .letta import is_letta, read_letta
 from .mem0 import is_mem0, read_mem0
+from .zep import is_zep, read_zep
 from .parquet import read_parquet
 from .savefile import read_savefile
 
@@ -32,21 +34,27 @@ READERS: dict[str, Callable[..., pl.DataFrame]] = {
     "json": read_savefile,
     "parquet": read_parquet,
     "mem0": read_mem0,
+    "letta": read_letta,
+    "zep": read_zep,
 }
-# Formats that carry no tenant: their reader takes `ingest --tenant T`.
-NEEDS_TENANT = frozenset({"mem0"})
+# Formats that carry no tenant: their reader takes `ingest --tenant T` (and --agent, --user).
+NEEDS_TENANT = frozenset({"mem0", "letta", "zep"})
 # A file's format from its suffix (any case); anything else the inbox takes is JSON Lines.
 FORMAT_OF_SUFFIX = {".json": "json", ".parquet": "parquet"}
 # A JSON document larger than this is not parsed to see its shape (it is read as a save file).
 _SNIFF_LIMIT = 256 * 1024 * 1024
 
 
-def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str, tenant: str | None = None) -> pl.DataFrame:
+def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str, tenant: str | None = None,
+                 scope: dict[str, str | None] | None = None) -> pl.DataFrame:
     """Records of a file in format `fmt` (``READERS``) as (line, raw, ok, problem): 1-based line
     (record position in a document), the record's text, whether it decoded as UTF-8 and, when
-    not, where it failed. Blank lines are skipped. `tenant` is for formats that carry none."""
-    if fmt in NEEDS_TENANT:
+    not, where it failed. Blank lines are skipped. `tenant` (and `scope`'s agent_id, user_id) are
+    for formats that carry none."""
+    if fmt == "mem0":
         return READERS[fmt](con, data, tenant)
+    if fmt in NEEDS_TENANT:
+        return READERS[fmt](con, data, {"tenant": tenant, **(scope or {})})
     return READERS[fmt](con, data)
 
 
@@ -61,8 +69,9 @@ def format_of(path: Path, data: bytes | None = None) -> str:
             document = json.loads(text) if decoded else None
         except ValueError:
             document = None
-        if is_mem0(document):
-            return "mem0"
+        for name, test in (("mem0", is_mem0), ("letta", is_letta), ("zep", is_zep)):
+            if test(document):
+                return name
     return fmt
 
 

@@ -49,24 +49,37 @@ def is_mem0(document: Any) -> bool:
 
 def read_mem0(con: duckdb.DuckDBPyConnection, data: bytes, tenant: str | None = None) -> pl.DataFrame:
     """Records of a Mem0 export as (line, raw, ok, problem): line = the item's 1-based position."""
-    _, text, decoded = decode(data)
-    if not decoded:
-        raise InputError("a Mem0 export must be UTF-8 JSON")
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"a Mem0 export must be one JSON document: {exc}") from None
+    document = load_document(data, "Mem0")
     if not tenant:
         raise InputError(NO_TENANT)
     items = document.get("results") if isinstance(document, dict) else document
     if not isinstance(items, list):
         raise InputError('a Mem0 export holds its memories in "results", a list')
-    ids = [str(item["id"]) for item in items if isinstance(item, dict) and item.get("id") is not None]
-    versions = dict(con.execute("SELECT id, version FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
-                                [ids]).fetchall()) if ids else {}
+    versions = lake_versions(con, [item.get("id") for item in items if isinstance(item, dict)])
     raws = [json.dumps(_record(item, tenant, versions), ensure_ascii=False) if isinstance(item, dict)
             else json.dumps(item, ensure_ascii=False) for item in items]
     return frame(list(range(1, len(raws) + 1)), raws, [True] * len(raws))
+
+
+def lake_versions(con: duckdb.DuckDBPyConnection, ids: list) -> dict[str, int]:
+    """The lake's version of each of `ids` it holds: an export's record is written at it, so a
+    re-import of an updated export updates the memory (the export wins for what it carries)."""
+    ids = [str(i) for i in ids if i is not None]
+    if not ids:
+        return {}
+    return dict(con.execute("SELECT id, version FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+                            [ids]).fetchall())
+
+
+def load_document(data: bytes, name: str) -> Any:
+    """The export's JSON document (InputError saying what is wrong when it is none)."""
+    _, text, decoded = decode(data)
+    if not decoded:
+        raise InputError(f"a {name} export must be UTF-8 JSON")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"a {name} export must be one JSON document: {exc}") from None
 
 
 def _record(item: dict[str, Any], tenant: str, versions: dict[str, int]) -> dict[str, Any]:
