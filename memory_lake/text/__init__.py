@@ -19,6 +19,7 @@ from .normalise import plain_one as without_hidden_characters
 from .tokenize import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, TOKENIZER_VERSION, term_counts, tokenize
 from .tokenize import _jieba as jieba_segmenter
 from .tokens import count_tokens, count_tokens_many
+from .worthy import Judgement, judge
 
 __all__ = [
     "lexicon", "NEGATION_CHARACTERS", "cedict_name", "common_word", "is_chinese_word",
@@ -29,4 +30,5 @@ __all__ = [
     "pii_mask", "redact_records", "redact_text", "without_hidden_characters",
     "CHINESE_STOP_WORDS", "ENGLISH_STOP_WORDS", "TOKENIZER_VERSION", "term_counts", "tokenize", "jieba_segmenter",
     "count_tokens", "count_tokens_many",
+    "Judgement", "judge",
 ]
