@@ -47,6 +47,7 @@ from .merge import MASS_FORGET_HELD, merge_records
 from ..store import IngestPolicy
 from .formats import format_of, read_records
 from .formats.hottree import is_hot_tree, pending_tree, tree_units
+from .formats.mem0 import lake_versions
 from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
 from ..store import StepReport
 
@@ -341,13 +342,9 @@ def ingest_tree(lake, con: duckdb.DuckDBPyConnection, root: Path, *, as_of: date
                 policy: IngestPolicy, dry_run: bool = False, tenant: str | None = None) -> list[FileReport]:
     """Ingest a hot-memory tree (``formats.hottree``): one unit per memory, named by its sub-file,
     each in its own transaction like a file; a tree in the inbox leaves it once every unit is in."""
-    def versions(ids: list[str]) -> dict[str, int]:
-        return dict(con.execute("SELECT id, version FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
-                                [ids]).fetchall()) if ids else {}
-
     label = file_label(lake, root)
     try:
-        units = tree_units(root, tenant, versions)
+        units = tree_units(root, tenant, lambda ids: lake_versions(con, ids))
     except (ValueError, OSError) as exc:
         data = (root / "index.json").read_bytes() if (root / "index.json").is_file() else b""
         return [_reject_unreadable(con, label, hashlib.sha256(data).hexdigest(), "hottree", str(exc), as_of=as_of,

@@ -51,8 +51,6 @@ def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str, tenant: 
     (record position in a document), the record's text, whether it decoded as UTF-8 and, when
     not, where it failed. Blank lines are skipped. `tenant` (and `scope`'s agent_id, user_id) are
     for formats that carry none."""
-    if fmt == "mem0":
-        return READERS[fmt](con, data, tenant)
     if fmt in NEEDS_TENANT:
         return READERS[fmt](con, data, {"tenant": tenant, **(scope or {})})
     return READERS[fmt](con, data)

@@ -47,8 +47,10 @@ def is_mem0(document: Any) -> bool:
             and "memory" in document[0] and "hash" in document[0])
 
 
-def read_mem0(con: duckdb.DuckDBPyConnection, data: bytes, tenant: str | None = None) -> pl.DataFrame:
-    """Records of a Mem0 export as (line, raw, ok, problem): line = the item's 1-based position."""
+def read_mem0(con: duckdb.DuckDBPyConnection, data: bytes, scope: dict[str, str | None]) -> pl.DataFrame:
+    """Records of a Mem0 export as (line, raw, ok, problem): line = the item's 1-based position.
+    Each item names its own user and agent; `scope` gives the tenant."""
+    tenant = scope.get("tenant")
     document = load_document(data, "Mem0")
     if not tenant:
         raise InputError(NO_TENANT)
