@@ -27,9 +27,10 @@ def ingest(
     fmt: Annotated[Optional[str], typer.Option("--format", help="Read every file in this format instead of the "
                                                "one its name and shape say: jsonl, json (a save file), parquet, mem0 "
                                                "(a Mem0 get_all export), letta (archival passages), zep (Zep/Graphiti "
-                                               "facts).")] = None,
+                                               "facts), transcript (chat messages, JSON Lines).")] = None,
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="The tenant of a format that carries none "
-                                                  "(Mem0, Letta, Zep exports; a hot-memory tree without one).")] = None,
+                                                  "(Mem0, Letta, Zep exports; a transcript or hot-memory tree without "
+                                                  "one). In the inbox, a folder named tenant=T says the same.")] = None,
     agent: Annotated[Optional[str], typer.Option("--agent", help="The agent of an export that names none (Letta "
                                                  "passages: the agent they were listed from).")] = None,
     user: Annotated[Optional[str], typer.Option("--user", help="The user of an export that names none (Letta; "
@@ -37,9 +38,11 @@ def ingest(
     lake: LakeOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Ingest snapshots (JSON Lines, save files, Parquet, hot-memory trees, Mem0, Letta and Zep
-    exports): bad lines to quarantine, PII redacted. Exports are found by their shape; they carry
-    no tenant, so give --tenant (and --agent for Letta)."""
+    """Ingest snapshots (JSON Lines, save files, Parquet, hot-memory trees, chat transcripts, Mem0,
+    Letta and Zep exports): bad lines to quarantine, PII redacted. Formats are found by their
+    shape; exports carry no tenant, so give --tenant (and --agent for Letta), or drop them in the
+    inbox in a folder named tenant=T (agent=A, user=U inside it). --dry-run shows per format what
+    would land, what would be quarantined and why."""
     from ..store import resolve_as_of
     from ..ingest import ingest_paths
 
@@ -69,20 +72,31 @@ def _print_ingest(data: dict[str, Any]) -> None:
         f"{data['forgotten']} forgotten, {data['quarantined']} quarantined"
     )
     formats = data.get("formats") or {}
-    if len(formats) > 1 or (formats and next(iter(formats)) not in ("jsonl", "json", "parquet")):
+    by_format = len(formats) > 1 or (formats and next(iter(formats)) not in ("jsonl", "json", "parquet"))
+    if by_format:  # what each format brought (a dry run: what would land), why records were quarantined
         for fmt, row in formats.items():
+            skipped = sum(row.get("skipped", {}).values())
             out.print(f"  {fmt}: {row['files']} file(s), {row['ingested']} new, {row['updated']} updated, "
-                      f"{row['unchanged']} unchanged, {row['quarantined']} quarantined")
-    for reason, count in data["quarantine_reasons"].items():
-        out.print(f"  quarantined: {count} × {reason}")
+                      f"{row['unchanged']} unchanged, {row['quarantined']} quarantined"
+                      + (f", {skipped} skipped" if skipped else ""))
+            for reason, count in row.get("reasons", {}).items():
+                out.print(f"    quarantined: {count} × {reason}")
+            if skipped:
+                kinds = ", ".join(f"{n} {kind}" for kind, n in row["skipped"].items())
+                out.print(f"    skipped, not memories: {kinds}")
+    else:
+        for reason, count in data["quarantine_reasons"].items():
+            out.print(f"  quarantined: {count} × {reason}")
     if data.get("invisible_chars_removed"):
         out.print(f"  removed {data['invisible_chars_removed']} invisible character(s) (zero-width, bidi controls, "
                   "Unicode tags: they can hide text or instructions from a reader); see per_file in --json for "
                   "the files")
     if unreadable:
-        out.print(f"  not ingested, unreadable file(s) left in the inbox: {', '.join(unreadable)} (quarantined once as "
-                  "'unreadable file', see `memory-lake quarantine list`; replace the file with a readable one, "
+        out.print(f"  not ingested, unreadable file(s) left where they are: {', '.join(unreadable)} (quarantined once "
+                  "as 'unreadable file', see `memory-lake quarantine list`; replace the file with a readable one, "
                   "or remove it)")
+        for name, why in (data.get("unreadable_why") or {}).items():
+            out.print(f"    {name}: {why}")
     if data.get("unrecognised_files"):
         out.print(f"  not ingested, unrecognised file(s): {', '.join(data['unrecognised_files'])} "
                   "(snapshots end in .jsonl, .ndjson, .json or .parquet)")

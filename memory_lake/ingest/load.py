@@ -45,7 +45,7 @@ from ..store import crash_point, iso
 from ..store import InputError, keys
 from .merge import MASS_FORGET_HELD, merge_records
 from ..store import IngestPolicy
-from .formats import format_of, read_records
+from .formats import format_of, read_counted
 from .formats.hottree import is_hot_tree, pending_tree, tree_units
 from .formats.mem0 import lake_versions
 from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
@@ -90,6 +90,10 @@ class FileReport:
     invisible_chars_removed: int = 0
     # issue 37.4: records claiming operator user in a file no user's edit signed: taken as an agent's
     unsigned_user: int = 0
+    # issue 41: inputs the format's reader left out on purpose, by kind (a transcript's pleasantries,
+    # a Letta export's deleted passages): never memories, never quarantined, counted here
+    skipped: dict[str, int] = field(default_factory=dict)
+    error: str | None = None  # an unreadable file: why (the quarantine row's detail)
 
 
 @dataclass
@@ -114,14 +118,21 @@ class IngestReport:
             counts.update(f.reasons)
         return dict(sorted(counts.items()))
 
-    def per_format(self) -> dict[str, dict[str, int]]:
-        """Per format read (jsonl, json, parquet, mem0 ...): files, and what their records did."""
-        out: dict[str, dict[str, int]] = {}
+    def per_format(self) -> dict[str, dict[str, Any]]:
+        """Per format read (jsonl, json, parquet, mem0 ...): files, what their records did, why
+        records were quarantined (``reasons``) and what the reader skipped on purpose (``skipped``)."""
+        out: dict[str, dict[str, Any]] = {}
         for f in self.files:
-            row = out.setdefault(f.format, {"files": 0, "ingested": 0, "updated": 0, "unchanged": 0, "quarantined": 0})
+            row = out.setdefault(f.format, {"files": 0, "records": 0, "ingested": 0, "updated": 0, "unchanged": 0,
+                                            "quarantined": 0, "reasons": Counter(), "skipped": Counter()})
             row["files"] += 1
-            for key in ("ingested", "updated", "unchanged", "quarantined"):
+            for key in ("records", "ingested", "updated", "unchanged", "quarantined"):
                 row[key] += getattr(f, key)
+            row["reasons"].update(f.reasons)
+            row["skipped"].update(f.skipped)
+        for row in out.values():
+            row["reasons"] = dict(sorted(row["reasons"].items()))
+            row["skipped"] = dict(sorted(row["skipped"].items()))
         return dict(sorted(out.items()))
 
     def as_dict(self) -> dict[str, Any]:
@@ -147,6 +158,7 @@ class IngestReport:
             "unrecognised_files": self.unrecognised,
             # left in the inbox: read once, quarantined as a whole ("unreadable file"), never copied
             "unreadable_files": [f.file for f in self.files if f.status == "unreadable"],
+            "unreadable_why": {f.file: f.error for f in self.files if f.status == "unreadable"},
             **({"replayed": self.total("replayed"), "still_failing": self.total("still_failing")}
                if self.replay else {}),
         }
@@ -183,13 +195,16 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
             con.execute("BEGIN TRANSACTION")
         try:
             for path in _progress(files, progress):
+                named = path_scope(path)  # inbox/tenant=acme/agent=coach/dump.json
+                owner = tenant or named.get("tenant")
                 if path.is_dir():  # a hot-memory tree: one unit per memory
                     report.files.extend(ingest_tree(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
-                                                    dry_run=dry_run, tenant=tenant))
+                                                    dry_run=dry_run, tenant=owner))
                     continue
                 done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
-                                   dry_run=dry_run, replay=replay, fmt=fmt, tenant=tenant,
-                                   scope={"agent_id": agent, "user_id": user})
+                                   dry_run=dry_run, replay=replay, fmt=fmt, tenant=owner,
+                                   scope={"agent_id": agent or named.get("agent_id"),
+                                          "user_id": user or named.get("user_id")})
                 if done is not None:
                     report.files.append(done)
                 if on_progress:
@@ -205,6 +220,22 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
     if report.total("forgotten") and not dry_run:
         compact_database(lake)  # freed blocks of the DuckDB file may still hold forgotten text
     return report
+
+
+def path_scope(path: Path) -> dict[str, str]:
+    """The tenant, agent and user a file's folders name, Hive-style (``tenant=acme/agent=coach/``):
+    the scope of an export that carries none when it is dropped in the inbox, where no `--tenant`
+    can be given. The innermost folder wins; `ingest --tenant/--agent/--user` win over both."""
+    found: dict[str, str] = {}
+    for part in Path(path).parts[:-1] if Path(path).is_file() else Path(path).parts:
+        key, sep, value = part.partition("=")
+        if sep and value and key in PATH_SCOPE_KEYS:
+            found[PATH_SCOPE_KEYS[key]] = value
+    return found
+
+
+# Folder names that give a scope: tenant=T, agent=A, user=U (ingest's path_scope)
+PATH_SCOPE_KEYS = {"tenant": "tenant", "agent": "agent_id", "user": "user_id"}
 
 
 def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -> StepReport:
@@ -393,13 +424,14 @@ def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, 
         return FileReport(label, file_hash, shown, "already ingested")
 
     try:
-        lines = read_records(con, data, fmt, tenant, scope)
+        lines, skipped = read_counted(con, data, fmt, tenant, scope)
     except InputError as exc:
         return _reject_unreadable(con, label, file_hash, shown, str(exc), as_of=as_of, run_id=run_id, dry_run=dry_run)
     if problem is not None:  # the unit as a whole is bad (a broken pointer): one record, quarantined with it
         lines = pl.DataFrame({"line": [1], "raw": [raw], "ok": [True], "problem": [problem]},
                              schema={"line": pl.Int64, "raw": pl.String, "ok": pl.Boolean, "problem": pl.String})
-    report = FileReport(label, file_hash, shown, "dry run" if dry_run else "ingested", records=lines.height)
+    report = FileReport(label, file_hash, shown, "dry run" if dry_run else "ingested", records=lines.height,
+                        skipped=skipped)
     if fmt in policy.history_formats and not policy.history:
         policy = dataclasses.replace(policy, history=True)  # [ingest] history_formats: this file is history
     unwrapped = None
@@ -461,7 +493,7 @@ def _reject_unreadable(con: duckdb.DuckDBPyConnection, label: str, file_hash: st
                        as_of: datetime, run_id: str, dry_run: bool) -> FileReport:
     """A file that cannot be read at all (a damaged Parquet file) is quarantined once as a whole
     and left in place for the operator; its bytes are never copied, since they cannot be redacted."""
-    report = FileReport(label, file_hash, fmt, "unreadable", quarantined=1, reasons={UNREADABLE: 1})
+    report = FileReport(label, file_hash, fmt, "unreadable", quarantined=1, reasons={UNREADABLE: 1}, error=error)
     known = con.execute("SELECT count(*) FROM quarantine WHERE file_hash = ? AND reason = ? AND status = 'open'",
                         [file_hash, UNREADABLE]).fetchone()[0]
     if known or dry_run:

@@ -87,4 +87,23 @@ def test_an_export_without_a_tenant_is_refused_saying_how(lake):
     assert [f.status for f in report.files] == ["unreadable"]
     assert lake.sql("SELECT detail FROM quarantine").item() == (
         "a Letta export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T` (and --agent A, the "
-        "agent the passages were listed from)")
+        "agent the passages were listed from), or drop it in the inbox in a folder named `tenant=T` (and `agent=A` "
+        "inside it)")
+
+
+def test_an_export_in_an_inbox_folder_named_tenant_takes_its_scope_from_the_folders(lake):
+    """The nightly run gives no --tenant: an export dropped in inbox/tenant=acme/agent=letta-agent/
+    lands as if ingested with --tenant acme --agent letta-agent; --tenant wins over the folder."""
+    folder = lake.inbox / "tenant=acme" / "agent=letta-agent"
+    folder.mkdir(parents=True)
+    (folder / "passages.json").write_bytes((DATA / "letta_passages.json").read_bytes())
+    report = lake.ingest(None, as_of=AS_OF)
+    assert [(f.format, f.status, f.ingested, f.skipped) for f in report.files] == [
+        ("letta", "ingested", 6, {"deleted": 1, "file chunk": 1})]
+    assert lake.sql("SELECT DISTINCT tenant, agent_id FROM memories").rows() == [("acme", "letta-agent")]
+    assert not (folder / "passages.json").exists()
+    other = lake.root.parent / "tenant=acme"
+    other.mkdir()
+    (other / "zep.json").write_bytes((DATA / "zep_facts.json").read_bytes())
+    lake.ingest([other / "zep.json"], as_of=AS_OF, tenant="globex")
+    assert lake.sql("SELECT DISTINCT tenant FROM memories WHERE source = 'zep'").rows() == [("globex",)]

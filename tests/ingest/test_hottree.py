@@ -103,7 +103,7 @@ def test_a_tree_without_a_tenant_takes_the_one_given_or_says_what_to_do(lake, tm
     assert [(f.status, f.format) for f in refused.files] == [("unreadable", "hottree")]
     assert lake.sql("SELECT detail FROM quarantine").item() == (
         'a hot-memory tree names no tenant (no "tenant" in its index.json): ingest it with '
-        "`memory-lake ingest TREE --tenant T`")
+        "`memory-lake ingest TREE --tenant T`, or drop it in the inbox in a folder named `tenant=T`")
     given = lake.ingest([tmp_path / "a"], as_of=AS_OF, tenant="acme")
     assert given.total("ingested") == 4 and set(lake.sql("SELECT DISTINCT tenant FROM memories").to_series()) == {"acme"}
 

@@ -83,7 +83,7 @@ def test_without_a_tenant_the_file_is_refused_with_what_to_do(lake, tmp_path):
     assert [f.status for f in report.files] == ["unreadable"]
     (detail,) = lake.sql("SELECT detail FROM quarantine").to_series().to_list()
     assert detail == ("a Mem0 export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T` "
-                      "(the tenant its memories belong to)")
+                      "(the tenant its memories belong to), or drop it in the inbox in a folder named `tenant=T`")
     assert lake.sql("SELECT count(*) AS n FROM memories").item() == 0
 
 
@@ -119,5 +119,7 @@ def test_the_report_counts_per_format(lake, tmp_path):
     lines = write_jsonl(tmp_path / "a.jsonl", [{"tenant": "acme", "content": "Lunch at noon"}], raw_lines={2: "{bad"})
     report = lake.ingest([write(tmp_path / "mem0.json", DUMP), lines], as_of=AS_OF, tenant="acme").as_dict()
     assert report["formats"] == {
-        "jsonl": {"files": 1, "ingested": 1, "updated": 0, "unchanged": 0, "quarantined": 1},
-        "mem0": {"files": 1, "ingested": 2, "updated": 0, "unchanged": 0, "quarantined": 3}}
+        "jsonl": {"files": 1, "records": 2, "ingested": 1, "updated": 0, "unchanged": 0, "quarantined": 1,
+                  "reasons": {"bad JSON": 1}, "skipped": {}},
+        "mem0": {"files": 1, "records": 5, "ingested": 2, "updated": 0, "unchanged": 0, "quarantined": 3,
+                 "reasons": {"bad timestamp": 1, "missing content": 1, "wrong type": 1}, "skipped": {}}}

@@ -69,7 +69,7 @@ def parsed(raw: str):
 
 
 def rows(data: bytes, tenant: str | None = "acme") -> tuple[list[dict], dict[str, int]]:
-    frame, skipped = read_transcript(duckdb.connect(), data, tenant)
+    frame, skipped = read_transcript(duckdb.connect(), data, {"tenant": tenant})
     assert frame.columns == ["line", "raw", "ok", "problem"]
     return [{**r, "raw": parsed(r["raw"])} for r in frame.iter_rows(named=True)], skipped
 
@@ -125,7 +125,7 @@ def test_without_a_tenant_anywhere_the_file_is_refused():
     data = (json.dumps({"role": "user", "content": "I love hiking.", "tenant": "globex"}) + "\n"
             + json.dumps({"role": "user", "content": "Hello"}) + "\n").encode()
     with pytest.raises(InputError) as caught:
-        read_transcript(duckdb.connect(), data, None)
+        read_transcript(duckdb.connect(), data, {"tenant": None})
     assert str(caught.value) == f"{NO_TENANT} (line 2)"
     assert "--tenant T" in NO_TENANT
     # with --tenant the same file reads, and the message's own tenant still wins
@@ -148,11 +148,11 @@ def test_the_same_transcript_gives_the_same_ids_and_a_grown_one_keeps_them():
 
 def test_bad_bytes_cost_their_line_and_an_empty_file_reads_empty():
     data = b'{"role": "user", "content": "I love tea.", "session_id": "s"}\n{"role": "user", "content": "caf\xe9"}\n'
-    frame, skipped = read_transcript(duckdb.connect(), data, "acme")
+    frame, skipped = read_transcript(duckdb.connect(), data, {"tenant": "acme"})
     assert [(r["line"], r["ok"], r["problem"]) for r in frame.iter_rows(named=True)] == [
         (1, True, None), (2, False, "byte 0xE9 at byte 33 of the line is not valid UTF-8")]
     assert skipped == {}
-    frame, skipped = read_transcript(duckdb.connect(), b"", "acme")
+    frame, skipped = read_transcript(duckdb.connect(), b"", {"tenant": "acme"})
     assert (frame.height, frame.columns, skipped) == (0, ["line", "raw", "ok", "problem"], {})
 
 
@@ -177,7 +177,7 @@ def test_is_transcript(first, expected):
 def test_the_records_are_what_the_contract_takes(lake, tmp_path):
     """Until the transcript format is wired into ingest, its rows go through the JSON Lines path: the
     worthy messages land as they are, the broken ones are quarantined with their reasons."""
-    frame, _ = read_transcript(duckdb.connect(), transcript(), "acme")
+    frame, _ = read_transcript(duckdb.connect(), transcript(), {"tenant": "acme"})
     path = tmp_path / "rows.jsonl"
     path.write_text("\n".join(frame.filter(frame["problem"].is_null())["raw"]) + "\n", encoding="utf-8")
     report = lake.ingest([path], as_of=AS_OF)

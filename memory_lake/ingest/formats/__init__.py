@@ -7,10 +7,12 @@ decoded as UTF-8 and, when not, ``problem`` saying where it failed. A file no re
 all raises InputError (the ingest step records it as an ``unreadable file``).
 
 A new format (the hot-memory tree, a transcript, a Mem0 export) plugs in as one more module here
-exposing ``read_<format>(con, data) -> frame`` with that contract (``(con, data, tenant)`` for a
-format that carries no tenant: ``NEEDS_TENANT``), one entry in ``READERS`` and its suffix in
-``FORMAT_OF_SUFFIX`` or its shape in ``format_of`` (and in ``load.SNAPSHOT_SUFFIXES``, which the
-inbox scan accepts); validation, redaction, merge and quarantine then work unchanged.
+exposing ``read_<format>(con, data) -> frame`` with that contract (``(con, data, scope)`` for a
+format that carries no tenant: ``NEEDS_TENANT``; a reader that skips inputs on purpose, such as a
+transcript's pleasantries, returns ``(frame, skipped counts by kind)``), one entry in ``READERS``
+and its suffix in ``FORMAT_OF_SUFFIX`` or its shape in ``format_of`` (and in
+``load.SNAPSHOT_SUFFIXES``, which the inbox scan accepts); validation, redaction, merge and
+quarantine then work unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import polars as pl
 from .jsonl import decode, read_jsonl
 from .letta import is_letta, read_letta
 from .mem0 import is_mem0, read_mem0
+from .transcript import is_transcript, read_transcript
 from .zep import is_zep, read_zep
 from .parquet import read_parquet
 from .savefile import read_savefile
@@ -36,13 +39,16 @@ READERS: dict[str, Callable[..., pl.DataFrame]] = {
     "mem0": read_mem0,
     "letta": read_letta,
     "zep": read_zep,
+    "transcript": read_transcript,
 }
 # Formats that carry no tenant: their reader takes `ingest --tenant T` (and --agent, --user).
-NEEDS_TENANT = frozenset({"mem0", "letta", "zep"})
+NEEDS_TENANT = frozenset({"mem0", "letta", "zep", "transcript"})
 # A file's format from its suffix (any case); anything else the inbox takes is JSON Lines.
 FORMAT_OF_SUFFIX = {".json": "json", ".parquet": "parquet"}
 # A JSON document larger than this is not parsed to see its shape (it is read as a save file).
 _SNIFF_LIMIT = 256 * 1024 * 1024
+# How much of a JSON Lines file is read to see whether its first record is a chat message.
+_FIRST_LINE_LIMIT = 1024 * 1024
 
 
 def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str, tenant: str | None = None,
@@ -51,16 +57,27 @@ def read_records(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str, tenant: 
     (record position in a document), the record's text, whether it decoded as UTF-8 and, when
     not, where it failed. Blank lines are skipped. `tenant` (and `scope`'s agent_id, user_id) are
     for formats that carry none."""
+    return read_counted(con, data, fmt, tenant, scope)[0]
+
+
+def read_counted(con: duckdb.DuckDBPyConnection, data: bytes, fmt: str, tenant: str | None = None,
+                 scope: dict[str, str | None] | None = None) -> tuple[pl.DataFrame, dict[str, int]]:
+    """``read_records`` and the inputs the reader skipped on purpose, counted by kind (a
+    transcript's ``pleasantry``, a Letta export's ``deleted`` passage); {} for most formats."""
     if fmt in NEEDS_TENANT:
-        return READERS[fmt](con, data, {"tenant": tenant, **(scope or {})})
-    return READERS[fmt](con, data)
+        result = READERS[fmt](con, data, {"tenant": tenant, **(scope or {})})
+    else:
+        result = READERS[fmt](con, data)
+    return result if isinstance(result, tuple) else (result, {})
 
 
 def format_of(path: Path, data: bytes | None = None) -> str:
     """The format of a snapshot file: from its name, and for a ``.json`` document from its shape
     when `data` is given (a Mem0 ``get_all`` result is ``mem0``; a save file or a list of records
-    is ``json``)."""
+    is ``json``), and for JSON Lines from its first record (a chat message: ``transcript``)."""
     fmt = FORMAT_OF_SUFFIX.get(path.suffix.lower(), "jsonl")
+    if fmt == "jsonl" and data is not None and _first_record_is_message(data):
+        return "transcript"
     if fmt == "json" and data is not None and len(data) <= _SNIFF_LIMIT:
         _, text, decoded = decode(data)
         try:
@@ -73,4 +90,15 @@ def format_of(path: Path, data: bytes | None = None) -> str:
     return fmt
 
 
-__all__ = ["NEEDS_TENANT", "READERS", "format_of", "read_records"]
+def _first_record_is_message(data: bytes) -> bool:
+    """Whether the first non-blank line of a JSON Lines file is a chat message (``is_transcript``)."""
+    head = data[:_FIRST_LINE_LIMIT].lstrip(b"\xef\xbb\xbf \t\r\n")
+    first = head.split(b"\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except ValueError:  # not JSON, or not UTF-8: the JSON Lines reader says which line and why
+        return False
+    return isinstance(record, dict) and is_transcript(record)
+
+
+__all__ = ["NEEDS_TENANT", "READERS", "format_of", "read_counted", "read_records"]

@@ -81,7 +81,7 @@ def tree_units(root: Path, tenant: str | None, versions=None) -> list[TreeUnit]:
     scope["tenant"] = scope.get("tenant") or tenant
     if not scope["tenant"]:
         raise ValueError("a hot-memory tree names no tenant (no \"tenant\" in its index.json): ingest it with "
-                         "`memory-lake ingest TREE --tenant T`")
+                         "`memory-lake ingest TREE --tenant T`, or drop it in the inbox in a folder named `tenant=T`")
     known = versions([str(e.get("memory_id")) for e in entries if isinstance(e, dict)]) if versions else {}
     base = root.name
     return [_unit(root, base, n, entry, scope, known) for n, entry in enumerate(entries, 1)]

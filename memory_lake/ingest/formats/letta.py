@@ -16,8 +16,8 @@ sources). Issue 41.4.
 | — | `tenant` from `ingest --tenant T`, `user_id` from `--user U` |
 
 A deleted passage (``is_deleted: true``) and a chunk of an attached file (``file_id`` or
-``source_id`` set: a document, not a memory) are skipped, never imported (the file's record count
-is the passages read).
+``source_id`` set: a document, not a memory) are skipped, never imported, and counted
+(``skipped``: ``deleted``, ``file chunk``; the file's record count is the passages read).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from .jsonl import frame
 from .mem0 import lake_versions, load_document
 
 NO_TENANT = ("a Letta export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T` "
-             "(and --agent A, the agent the passages were listed from)")
+             "(and --agent A, the agent the passages were listed from), or drop it in the inbox in a folder "
+             "named `tenant=T` (and `agent=A` inside it)")
 _DROPPED = {"embedding", "id", "text", "tags", "created_at", "updated_at", "agent_id"}
 
 
@@ -44,8 +45,10 @@ def is_letta(document: Any) -> bool:
             and str(items[0].get("id", "")).startswith("passage-"))
 
 
-def read_letta(con: duckdb.DuckDBPyConnection, data: bytes, scope: dict[str, str | None]) -> pl.DataFrame:
-    """Records of a Letta passages export as (line, raw, ok, problem); line = the passage's position."""
+def read_letta(con: duckdb.DuckDBPyConnection, data: bytes,
+               scope: dict[str, str | None]) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Records of a Letta passages export as (line, raw, ok, problem), line = the passage's position,
+    and the passages skipped (not memories) counted by kind."""
     document = load_document(data, "Letta")
     if not scope.get("tenant"):
         raise InputError(NO_TENANT)
@@ -54,12 +57,15 @@ def read_letta(con: duckdb.DuckDBPyConnection, data: bytes, scope: dict[str, str
         raise InputError("a Letta export is a list of passages")
     versions = lake_versions(con, [i.get("id") for i in items if isinstance(i, dict)])
     lines, raws = [], []
+    skipped: dict[str, int] = {}
     for n, item in enumerate(items, 1):
         if isinstance(item, dict) and (item.get("is_deleted") or item.get("file_id") or item.get("source_id")):
-            continue  # not a memory: gone in Letta, or a chunk of a document
+            kind = "deleted" if item.get("is_deleted") else "file chunk"  # gone in Letta, or part of a document
+            skipped[kind] = skipped.get(kind, 0) + 1
+            continue
         lines.append(n)
         raws.append(json.dumps(_record(item, scope, versions) if isinstance(item, dict) else item, ensure_ascii=False))
-    return frame(lines, raws, [True] * len(raws))
+    return frame(lines, raws, [True] * len(raws)), dict(sorted(skipped.items()))
 
 
 def _record(item: dict[str, Any], scope: dict[str, str | None], versions: dict[str, int]) -> dict[str, Any]:

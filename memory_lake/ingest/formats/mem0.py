@@ -34,7 +34,7 @@ from ...store import InputError
 from .jsonl import decode, frame
 
 NO_TENANT = ("a Mem0 export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T` "
-             "(the tenant its memories belong to)")
+             "(the tenant its memories belong to), or drop it in the inbox in a folder named `tenant=T`")
 _KNOWN = {"id", "memory", "user_id", "agent_id", "run_id", "created_at", "updated_at"}
 
 

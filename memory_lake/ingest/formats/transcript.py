@@ -10,7 +10,7 @@ turn by its role). The record of a worthy message:
 |---|---|
 | `content` (text, or a list of `{"type": "text", "text"}` parts, joined by new lines) | `content` |
 | `tenant` (else `ingest --tenant T`; neither: the file is refused, `NO_TENANT`) | `tenant` |
-| `agent_id`, `user_id`, `session_id` (or `agentId`, `userId`, `sessionId`) | the same |
+| `agent_id`, `user_id`, `session_id` (or `agentId`, `userId`, `sessionId`) | the same (agent and user else `ingest --agent A --user U`) |
 | the judged kind: preference, decision, fact, commitment, event | `type`: preference, decision, fact, todo, event |
 | the judged importance | `importance` |
 | — | `tier`: `short_term` (seed 002's `shortTerm.add`) |
@@ -43,8 +43,9 @@ from ...store import InputError
 from ...text import judge
 from .jsonl import decode, line_records
 
-NO_TENANT = ("a transcript message carries no tenant: give each message a \"tenant\", or ingest the file with "
-             "`memory-lake ingest FILE --tenant T` (the tenant its memories belong to)")
+NO_TENANT = ("a transcript message carries no tenant: give each message a \"tenant\", ingest the file with "
+             "`memory-lake ingest FILE --tenant T` (the tenant its memories belong to), or drop it in the inbox "
+             "in a folder named `tenant=T`")
 NO_ROLE = "not a transcript message: it has no role (user, assistant, system ...)"
 ROLES = frozenset({"user", "assistant", "system", "human", "ai"})
 _ROLE_ALIASES = {"human": "user", "ai": "assistant"}
@@ -67,9 +68,13 @@ def is_transcript(first_record: dict) -> bool:
 
 
 def read_transcript(con: duckdb.DuckDBPyConnection, data: bytes,
-                    tenant: str | None = None) -> tuple[pl.DataFrame, dict[str, int]]:
+                    scope: dict[str, str | None] | None = None) -> tuple[pl.DataFrame, dict[str, int]]:
     """Records of a transcript's worthy messages and of its broken lines as (line, raw, ok, problem),
-    and the skipped messages counted by kind (module doc)."""
+    and the skipped messages counted by kind (module doc). `scope` gives the tenant, agent_id and
+    user_id of messages that carry none (``ingest --tenant --agent --user``)."""
+    scope = scope or {}
+    tenant = scope.get("tenant")
+    defaults = {k: scope.get(k) for k in ("agent_id", "user_id")}
     lines = line_records(*decode(data))
     out_lines: list[int] = []
     raws: list[str] = []
@@ -78,7 +83,7 @@ def read_transcript(con: duckdb.DuckDBPyConnection, data: bytes,
     skipped: dict[str, int] = {}
     positions: dict[str, int] = {}  # messages seen per session, for ids without the message's own
     for line, raw, ok, problem in lines.iter_rows():
-        row = _row(line, raw, ok, problem, tenant, positions, skipped)
+        row = _row(line, raw, ok, problem, tenant, positions, skipped, defaults)
         if row is not None:
             out_lines.append(line)
             raws.append(row[0])
@@ -90,7 +95,7 @@ def read_transcript(con: duckdb.DuckDBPyConnection, data: bytes,
 
 
 def _row(line: int, raw: str, ok: bool, problem: str | None, tenant: str | None, positions: dict[str, int],
-         skipped: dict[str, int]) -> tuple[str, str | None] | None:
+         skipped: dict[str, int], defaults: dict[str, str | None]) -> tuple[str, str | None] | None:
     """(raw, problem) of the row a line becomes, or None when it is a message not worth keeping."""
     if not ok:
         return raw, problem  # bad encoding: the contract says where
@@ -108,7 +113,8 @@ def _row(line: int, raw: str, ok: bool, problem: str | None, tenant: str | None,
     owner = tenant if owner is None or (isinstance(owner, str) and not owner.strip()) else owner
     if owner is None or owner == "":
         raise InputError(f"{NO_TENANT} (line {line})")
-    scope = {key: next((message[k] for k in keys if message.get(k) is not None), None) for key, keys in _KEYS.items()}
+    scope = {key: next((message[k] for k in keys if message.get(k) is not None), defaults.get(key))
+             for key, keys in _KEYS.items()}
     session = str(scope["session_id"]) if scope["session_id"] is not None else ""
     positions[session] = positions.get(session, 0) + 1
     own_id = next((message[k] for k in ("id", "turn_id", "message_id") if message.get(k) is not None), None)

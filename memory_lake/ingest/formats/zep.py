@@ -28,7 +28,8 @@ from ...store import InputError
 from .jsonl import frame
 from .mem0 import lake_versions, load_document
 
-NO_TENANT = "a Zep export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T`"
+NO_TENANT = ("a Zep export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T`, or drop it "
+             "in the inbox in a folder named `tenant=T`")
 _DROPPED = {"fact_embedding", "uuid", "uuid_", "fact", "created_at"}
 
 
