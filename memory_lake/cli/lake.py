@@ -145,7 +145,7 @@ def demo(
         searched = demo_searches(the_lake, night - 1) if night > 1 else None
         data = generate_demo(the_lake.inbox, seed=seed) if night == 1 else generate_night(the_lake.inbox, night, seed=seed)
         entry = {"night": night, "as_of": iso(when), "searches": _searches_json(searched),
-                 "generated_files": len(data.files)}
+                 "generated_files": len(data.files) + len(getattr(data, "formats", {}))}
         if nights > 1:
             err.print(f"{header}: {_searches_text(entry['searches'])}{len(data.files)} snapshot file(s) written to "
                       "inbox/; the nightly run:", markup=False, highlight=False)

@@ -7,7 +7,8 @@ in most scopes (working memories among them, so capacities rise), an exact dupli
 earlier memory followed by a late sync from a second device that read the version before the edit
 (a conflict), a user's forget request, two malformed lines (quarantine), a planted e-mail address and
 phone number (redaction), follow-ups to the support conversations on the nights that have them, and
-Chinese throughout zhongke's files.
+Chinese throughout zhongke's files. Night 2 also brings one input in each other system's shape (a
+Mem0, Letta and Zep export, a hot-memory tree, a chat transcript: ``formats.py``).
 
 What a night builds on (the record it edits, the texts it repeats, the memory it forgets) was
 written by the night before. To know it without reading the lake, `generate_night` replays the
@@ -19,13 +20,14 @@ files.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from ..store import Policy
 from .generator import DEMO_AS_OF, _first_night_files, write_lines
+from .formats import FORMATS_NIGHT, write_formats
 from .records import _Builder, _iso, _MONTHS_EN, _Scope, _WEEKDAYS_ZH
 from .scenario import (
     DEMO_TENANTS,
@@ -115,6 +117,8 @@ class NightData:
     forgotten_id: the earlier memory a user asks to forget.
     good_lines: records that should land as memories or updates (not malformed, conflict or forget lines).
     tenants: the tenants present in the files.
+    formats: on night `formats.FORMATS_NIGHT`, the inputs in other systems' shapes (format -> file,
+        or the hot-memory tree's folder), each in an inbox folder named for its scope; {} otherwise.
     """
 
     night: int
@@ -128,6 +132,7 @@ class NightData:
     forgotten_id: str
     good_lines: int
     tenants: list[str]
+    formats: dict[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -175,10 +180,12 @@ def generate_night(inbox: Path, night: int, seed: int = 7) -> NightData:
     b, files, meta = _replay(seed, night)
 
     written, malformed, conflicts, good = write_lines(inbox, files, _NIGHT_BAD)
+    formats = write_formats(inbox, b.as_of) if night == FORMATS_NIGHT else {}
     return NightData(
         night=night, files=sorted(written, key=lambda p: p.name), as_of=b.as_of, planted_pii=list(b.pii),
         malformed=sorted(malformed), conflicts=conflicts, duplicates=meta["duplicates"],
         edited_id=meta["edited_id"], forgotten_id=meta["forgotten_id"], good_lines=good, tenants=list(DEMO_TENANTS),
+        formats=formats,
     )
 
 

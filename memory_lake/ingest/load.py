@@ -46,7 +46,7 @@ from ..store import InputError, keys
 from .merge import MASS_FORGET_HELD, merge_records
 from ..store import IngestPolicy
 from .formats import format_of, read_counted
-from .formats.hottree import is_hot_tree, pending_tree, tree_units
+from .formats.hottree import is_hot_tree, tree_units, trees_under
 from .formats.mem0 import lake_versions
 from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
 from ..store import StepReport
@@ -194,21 +194,21 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
             # earlier one would have written (a.jsonl inserts x, b.jsonl updates it: 1 new, 1 updated)
             con.execute("BEGIN TRANSACTION")
         try:
-            for path in _progress(files, progress):
+            for done_paths, path in enumerate(_progress(files, progress), 1):
                 named = path_scope(path)  # inbox/tenant=acme/agent=coach/dump.json
                 owner = tenant or named.get("tenant")
                 if path.is_dir():  # a hot-memory tree: one unit per memory
                     report.files.extend(ingest_tree(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
                                                     dry_run=dry_run, tenant=owner))
-                    continue
-                done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
-                                   dry_run=dry_run, replay=replay, fmt=fmt, tenant=owner,
-                                   scope={"agent_id": agent or named.get("agent_id"),
-                                          "user_id": user or named.get("user_id")})
-                if done is not None:
-                    report.files.append(done)
+                else:
+                    done = ingest_file(lake, con, path, as_of=as_of, run_id=report.run_id, policy=policy,
+                                       dry_run=dry_run, replay=replay, fmt=fmt, tenant=owner,
+                                       scope={"agent_id": agent or named.get("agent_id"),
+                                              "user_id": user or named.get("user_id")})
+                    if done is not None:
+                        report.files.append(done)
                 if on_progress:
-                    on_progress("read (dry run)" if dry_run else "read", len(report.files), len(files))
+                    on_progress("read (dry run)" if dry_run else "read", done_paths, len(files))
         finally:
             if dry_run and _in_transaction(con):
                 con.execute("ROLLBACK")
@@ -248,6 +248,12 @@ def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -
         counts["unreadable files"] = len(report["unreadable_files"])
     if report["invisible_chars_removed"]:
         counts["invisible characters removed"] = report["invisible_chars_removed"]
+    skipped = sum(sum(row["skipped"].values()) for row in report["formats"].values())
+    if skipped:  # a transcript's pleasantries, a Letta export's deleted passages (per format: the report)
+        counts["skipped, not memories"] = skipped
+    for fmt, row in report["formats"].items():  # issue 41: what came from other systems' shapes
+        if fmt not in ("jsonl", "json", "parquet") and row["ingested"] + row["updated"]:
+            counts[f"from {fmt}"] = row["ingested"] + row["updated"]
     if report["quarantine_reasons"].get(MASS_FORGET_HELD):  # issue 37.3: the run's output says so
         counts["forgets held for a user"] = report["quarantine_reasons"][MASS_FORGET_HELD]
     return StepReport("ingest_inbox", as_of, report["run_id"], counts, report)
@@ -286,8 +292,8 @@ def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[
         if path.is_dir() and is_hot_tree(path):
             found.append(path)  # seed 004's hot-memory tree: one unit, read by ingest_tree
         elif path.is_dir():
-            # a tree in the folder is one unit; one still being written (no index.json yet) waits
-            trees = [d for d in sorted(path.iterdir()) if d.is_dir() and (is_hot_tree(d) or pending_tree(d))]
+            # a tree in the folder (at any depth) is one unit; one still being written (no index.json yet) waits
+            trees = trees_under(path)
             found.extend(d for d in trees if is_hot_tree(d))
             candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents
                                 and not any(t in p.parents for t in trees))
@@ -468,7 +474,7 @@ def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, 
         raw_path = _write_raw_copy(lake, file_hash, texts, blank=kept)
         con.execute(
             "INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [file_hash, label, fmt, str(raw_path.relative_to(lake.root)), report.records, report.ingested,
+            [file_hash, label, shown, str(raw_path.relative_to(lake.root)), report.records, report.ingested,
              report.updated, report.unchanged, report.forgotten, report.quarantined, run_id, as_of],
         )
         con.execute("COMMIT")

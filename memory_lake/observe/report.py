@@ -153,6 +153,7 @@ def render_report(
     history: dict | None = None,
     language: str = "en",
     latest: bool = True,
+    ingest: dict | None = None,
 ) -> Path:
     """Write the run's health report page (see below where); return its path.
 
@@ -166,7 +167,9 @@ def render_report(
     ``lake_root`` is the folder of the lake the page is about: shown in the header and marked in
     the head (``REPORT_LAKE_META``), so housekeeping prunes only its own lake's reports.
     ``history`` (``{"health", "runs", "last_n"}``: `history.health_history` and `history.run_history`)
-    draws the "Over time" charts; ``language`` is the alerts' (``[report] language``).
+    draws the "Over time" charts; ``language`` is the alerts' (``[report] language``). ``ingest``
+    (``{"run": the run's ingest --json or None, "lake": reportingest.lake_formats}``) gives the
+    "Ingest by format" section.
 
     The page goes to ``out_dir/<date of as_of>/<run id>.html`` (one page per run: a rerun of a night
     keeps the first run's page) and the same page to ``out_dir/latest.html``. Writes are atomic
@@ -183,6 +186,7 @@ def render_report(
             _capacity_section(health),
             _distribution_section(health),
             _usage_section(health),
+            *([_ingest_section(ingest)] if ingest is not None else []),
             _quarantine_section(quarantine),
             _conflicts_section(health, conflicts or []),
             _publish_section(publish),
@@ -423,6 +427,21 @@ def _rate_cell(
         warn_above is not None and value > warn_above
     )
     return f'<td class="num{" hot" if hot else ""}">{_e(_pct(value))}</td>'
+
+
+def _ingest_section(ingest: Mapping[str, Any]) -> str:
+    """This run's ingest per format, and the lake's over every ingest (``reportingest``)."""
+    from .reportingest import ingest_tables
+
+    note, tables = ingest_tables(ingest.get("run"), ingest.get("lake") or [])
+    parts = [f'<p class="muted">{_e(note)}</p>'] if note else []
+    for title, headers, rows, foot in tables:
+        cells = [[_num(c) if isinstance(h, tuple) else _e(c) for h, c in zip(headers, row)] for row in rows]
+        bottom = [_num(c) if isinstance(h, tuple) else _e(c) for h, c in zip(headers, foot)] if foot else None
+        parts.append(f"<h3>{_e(title)}</h3>" + _table(headers, cells, foot=bottom))
+    parts.append('<p class="muted">Formats are found by shape (<code>memory-lake ingest --format</code> overrides); '
+                 "an export with no tenant goes in an inbox folder named <code>tenant=T</code>.</p>")
+    return _section("ingest", "Ingest by format", "".join(parts))
 
 
 def _quarantine_section(quarantine: Mapping[str, int]) -> str:

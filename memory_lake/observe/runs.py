@@ -157,6 +157,10 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
     if publish is not None:
         publish = {**publish, "rolled_back": rollback_of_current(lake, publish.get("current"))}
     with lake.reading() as (con, _source, _note):
+        from .reportingest import lake_formats
+
+        ingest = {"run": next((s["details"] for s in steps if s["name"] == "ingest_inbox"), None),
+                  "lake": lake_formats(con)}
         summaries = failed_summaries(con)  # not published: the previous summary stays
         counts = next((s["counts"] for s in steps if s["name"] == "summarize"), None)
         made = {**(counts or {}), "regenerated": None if counts is None else counts.get("regenerated", 0),
@@ -186,7 +190,7 @@ def write_report(lake, as_of: datetime, run_id: str, steps: list[dict[str, Any]]
         every_run = run_history(con, as_of, None, current)
     path = render_report(health, publish=publish, quarantine=quarantine, run=run, out_dir=folder,
                          conflicts=conflicts, summaries=summaries, lake_root=lake.root, summaries_made=made,
-                         history=history, language=language, latest=bool(steps))
+                         history=history, language=language, latest=bool(steps), ingest=ingest)
     record_report(lake, path)  # a later forget reaches the reports folder (store.REPORT_FOLDERS)
     record_report(lake, folder / "latest.html")
     index = write_index(folder, every_run, report_css(), lake.root)

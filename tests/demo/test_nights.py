@@ -19,6 +19,7 @@ import pytest
 
 from memory_lake.demo import (DEMO_AS_OF, MAX_NIGHTS, NightData, demo_searches, generate_demo, generate_night,
                               last_nightly_as_of, night_as_of)
+from memory_lake.demo.formats import FORMAT_MEMORIES
 from memory_lake.observe.runs import run_nightly_steps
 from memory_lake.store import resolve_as_of
 
@@ -97,7 +98,12 @@ def test_same_seed_writes_identical_bytes(tmp_path: Path, night: int) -> None:
     b = generate_night(tmp_path / "b", night, seed=7)
     assert [p.name for p in a.files] == [p.name for p in b.files]
     assert [p.read_bytes() for p in a.files] == [p.read_bytes() for p in b.files]
-    assert {**a.__dict__, "files": None} == {**b.__dict__, "files": None}
+    assert {**a.__dict__, "files": None, "formats": None} == {**b.__dict__, "files": None, "formats": None}
+    assert {k: p.relative_to(tmp_path / "a") for k, p in a.formats.items()} == {
+        k: p.relative_to(tmp_path / "b") for k, p in b.formats.items()}
+    tree = sorted(f.relative_to(tmp_path / "a") for f in (tmp_path / "a").rglob("*") if f.is_file())
+    assert [(tmp_path / "a" / f).read_bytes() for f in tree] == [(tmp_path / "b" / f).read_bytes() for f in tree]
+    assert sorted(a.formats) == (["hottree", "letta", "mem0", "transcript", "zep"] if night == 2 else [])
 
 
 def test_other_seed_writes_other_data_with_the_same_plan(tmp_path: Path) -> None:
@@ -112,7 +118,8 @@ def test_files_sort_after_the_earlier_nights_and_are_written_atomically(inbox_of
     inbox, nights = inbox_of_three
     assert [p.name for p in nights[2].files] == ["01" + name for name in NIGHT_FILES]
     assert [p.name for p in nights[3].files] == ["02" + name for name in NIGHT_FILES]
-    in_order = [p.name for n in (1, 2, 3, 4) for p in nights[n].files]
+    in_order = [p.name for n in (1, 2, 3, 4) for p in nights[n].files] + [
+        "tenant=acme", "tenant=globex", "tenant=zhongke"]  # night 2's other formats, in folders named for their scope
     assert sorted(os.listdir(inbox)) == in_order  # sorted name order is ingest order; no .tmp left
 
 
@@ -310,8 +317,13 @@ def test_what_each_night_planted_lands(three_nights, tmp_path) -> None:
         for value in data.planted_pii:
             assert table(root, "SELECT count(*) FROM memories WHERE contains(content, ?)", [value]) == [(0,)]
         counts = three_nights.runs[night]["steps"]["ingest_inbox"]["counts"]
+        # night 2 also brings one input of each other format, each landing whole (a tree is a unit per memory)
+        others = FORMAT_MEMORIES if night == 2 else {}
         assert (counts["files"], counts["ingested"] + counts["updated"], counts["forgotten"], counts["quarantined"]) == (
-            5, data.good_lines, 1, 2)
+            5 + len(others) + (1 if others else 0), data.good_lines + sum(others.values()), 1, 2)
+        assert dict(table(root, "SELECT format, sum(ingested)::INT FROM ingested_files WHERE run_id = ? AND format "
+                                "<> 'jsonl' GROUP BY 1", [run_id])) == others
+        assert counts.get("skipped, not memories", 0) == (6 if others else 0)  # Letta's deleted one, 5 chat turns
 
 
 @pytest.mark.slow

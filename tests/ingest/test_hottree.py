@@ -118,3 +118,20 @@ def test_in_the_inbox_a_tree_waits_for_its_index_then_lands_and_leaves(tmp_path)
     done = lake.ingest(as_of=AS_OF)
     assert done.total("ingested") == 4 and done.total("quarantined") == 3
     assert not (lake.inbox / "agent7-hot").exists()  # the tree left the inbox, like a file
+
+
+def test_a_tree_deeper_in_the_inbox_is_one_unit_and_takes_its_tenant_from_a_tenant_folder(tmp_path):
+    """The nightly run has no --tenant: a tree under inbox/tenant=acme/ (any depth) is found as a
+    tree, its sub-files are never read as save files, and it belongs to acme; a folder of dated
+    JSON Lines snapshots beside it is no tree (its files are read, not kept waiting)."""
+    lake = Lake.open(tmp_path / "lake", create=True)
+    tree(lake.inbox / "tenant=acme" / "agent7" / "hot", tenant=None)
+    dated = lake.inbox / "2026" / "11" / "30"
+    dated.mkdir(parents=True)
+    (dated / "a.jsonl").write_text('{"tenant": "globex", "content": "Lunch is at noon."}\n', encoding="utf-8")
+    done = lake.ingest(as_of=AS_OF)
+    assert sorted((f.format, f.ingested) for f in done.files if f.ingested) == [("hottree", 1), ("hottree", 3),
+                                                                                ("jsonl", 1)]
+    assert lake.sql("SELECT tenant, count(*) FROM memories GROUP BY 1 ORDER BY 1").rows() == [("acme", 4),
+                                                                                            ("globex", 1)]
+    assert not (lake.inbox / "tenant=acme" / "agent7" / "hot").exists()

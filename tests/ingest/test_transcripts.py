@@ -123,3 +123,32 @@ def test_format_transcript_can_be_forced_and_dry_run_writes_nothing(lake, tmp_pa
     assert [(f.format, f.status, f.ingested) for f in dry.files] == [("transcript", "dry run", 1)]
     assert lake.sql("SELECT count(*) FROM memories").item() == 0
     assert lake.sql("SELECT count(*) FROM ingested_files").item() == 0
+
+
+def test_dry_run_of_a_folder_says_per_format_what_would_land_be_quarantined_and_skipped(tmp_path, capsys):
+    import shutil
+
+    from memory_lake import Lake
+    from memory_lake.cli import main
+
+    Lake.init(tmp_path / "lake")
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    for name in ("transcript_broken.jsonl", "letta_passages.json", "zep_facts_broken.json"):
+        shutil.copy(DATA / name, folder / name)
+    assert main(["--lake", str(tmp_path / "lake"), "ingest", str(folder), "--tenant", "acme", "--agent", "a",
+                 "--dry-run", "--as-of", "2026-11-30T00:00:00Z"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "would ingest 3 file(s): 11 new, 0 updated, 0 unchanged, 0 forgotten, 6 quarantined",
+        "  letta: 1 file(s), 6 new, 0 updated, 0 unchanged, 0 quarantined, 2 skipped",
+        "    skipped, not memories: 1 deleted, 1 file chunk",
+        "  transcript: 1 file(s), 2 new, 0 updated, 0 unchanged, 4 quarantined, 1 skipped",
+        "    quarantined: 2 × bad JSON",
+        "    quarantined: 1 × bad timestamp",
+        "    quarantined: 1 × wrong type",
+        "    skipped, not memories: 1 pleasantry",
+        "  zep: 1 file(s), 3 new, 0 updated, 0 unchanged, 2 quarantined",
+        "    quarantined: 1 × bad timestamp",
+        "    quarantined: 1 × missing content"]
+    lake = Lake.open(tmp_path / "lake")
+    assert lake.sql("SELECT count(*) FROM memories").item() == 0 and lake.sql("SELECT count(*) FROM quarantine").item() == 0

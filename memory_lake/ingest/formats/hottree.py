@@ -64,9 +64,29 @@ def is_hot_tree(folder: Path) -> bool:
 
 
 def pending_tree(folder: Path) -> bool:
-    """A tree still being written: ``YYYY/MM/DD`` sub-files and no ``index.json`` yet (written last)."""
-    return not (folder / INDEX).exists() and any(p.is_dir() and p.name.isdigit() and len(p.name) == 4
-                                                 for p in folder.iterdir())
+    """A tree still being written: ``YYYY/MM/DD`` folders holding JSON sub-files only (or nothing
+    yet) and no ``index.json`` yet (written last). A folder of dated JSON Lines snapshots
+    (``2026/11/30/a.jsonl``) is no tree."""
+    if (folder / INDEX).exists():
+        return False
+    years = [p for p in folder.iterdir() if p.is_dir() and p.name.isdigit() and len(p.name) == 4]
+    return bool(years) and all(f.suffix.lower() in (".json", ".tmp") or f.name.startswith(".")
+                               for year in years for f in year.rglob("*") if f.is_file())
+
+
+def trees_under(root: Path) -> list[Path]:
+    """Every tree (complete or pending) in the folders below `root`, outermost only (a tree's own
+    folders are its parts)."""
+    import os
+
+    found: list[Path] = []
+    for here, folders, _files in os.walk(root):
+        for name in sorted(folders):
+            folder = Path(here) / name
+            if is_hot_tree(folder) or pending_tree(folder):
+                found.append(folder)
+        folders[:] = sorted(f for f in folders if Path(here) / f not in found)
+    return found
 
 
 def tree_units(root: Path, tenant: str | None, versions=None) -> list[TreeUnit]:
