@@ -161,12 +161,18 @@ def scope_holds(con: duckdb.DuckDBPyConnection, previous: Path | None, after: st
                  LEFT JOIN a ON a.id = b.id AND {on('a', 'b')}
                  LEFT JOIN memories m ON m.id = b.id
                  WHERE a.id IS NULL),
+             -- a memory counts towards a drain only when a publish held it: one that arrived already
+             -- past its expires_at (an old import) left before any agent could load it
+             born AS (SELECT memory_id, min(as_of) AS born FROM memory_history
+                      WHERE memory_id IN (SELECT memory_id FROM removals) GROUP BY memory_id),
              drained AS (
                  SELECT r.tenant, r.agent_id, r.user_id, count(DISTINCT r.memory_id) AS n
-                 FROM removals r JOIN judged j ON {on('j', 'r')}
+                 FROM removals r JOIN judged j ON {on('j', 'r')} JOIN born USING (memory_id)
                  WHERE r.cause = 'agent' AND r.as_of > $as_of::TIMESTAMP - to_days($drain_days)
                    AND (j.released IS NULL OR r.as_of > j.released)
                    AND r.memory_id NOT IN (SELECT id FROM a)
+                   AND EXISTS (SELECT 1 FROM publishes p WHERE p.status IN ('published', 'unchanged')
+                                   AND p.as_of >= born.born AND p.as_of < r.as_of)
                  GROUP BY ALL)
         SELECT j.tenant, j.agent_id, j.user_id, j.active_before,
                (SELECT count(*) FROM a WHERE {on('a', 'j')}) AS active_after,

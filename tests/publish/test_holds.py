@@ -180,3 +180,32 @@ def test_release_names_what_is_held_when_nothing_matches(lake):
         release_hold(lake, "acme", None, None, by="ops\x1b[2J", reason="x", as_of=AS_OF + timedelta(days=1, hours=1))
     manifest = json.loads((lake.exports / "CURRENT" / "manifest.json").read_text())
     assert manifest["version"] == "v1"  # all that changed is held: nothing new to publish
+
+
+def test_memories_that_arrive_already_expired_never_count_as_an_agents_drain(lake):
+    """A stranger's import (a hot-memory tree whose ttl had passed, Zep facts no longer valid) of 8
+    memories, 3 already past their expires_at: the nightly expiry archived them before any publish,
+    so no agent ever loaded them. Night 2 was held ("an agent removed 3 of 5 memories over the last
+    7 days") and blocked with nothing changed; a removal counts only for a memory some publish held."""
+    from memory_lake.maintain import enforce_tiers
+
+    records = [{"id": f"x-{i}", "tenant": "acme", "agent_id": "bot", "user_id": "imported",
+                "content": f"imported fact number {i}", "created_at": "2026-11-28T00:00:00Z",
+                **({"expires_at": "2026-11-29T00:00:00Z"} if i < 3 else {})} for i in range(8)]
+    as_of = AS_OF + timedelta(days=1)
+    lake.ingest([write_jsonl(lake.root.parent / "import.jsonl", records)], as_of=as_of)
+    assert enforce_tiers(lake, as_of).counts["expire"] == 3
+    first = publish(lake, as_of).details
+    assert (first["status"], first["held"]) == ("published", [])
+    assert published_ids(lake, "acme", "imported") == ["x-3", "x-4", "x-5", "x-6", "x-7"]
+    second, _ = night(lake, 2)
+    assert (second["status"], second["failed"], second["held"]) == ("unchanged", [], [])
+    # memories that were published and then expire still count: 4 of the 5 published, 2 allowed
+    day3 = AS_OF + timedelta(days=3)
+    lake.ingest([write_jsonl(lake.root.parent / "later.jsonl", [
+        {**r, "version": 1, "expires_at": "2026-12-02T12:00:00Z"} for r in records[3:7]])], as_of=day3)
+    assert enforce_tiers(lake, day3).counts["expire"] == 4
+    third = publish(lake, day3).details
+    assert [(h["user_id"], h["reason"]) for h in third["held"]] == [
+        ("imported", "an agent removed 4 of 5 active memories (forget, status change or expiry; at most 2 a night); "
+                     "an agent removed 4 of 5 memories over the last 7 days (at most 2)")]  # not 7 of 8
