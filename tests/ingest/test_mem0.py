@@ -123,3 +123,17 @@ def test_the_report_counts_per_format(lake, tmp_path):
                   "reasons": {"bad JSON": 1}, "skipped": {}},
         "mem0": {"files": 1, "records": 5, "ingested": 2, "updated": 0, "unchanged": 0, "quarantined": 3,
                  "reasons": {"bad timestamp": 1, "missing content": 1, "wrong type": 1}, "skipped": {}}}
+
+
+def test_a_typescript_sdk_dump_keeps_its_camel_case_dates_and_its_expiration(lake, tmp_path):
+    """A stranger's dump from Mem0's TypeScript SDK (createdAt, updatedAt, userId) landed with the
+    ingest time as created_at and its dates in extra; expiration_date was not mapped at all."""
+    dump = [{"id": "ts-1", "memory": "Works remotely on Fridays", "hash": "ab12", "userId": "alice",
+             "agentId": "coach", "runId": "r-7", "createdAt": "2026-10-02T09:00:00.000Z",
+             "updatedAt": "2026-10-03T09:00:00.000Z", "expirationDate": "2027-01-01T00:00:00Z"}]
+    lake.ingest([write(tmp_path / "ts.json", dump)], as_of=AS_OF, tenant="acme", fmt="mem0")
+    assert lake.sql("SELECT id, user_id, agent_id, context_id, strftime(created_at, '%Y-%m-%dT%H:%M:%SZ'), "
+                    "strftime(updated_at, '%Y-%m-%dT%H:%M:%SZ'), strftime(expires_at, '%Y-%m-%dT%H:%M:%SZ'), extra "
+                    "FROM memories").rows() == [
+        ("ts-1", "alice", "coach", "r-7", "2026-10-02T09:00:00Z", "2026-10-03T09:00:00Z", "2027-01-01T00:00:00Z",
+         '{"mem0":{"hash":"ab12"}}')]

@@ -11,7 +11,7 @@ import json
 import duckdb
 import pytest
 
-from memory_lake.ingest.formats.transcript import NO_ROLE, NO_TENANT, is_transcript, read_transcript
+from memory_lake.ingest.formats.transcript import NO_ROLE, NO_TENANT, is_transcript, message_key, read_transcript
 from memory_lake.store import InputError
 
 from ..conftest import AS_OF
@@ -54,6 +54,11 @@ def transcript(blank_line: bool = True) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def mid(tenant: str, session: str, role: str, ts, content) -> str:
+    """The documented id of a message without an id of its own: its role, time and content."""
+    return tid(tenant, session, message_key(role, ts, content))
+
+
 def tid(tenant: str, session: str, key: str) -> str:
     """The documented id: t_ + 32 hex digits of SHA-256 of tenant, session and the message's id or position."""
     return "t_" + hashlib.sha256(f"{tenant}\x1f{session}\x1f{key}".encode()).hexdigest()[:32]
@@ -81,34 +86,34 @@ def test_worthy_messages_become_records_and_the_rest_are_counted():
             "id": tid("acme", "s1", "id:m-2"), "tenant": "acme", "agent_id": "coach", "user_id": "alice",
             "session_id": "s1", "content": "I'm allergic to peanuts.", "type": "fact", "importance": 0.9,
             "tier": "short_term", "created_at": "2025-11-20T08:00:00.000Z", "source": "transcript",
-            "extra": {"transcript": {"turn": 3, "turn_id": "m-2", "role": "user", "kind": "fact",
+            "extra": {"transcript": {"turn_id": "m-2", "role": "user", "kind": "fact",
                                      "rule": "en.fact.health"}}}},
         {"line": 5, "ok": True, "problem": None, "raw": {
-            "id": tid("acme", "s1", "turn:4"), "tenant": "acme", "agent_id": "coach", "user_id": "alice",
+            "id": mid("acme", "s1", "assistant", 1763625602, "I'll remind you tomorrow at 9am to book the allergist."), "tenant": "acme", "agent_id": "coach", "user_id": "alice",
             "session_id": "s1", "content": "I'll remind you tomorrow at 9am to book the allergist.", "type": "todo",
             "importance": 0.8, "tier": "short_term", "created_at": 1763625602, "source": "transcript",
-            "extra": {"transcript": {"turn": 5, "turn_id": None, "role": "assistant", "kind": "commitment",
+            "extra": {"transcript": {"turn_id": None, "role": "assistant", "kind": "commitment",
                                      "rule": "en.assistant.commitment+date"}}}},
         {"line": 9, "ok": True, "problem": None, "raw": {
             "id": tid("acme", "s2", "id:7"), "tenant": "acme", "agent_id": "kefu", "user_id": "wangfang",
             "session_id": "s2", "content": "我下周二上午十点有个面试。", "type": "todo", "importance": 0.85,
             "tier": "short_term", "created_at": "2025-11-21T02:00:00.000Z", "source": "transcript",
-            "extra": {"transcript": {"turn": 9, "turn_id": 7, "role": "user", "kind": "commitment",
+            "extra": {"transcript": {"turn_id": 7, "role": "user", "kind": "commitment",
                                      "rule": "zh.commitment.appointment+date"}}}},
         {"line": 11, "ok": True, "problem": None, "raw": {
-            "id": tid("acme", "s2", "turn:5"), "tenant": "acme", "agent_id": "kefu", "user_id": "wangfang",
+            "id": mid("acme", "s2", "user", None, "我最喜欢的电影是盗梦空间。"), "tenant": "acme", "agent_id": "kefu", "user_id": "wangfang",
             "session_id": "s2", "content": "我最喜欢的电影是盗梦空间。", "type": "preference", "importance": 0.9,
             "tier": "short_term", "source": "transcript",
-            "extra": {"transcript": {"turn": 11, "turn_id": None, "role": "user", "kind": "preference",
+            "extra": {"transcript": {"turn_id": None, "role": "user", "kind": "preference",
                                      "rule": "zh.preference.favourite+strong"}}}},
         # the broken lines stay rows: the contract quarantines them with file and line
         {"line": 13, "ok": True, "problem": None, "raw": BROKEN[12]},  # bad JSON
         {"line": 14, "ok": True, "problem": None, "raw": BROKEN[13]},  # not an object
         {"line": 15, "ok": True, "problem": NO_ROLE, "raw": BROKEN[14]},  # no role
         {"line": 16, "ok": True, "problem": None, "raw": {  # content not text: "wrong type"
-            "id": tid("acme", "s1", "turn:6"), "tenant": "acme", "session_id": "s1", "content": 42}},
+            "id": mid("acme", "s1", "user", None, 42), "tenant": "acme", "session_id": "s1", "content": 42}},
         {"line": 17, "ok": True, "problem": None, "raw": {  # blank content: "missing content"
-            "id": tid("acme", "s1", "turn:7"), "tenant": "acme", "session_id": "s1"}},
+            "id": mid("acme", "s1", "user", None, "   "), "tenant": "acme", "session_id": "s1"}},
     ]
     # a message's own tenant wins over --tenant (line 8's greeting is skipped, yet it names globex)
     assert skipped == {"assistant": 2, "pleasantry": 3, "question": 1, "system": 1}
@@ -118,7 +123,7 @@ def test_a_message_of_its_own_tenant_keeps_it():
     data = (json.dumps({"role": "user", "content": "I live in Shanghai.", "tenant": "globex", "session_id": "x"})
             + "\n").encode()
     (row,), skipped = rows(data, tenant="acme")
-    assert (row["raw"]["tenant"], row["raw"]["id"], skipped) == ("globex", tid("globex", "x", "turn:1"), {})
+    assert (row["raw"]["tenant"], row["raw"]["id"], skipped) == ("globex", mid("globex", "x", "user", None, "I live in Shanghai."), {})
 
 
 def test_without_a_tenant_anywhere_the_file_is_refused():
@@ -137,12 +142,17 @@ def test_the_same_transcript_gives_the_same_ids_and_a_grown_one_keeps_them():
     first, _ = rows(transcript())
     again, _ = rows(transcript())
     assert again == first
-    # an earlier message of session s1 inserted: the messages with their own id keep theirs, the
-    # positions of the others in s1 move on; s2 is untouched
+    # an earlier message of session s1 inserted: every message keeps its id, with an id of its own
+    # or without (a stranger's transcript without ids got duplicates and swapped contents)
     grown, skipped = rows(transcript(blank_line=False))
     ids = {r["line"]: r["raw"]["id"] for r in grown if isinstance(r["raw"], dict)}
-    assert ids[3] == first[0]["raw"]["id"] and ids[9] == first[2]["raw"]["id"] and ids[11] == first[3]["raw"]["id"]
-    assert ids[5] == tid("acme", "s1", "turn:5") != first[1]["raw"]["id"]
+    assert [ids[n] for n in (3, 5, 9, 11)] == [first[k]["raw"]["id"] for k in range(4)]
+    assert [r["raw"] for r in grown[:4]] == [r["raw"] for r in first[:4]]
+    # the same message twice in a session: the second is its own memory
+    twice = (json.dumps({"role": "user", "content": "I love tea.", "session_id": "s"}) + "\n") * 2
+    (one, two), _ = rows(twice.encode())
+    assert (one["raw"]["id"], two["raw"]["id"]) == (mid("acme", "s", "user", None, "I love tea."),
+                                                    tid("acme", "s", message_key("user", None, "I love tea.") + "#2"))
     assert skipped == {"assistant": 2, "pleasantry": 4, "question": 1, "system": 1}
 
 
@@ -186,14 +196,14 @@ def test_the_records_are_what_the_contract_takes(lake, tmp_path):
     got = lake.sql("SELECT id, type, tier, importance, content, created_at::VARCHAR AS created_at, source "
                    "FROM memories ORDER BY content").to_dicts()
     assert got == [
-        {"id": tid("acme", "s1", "turn:4"), "type": "todo", "tier": "short_term", "importance": 0.8,
+        {"id": mid("acme", "s1", "assistant", 1763625602, "I'll remind you tomorrow at 9am to book the allergist."), "type": "todo", "tier": "short_term", "importance": 0.8,
          "content": "I'll remind you tomorrow at 9am to book the allergist.", "created_at": "2025-11-20 08:00:02",
          "source": "transcript"},
         {"id": tid("acme", "s1", "id:m-2"), "type": "fact", "tier": "short_term", "importance": 0.9,
          "content": "I'm allergic to peanuts.", "created_at": "2025-11-20 08:00:00", "source": "transcript"},
         {"id": tid("acme", "s2", "id:7"), "type": "todo", "tier": "short_term", "importance": 0.85,
          "content": "我下周二上午十点有个面试。", "created_at": "2025-11-21 02:00:00", "source": "transcript"},
-        {"id": tid("acme", "s2", "turn:5"), "type": "preference", "tier": "short_term", "importance": 0.9,
+        {"id": mid("acme", "s2", "user", None, "我最喜欢的电影是盗梦空间。"), "type": "preference", "tier": "short_term", "importance": 0.9,
          "content": "我最喜欢的电影是盗梦空间。", "created_at": "2026-11-30 00:00:00", "source": "transcript"},
     ]
     again = tmp_path / "again.jsonl"  # the same records in another file: nothing changes

@@ -26,7 +26,8 @@ def rows(lake) -> list[dict]:
 
 
 def turn(n: int, turn_id: str, role: str, kind: str, rule: str) -> dict:
-    return {"transcript": {"turn": n, "turn_id": turn_id, "role": role, "kind": kind, "rule": rule}}
+    """extra of the memory of line `n` (the line itself is in the memory's history row)."""
+    return {"transcript": {"turn_id": turn_id, "role": role, "kind": kind, "rule": rule}}
 
 
 def test_a_transcript_lands_its_worthy_messages_and_counts_the_rest(lake):
@@ -152,3 +153,22 @@ def test_dry_run_of_a_folder_says_per_format_what_would_land_be_quarantined_and_
         "    quarantined: 1 × missing content"]
     lake = Lake.open(tmp_path / "lake")
     assert lake.sql("SELECT count(*) FROM memories").item() == 0 and lake.sql("SELECT count(*) FROM quarantine").item() == 0
+
+
+def test_a_transcript_without_message_ids_keeps_its_memories_when_a_message_is_put_before_them(lake, tmp_path):
+    """A stranger's transcript without ids, then the same with "I prefer tea over coffee." first: it
+    gave 2 new and 6 updated (ids by position: contents swapped between memories, versions bumped
+    for a moved line). Now: the new message is new, every other memory unchanged at version 1."""
+    messages = [{k: v for k, v in json.loads(line).items() if k != "id"}
+                for line in (DATA / "transcript.jsonl").read_text(encoding="utf-8").splitlines()]
+    plain = tmp_path / "a.jsonl"
+    plain.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages), encoding="utf-8")
+    lake.ingest([plain], as_of=AS_OF, tenant="acme")
+    before = {r["id"]: r for r in rows(lake)}
+    first = {**messages[0], "content": "I prefer tea over coffee."}
+    plain.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in [first, *messages]), encoding="utf-8")
+    report = lake.ingest([plain], as_of=AS_OF, tenant="acme")
+    assert [(f.ingested, f.updated, f.unchanged) for f in report.files] == [(1, 0, 5)]
+    after = {r["id"]: r for r in rows(lake)}
+    assert {i: r for i, r in after.items() if i in before} == before
+    assert [r["content"] for i, r in after.items() if i not in before] == ["I prefer tea over coffee."]

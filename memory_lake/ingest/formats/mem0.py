@@ -8,9 +8,10 @@ Each item becomes one canonical record (README "Other memory systems"):
 |---|---|
 | `id` | `id` (so a re-import of an updated dump updates and never duplicates) |
 | `memory` | `content` |
-| `user_id`, `agent_id` | `user_id`, `agent_id` (the scope) |
-| `run_id` | `context_id` |
-| `created_at`, `updated_at` | `created_at`, `updated_at` |
+| `user_id`, `agent_id` (`userId`, `agentId`) | `user_id`, `agent_id` (the scope) |
+| `run_id` (`runId`) | `context_id` |
+| `created_at`, `updated_at` (`createdAt`, `updatedAt`: the TypeScript SDK) | `created_at`, `updated_at` |
+| `expiration_date` (`expirationDate`) | `expires_at` (the nightly expiry archives it then) |
 | `metadata.type` / `metadata.tier` / `metadata.importance` | `type` / `tier` / `importance` (when present) |
 | `metadata.tags`, else `metadata.categories`, else `categories` | `tags` |
 | `hash`, `metadata`, any other field | `extra.mem0` |
@@ -35,7 +36,11 @@ from .jsonl import decode, frame
 
 NO_TENANT = ("a Mem0 export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T` "
              "(the tenant its memories belong to), or drop it in the inbox in a folder named `tenant=T`")
-_KNOWN = {"id", "memory", "user_id", "agent_id", "run_id", "created_at", "updated_at"}
+# ours, then Mem0's names (Python SDK and REST in snake_case; the TypeScript SDK in camelCase)
+_FIELDS = (("id", "id"), ("content", "memory"), ("user_id", "user_id", "userId"), ("agent_id", "agent_id", "agentId"),
+           ("context_id", "run_id", "runId"), ("created_at", "created_at", "createdAt"),
+           ("updated_at", "updated_at", "updatedAt"), ("expires_at", "expiration_date", "expirationDate"))
+_KNOWN = {name for _, *names in _FIELDS for name in names}
 
 
 def is_mem0(document: Any) -> bool:
@@ -87,10 +92,10 @@ def load_document(data: bytes, name: str) -> Any:
 def _record(item: dict[str, Any], tenant: str, versions: dict[str, int]) -> dict[str, Any]:
     metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
     record: dict[str, Any] = {"tenant": tenant, "source": "mem0"}
-    for ours, theirs in (("id", "id"), ("content", "memory"), ("user_id", "user_id"), ("agent_id", "agent_id"),
-                         ("context_id", "run_id"), ("created_at", "created_at"), ("updated_at", "updated_at")):
-        if item.get(theirs) is not None:
-            record[ours] = item[theirs]
+    for ours, *theirs in _FIELDS:
+        found = next((name for name in theirs if item.get(name) is not None), None)
+        if found is not None:
+            record[ours] = item[found]
     for key in ("type", "tier", "importance"):
         if metadata.get(key) is not None:
             record[key] = metadata[key]

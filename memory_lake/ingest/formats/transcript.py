@@ -16,12 +16,14 @@ turn by its role). The record of a worthy message:
 | — | `tier`: `short_term` (seed 002's `shortTerm.add`) |
 | `ts` (or `timestamp`, `created_at`): ISO text, epoch seconds, or epoch milliseconds (a number above 10^11, made ISO UTC) | `created_at` |
 | `id` (or `turn_id`, `message_id`) | `extra.transcript.turn_id` |
-| the line, role, kind and rule | `extra.transcript.turn` / `role` / `kind` / `rule` |
+| the role, kind and rule | `extra.transcript.role` / `kind` / `rule` |
 | — | `source`: `transcript` |
 
 ``id`` is ``t_`` and 32 hex digits of the SHA-256 of tenant, session and the message's own id, or,
-without one, its position among the messages of its session in the file: the same transcript
-ingested again writes the same ids (a no-op), and a transcript that grew keeps its earlier ids.
+without one, its role, time and content (the n-th repeat of the same message in a session adds
+``#n``): the same transcript ingested again writes the same ids (a no-op), and a transcript that
+grew, at its end or anywhere, keeps its earlier ids. Nothing positional is kept in the memory (a
+message's line is in its history row), so a message that moved down a line changes nothing.
 
 A line that is no message still becomes a row, for the contract to quarantine with its file and
 line: not UTF-8 (``bad encoding``), not JSON or not an object (the line's text: ``bad JSON``), an
@@ -81,7 +83,7 @@ def read_transcript(con: duckdb.DuckDBPyConnection, data: bytes,
     oks: list[bool] = []
     problems: list[str | None] = []
     skipped: dict[str, int] = {}
-    positions: dict[str, int] = {}  # messages seen per session, for ids without the message's own
+    positions: dict[str, int] = {}  # repeats of a message without an id of its own, per session
     for line, raw, ok, problem in lines.iter_rows():
         row = _row(line, raw, ok, problem, tenant, positions, skipped, defaults)
         if row is not None:
@@ -116,9 +118,12 @@ def _row(line: int, raw: str, ok: bool, problem: str | None, tenant: str | None,
     scope = {key: next((message[k] for k in keys if message.get(k) is not None), defaults.get(key))
              for key, keys in _KEYS.items()}
     session = str(scope["session_id"]) if scope["session_id"] is not None else ""
-    positions[session] = positions.get(session, 0) + 1
     own_id = next((message[k] for k in ("id", "turn_id", "message_id") if message.get(k) is not None), None)
-    key = f"id:{own_id}" if own_id is not None else f"turn:{positions[session]}"
+    stamp = next((message[k] for k in ("ts", "timestamp", "created_at") if message.get(k) is not None), None)
+    key = f"id:{own_id}" if own_id is not None else message_key(role, stamp, message.get("content"))
+    if own_id is None:
+        positions[f"{session}\x1f{key}"] = seen = positions.get(f"{session}\x1f{key}", 0) + 1
+        key = key if seen == 1 else f"{key}#{seen}"
     record: dict[str, Any] = {"id": "t_" + hashlib.sha256(f"{owner}\x1f{session}\x1f{key}".encode()).hexdigest()[:32],
                               "tenant": owner}
     record.update({k: v for k, v in scope.items() if v is not None})
@@ -133,13 +138,16 @@ def _row(line: int, raw: str, ok: bool, problem: str | None, tenant: str | None,
         skipped[counted] = skipped.get(counted, 0) + 1
         return None
     record.update(content=content, type=TYPE_OF_KIND[verdict.kind], importance=verdict.importance, tier="short_term")
-    stamp = next((message[k] for k in ("ts", "timestamp", "created_at") if message.get(k) is not None), None)
     if stamp is not None:
         record["created_at"] = _timestamp(stamp)
     record["source"] = "transcript"
-    record["extra"] = {"transcript": {"turn": line, "turn_id": own_id, "role": role, "kind": verdict.kind,
-                                      "rule": verdict.reason}}
+    record["extra"] = {"transcript": {"turn_id": own_id, "role": role, "kind": verdict.kind, "rule": verdict.reason}}
     return json.dumps(record, ensure_ascii=False), None
+
+
+def message_key(role: str, stamp: Any, content: Any) -> str:
+    """What identifies a message without an id of its own: its role, time and content as sent."""
+    return "msg:" + json.dumps([role, stamp, content], ensure_ascii=False, sort_keys=True, default=str)
 
 
 def _text(content: Any) -> str | None:
@@ -168,4 +176,4 @@ def _timestamp(stamp: Any) -> Any:
     return value
 
 
-__all__ = ["NO_ROLE", "NO_TENANT", "ROLES", "TYPE_OF_KIND", "is_transcript", "read_transcript"]
+__all__ = ["NO_ROLE", "NO_TENANT", "ROLES", "TYPE_OF_KIND", "is_transcript", "message_key", "read_transcript"]
