@@ -92,11 +92,17 @@ def _print_ingest(data: dict[str, Any]) -> None:
                   "Unicode tags: they can hide text or instructions from a reader); see per_file in --json for "
                   "the files")
     if unreadable:
-        out.print(f"  not ingested, unreadable file(s) left where they are: {', '.join(unreadable)} (quarantined once "
-                  "as 'unreadable file', see `memory-lake quarantine list`; replace the file with a readable one, "
-                  "or remove it)")
+        quarantined = ("would be quarantined once as 'unreadable file'" if data["dry_run"] else
+                       "quarantined once as 'unreadable file', see `memory-lake quarantine list`")
+        out.print(f"  not ingested, unreadable file(s) left where they are: {', '.join(unreadable)} ({quarantined}; "
+                  "mend what the reason below names, or remove the file; once it reads, its row is closed)")
         for name, why in (data.get("unreadable_why") or {}).items():
             out.print(f"    {name}: {why}")
+    if data.get("waiting_trees"):
+        out.print(f"  waiting, hot-memory tree(s) without their index.json yet: {', '.join(data['waiting_trees'])} "
+                  "(a tree is read once its index.json appears; write it last)")
+    for name, note in (data.get("notes") or {}).items():
+        out.print(f"  {name}: {note}")
     if data.get("unrecognised_files"):
         out.print(f"  not ingested, unrecognised file(s): {', '.join(data['unrecognised_files'])} "
                   "(snapshots end in .jsonl, .ndjson, .json or .parquet)")

@@ -43,7 +43,7 @@ def sql(
 
 def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) -> None:
     """Rows per table, memories per tenant and tier, files waiting in the inbox."""
-    from ..ingest import file_label, scan_inbox
+    from ..ingest import file_label, scan_inbox, waiting_trees
     from ..store import file_sha256
 
     opts = _options(ctx, lake, json_out)
@@ -75,6 +75,7 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
     data = {
         "lake": str(the_lake.root), "source": result.source, "inbox_files": len(waiting),
         "inbox_unrecognised": unrecognised, "inbox_unreadable": unreadable, "pending_decisions": decisions,
+        "inbox_waiting_trees": waiting_trees(the_lake),
         **counts, "by_tenant_tier_status": frame_records(result.frame),
     }
 
@@ -86,6 +87,8 @@ def status(ctx: typer.Context, lake: LakeOpt = None, json_out: JsonOpt = False) 
                       "replace with a readable file or remove)")
         if unrecognised:
             out.print(f"unrecognised file(s) in inbox: {', '.join(unrecognised)} (not snapshots: never ingested)")
+        if data["inbox_waiting_trees"]:
+            out.print(f"hot-memory tree(s) in inbox waiting for their index.json: {', '.join(data['inbox_waiting_trees'])}")
         if decisions:
             out.print(f"{len(decisions)} decision(s) queued for the next run (forget, restore, resolve, edit made "
                       f"while a run held the lake): {', '.join(decisions[:5])}{' …' if len(decisions) > 5 else ''}")

@@ -27,7 +27,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import secrets
 import sys
 import time
@@ -45,17 +44,13 @@ from ..store import crash_point, iso
 from ..store import InputError, keys
 from .merge import MASS_FORGET_HELD, merge_records
 from ..store import IngestPolicy
-from .formats import format_of, read_counted
-from .formats.hottree import is_hot_tree, tree_units, trees_under
+from .formats import NEEDS_TENANT, format_of, read_counted
+from .formats.hottree import tree_units
+from .scan import discover_snapshots, file_label, path_scope, scan_inbox, waiting_trees
 from .formats.mem0 import lake_versions
 from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, shape_sql
 from ..store import StepReport
 
-SNAPSHOT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
-# Files agents are still writing (the inbox convention: write a temporary name, then rename).
-IN_PROGRESS_SUFFIXES = (".tmp", ".part", ".partial")
-# Usage events are read by the events step, not as snapshots.
-EVENTS_SUFFIX = ".events.jsonl"
 UNREADABLE = "unreadable file"
 TEMP_TABLES = ("snap_texts", "snap_parsed", "snap_extra", "snap_valid", "snap_dups",
                "merge_checked", "merge_changed", "merge_final", "replay_links", "replay_kept")
@@ -93,7 +88,7 @@ class FileReport:
     # issue 41: inputs the format's reader left out on purpose, by kind (a transcript's pleasantries,
     # a Letta export's deleted passages): never memories, never quarantined, counted here
     skipped: dict[str, int] = field(default_factory=dict)
-    error: str | None = None  # an unreadable file: why (the quarantine row's detail)
+    error: str | None = None  # an unreadable file: why (the quarantine row's detail); a skipped one: a note
 
 
 @dataclass
@@ -106,6 +101,7 @@ class IngestReport:
     files: list[FileReport] = field(default_factory=list)
     duration_s: float = 0.0
     unrecognised: list[str] = field(default_factory=list)  # files found that ingest does not read
+    waiting_trees: list[str] = field(default_factory=list)  # hot-memory trees without their index.json yet
     replay: bool = False
 
     def total(self, name: str) -> int:
@@ -156,9 +152,11 @@ class IngestReport:
             "duration_s": round(self.duration_s, 3),
             "per_file": [asdict(f) for f in self.files],
             "unrecognised_files": self.unrecognised,
+            "waiting_trees": self.waiting_trees,
             # left in the inbox: read once, quarantined as a whole ("unreadable file"), never copied
             "unreadable_files": [f.file for f in self.files if f.status == "unreadable"],
             "unreadable_why": {f.file: f.error for f in self.files if f.status == "unreadable"},
+            "notes": {f.file: f.error for f in self.files if f.status == "already ingested" and f.error},
             **({"replayed": self.total("replayed"), "still_failing": self.total("still_failing")}
                if self.replay else {}),
         }
@@ -187,7 +185,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
         # Listed under the lock: a concurrent ingest that held it has taken its files already.
         files, unrecognised = scan_inbox(lake, paths)
         report = IngestReport(run_id=run_id or lake.new_run_id("ingest", as_of), as_of=as_of, dry_run=dry_run,
-                              unrecognised=unrecognised, replay=replay)
+                              unrecognised=unrecognised, replay=replay, waiting_trees=waiting_trees(lake, paths))
         policy = lake.policy.ingest
         if dry_run:
             # one transaction for all files, rolled back at the end: a later file sees what an
@@ -220,22 +218,6 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
     if report.total("forgotten") and not dry_run:
         compact_database(lake)  # freed blocks of the DuckDB file may still hold forgotten text
     return report
-
-
-def path_scope(path: Path) -> dict[str, str]:
-    """The tenant, agent and user a file's folders name, Hive-style (``tenant=acme/agent=coach/``):
-    the scope of an export that carries none when it is dropped in the inbox, where no `--tenant`
-    can be given. The innermost folder wins; `ingest --tenant/--agent/--user` win over both."""
-    found: dict[str, str] = {}
-    for part in Path(path).parts[:-1] if Path(path).is_file() else Path(path).parts:
-        key, sep, value = part.partition("=")
-        if sep and value and key in PATH_SCOPE_KEYS:
-            found[PATH_SCOPE_KEYS[key]] = value
-    return found
-
-
-# Folder names that give a scope: tenant=T, agent=A, user=U (ingest's path_scope)
-PATH_SCOPE_KEYS = {"tenant": "tenant", "agent": "agent_id", "user": "user_id"}
 
 
 def ingest_step(lake, as_of: datetime, policy=None, run_id: str | None = None) -> StepReport:
@@ -271,74 +253,6 @@ def replay_quarantine(lake, path: Path, *, as_of: datetime, wait_s: float) -> In
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     return ingest_paths(lake, [path], as_of=as_of, wait_s=wait_s, replay=True)
-
-
-def discover_snapshots(lake, paths: Sequence[str | os.PathLike] | None) -> list[Path]:
-    """Snapshot files under the given paths (default the inbox), in name order, complete files only."""
-    return scan_inbox(lake, paths)[0]
-
-
-def scan_inbox(lake, paths: Sequence[str | os.PathLike] | None = None) -> tuple[list[Path], list[str]]:
-    """(snapshots in name order, names of unrecognised files) under the given paths (default the
-    inbox). Nothing is ignored silently: a file that is not a snapshot, not a usage events file
-    and not a temporary name is named, so that its writer can be told."""
-    if not paths:
-        paths = [lake.inbox]
-    found: list[Path] = []
-    unrecognised: list[str] = []
-    for raw in paths:
-        path = Path(raw).expanduser().resolve()
-        _refuse_the_lakes_own(lake, path)
-        if path.is_dir() and is_hot_tree(path):
-            found.append(path)  # seed 004's hot-memory tree: one unit, read by ingest_tree
-        elif path.is_dir():
-            # a tree in the folder (at any depth) is one unit; one still being written (no index.json yet) waits
-            trees = trees_under(path)
-            found.extend(d for d in trees if is_hot_tree(d))
-            candidates = sorted(p for p in path.rglob("*") if p.is_file() and lake.decisions not in p.parents
-                                and not any(t in p.parents for t in trees))
-            kinds = [(p, _kind(lake, p)) for p in candidates]
-            found.extend(p for p, kind in kinds if kind == "snapshot")
-            unrecognised.extend(file_label(lake, p) for p, kind in kinds if kind == "unrecognised")
-        elif path.is_file():
-            if _kind(lake, path) != "snapshot":
-                raise InputError(f"{path}: not a snapshot (expected {', '.join(SNAPSHOT_SUFFIXES)})")
-            found.append(path)
-        else:
-            raise InputError(f"{path}: no such file or folder")
-    unique = list(dict.fromkeys(found))
-    return sorted(unique, key=lambda p: (str(p.parent), p.name)), sorted(set(unrecognised))
-
-
-def _refuse_the_lakes_own(lake, path: Path) -> None:
-    """The lake's folder itself and its copies of what it read (raw/, events/) are not snapshots to
-    ingest: raw/ holds the redacted copies of ingested files, which would be read as new files and
-    quarantine the same bad rows again. Its inbox is, and so is an export's memory.json (written
-    back, it changes nothing) or any file elsewhere."""
-    root = lake.root.resolve()
-    if path == root:
-        raise InputError(f"{path} is the lake itself: `memory-lake ingest` with no path reads its inbox/, or give "
-                         "the folder or files of new snapshots")
-    for own in (lake.raw, lake.events):
-        own = own.resolve()
-        if path == own or own in path.parents:
-            raise InputError(f"{path} is inside the lake's own {own.name}/ folder (copies of what it already "
-                             "read, not new snapshots): drop new snapshots in its inbox/, or give a folder "
-                             "outside the lake")
-
-
-def _kind(lake, path: Path) -> str:
-    """snapshot | events | temporary | unrecognised. Suffixes match in any case (``.JSONL``);
-    usage events are what the events step collects: ``*.events.jsonl`` at the inbox's top."""
-    name = path.name
-    lower = name.lower()
-    if name.startswith(".") or lower.endswith(IN_PROGRESS_SUFFIXES):
-        return "temporary"
-    if name.endswith(EVENTS_SUFFIX) and path.parent == lake.inbox:
-        return "events"
-    if lower.endswith(SNAPSHOT_SUFFIXES) and not lower.endswith(EVENTS_SUFFIX):
-        return "snapshot"
-    return "unrecognised"
 
 
 def _progress(files: list[Path], enabled: bool):
@@ -415,6 +329,7 @@ def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, 
     if problem is not None:
         data = json.dumps({"problem": problem, "raw": raw}, ensure_ascii=False).encode("utf-8")
     file_hash = hashlib.sha256(known_by if known_by is not None else data).hexdigest()
+    forced = fmt
     fmt = fmt or format_of(path, data)
     salts_for = _salts(lake, dry_run)
     label = redact_text(label or file_label(lake, path), salts_for([])[""])  # names can hold PII too
@@ -424,10 +339,17 @@ def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, 
         if not dry_run and retire and lake.inbox in path.parents:
             path.unlink(missing_ok=True)
         return FileReport(label, file_hash, shown, "empty")
-    if con.execute("SELECT 1 FROM ingested_files WHERE file_hash = ?", [file_hash]).fetchone():
+    before = con.execute("SELECT format, strftime(as_of, '%Y-%m-%d') FROM ingested_files WHERE file_hash = ? LIMIT 1",
+                         [file_hash]).fetchone()
+    if before:
         if not dry_run and retire:
             _retire_from_inbox(lake, path, file_hash, known=True)
-        return FileReport(label, file_hash, shown, "already ingested")
+        done = FileReport(label, file_hash, shown, "already ingested")
+        if forced or (tenant and fmt in NEEDS_TENANT):  # the options a stranger expected to re-read it
+            done.error = (f"ingested before ({before[0]}, as of {before[1]}): the same bytes are read once, so "
+                          "--tenant and --format do not apply again; `memory-lake forget` what it brought first "
+                          "to read it differently")
+        return done
 
     try:
         lines, skipped = read_counted(con, data, fmt, tenant, scope)
@@ -472,6 +394,9 @@ def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, 
         # A line that failed again lives on in its quarantine row (and the edited file); it leaves
         # this raw copy blank, so that `forget` finds every copy of it through that row.
         raw_path = _write_raw_copy(lake, file_hash, texts, blank=kept)
+        # read at last (given the tenant it lacked, say): its "unreadable file" row is closed
+        con.execute("UPDATE quarantine SET status = 'replayed', replayed_run_id = ? WHERE file_hash = ? AND reason = ? "
+                    "AND status = 'open'", [run_id, file_hash, UNREADABLE])
         con.execute(
             "INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [file_hash, label, shown, str(raw_path.relative_to(lake.root)), report.records, report.ingested,
@@ -522,16 +447,6 @@ def _in_transaction(con: duckdb.DuckDBPyConnection) -> bool:
         return True
     con.execute("ROLLBACK")
     return False
-
-
-def file_label(lake, path: Path) -> str:
-    """How a file is named in reports: relative to the inbox when it came from there, without the
-    signature a user's edit carries in its name (the history's operator says it was a user's)."""
-    try:
-        label = str(path.relative_to(lake.inbox))
-    except ValueError:
-        label = str(path)
-    return re.sub(rf"{re.escape(keys.USER_MARK)}[0-9a-f]{{32}}(?=\.[^./]+$)", "", label)
 
 
 def _retire_from_inbox(lake, path: Path, file_hash: str, known: bool = False) -> None:

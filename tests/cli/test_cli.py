@@ -745,7 +745,8 @@ def test_an_unreadable_file_left_in_the_inbox_is_named_by_ingest_and_status(caps
     assert out.splitlines() == [
         "ingested 0 file(s): 0 new, 0 updated, 0 unchanged, 0 forgotten, 0 quarantined",
         "  not ingested, unreadable file(s) left where they are: 0001-broken.parquet (quarantined once as 'unreadable "
-        "file', see `memory-lake quarantine list`; replace the file with a readable one, or remove it)",
+        "file', see `memory-lake quarantine list`; mend what the reason below names, or remove the file; once it "
+        "reads, its row is closed)",
         "    0001-broken.parquet: not a readable Parquet file (Could not open Parquet input source '<Buffer>': Parquet "
         "magic bytes not found in footer. Either the file is corrupted or this is not a parquet file.)"]
     (Path(lake) / "inbox" / "decisions" / "20261203T085022-forget-ab12.json").write_text("{}")

@@ -89,6 +89,9 @@ def test_an_export_without_a_tenant_is_refused_saying_how(lake):
         "a Letta export carries no tenant: ingest it with `memory-lake ingest FILE --tenant T` (and --agent A, the "
         "agent the passages were listed from), or drop it in the inbox in a folder named `tenant=T` (and `agent=A` "
         "inside it)")
+    # given the tenant it lacked, it reads, and its row is closed (it stayed open for good)
+    lake.ingest([DATA / "letta_passages.json"], as_of=AS_OF, tenant="acme")
+    assert lake.sql("SELECT reason, status FROM quarantine").rows() == [("unreadable file", "replayed")]
 
 
 def test_an_export_in_an_inbox_folder_named_tenant_takes_its_scope_from_the_folders(lake):

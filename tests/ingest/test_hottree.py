@@ -113,6 +113,7 @@ def test_in_the_inbox_a_tree_waits_for_its_index_then_lands_and_leaves(tmp_path)
     root = tree(lake.inbox / "agent7-hot", index=False)  # the sub-files first; index.json is written last
     waiting = lake.ingest(as_of=AS_OF)
     assert waiting.files == [] and lake.sql("SELECT count(*) FROM memories").item() == 0  # no sub-file read alone
+    assert waiting.as_dict()["waiting_trees"] == ["agent7-hot"]  # named, not invisible
     shutil.rmtree(root)
     tree(lake.inbox / "agent7-hot")
     done = lake.ingest(as_of=AS_OF)

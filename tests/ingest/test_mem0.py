@@ -66,6 +66,11 @@ def test_the_same_dump_again_is_a_no_op_and_an_updated_one_updates(lake, tmp_pat
     before = rows(lake)
     again = lake.ingest([first], as_of=AS_OF, tenant="acme")
     assert [f.status for f in again.files] == ["already ingested"] and rows(lake) == before
+    # the same bytes under another tenant are not read again, and the report says so
+    other = lake.ingest([first], as_of=AS_OF, tenant="globex").as_dict()
+    assert (other["ingested"], other["notes"]) == (0, {str(first): (
+        "ingested before (mem0, as of 2026-11-30): the same bytes are read once, so --tenant and --format do not "
+        "apply again; `memory-lake forget` what it brought first to read it differently")})
     for round_, text in enumerate(("Prefers light mode since November", "Prefers light mode, except at night"), 2):
         updated = json.loads(json.dumps(DUMP))
         updated["results"][0].update(memory=text, updated_at=f"2026-11-2{round_}T09:00:00Z")

@@ -11,7 +11,7 @@ exposing ``read_<format>(con, data) -> frame`` with that contract (``(con, data,
 format that carries no tenant: ``NEEDS_TENANT``; a reader that skips inputs on purpose, such as a
 transcript's pleasantries, returns ``(frame, skipped counts by kind)``), one entry in ``READERS``
 and its suffix in ``FORMAT_OF_SUFFIX`` or its shape in ``format_of`` (and in
-``load.SNAPSHOT_SUFFIXES``, which the inbox scan accepts); validation, redaction, merge and
+``scan.SNAPSHOT_SUFFIXES``, which the inbox scan accepts); validation, redaction, merge and
 quarantine then work unchanged.
 """
 
