@@ -177,6 +177,7 @@ def ingest_paths(lake, paths: Sequence[str | os.PathLike] | None, *, as_of: date
     from .forget import compact_database
     from .formats import READERS
 
+    fmt = fmt.strip().lower() if isinstance(fmt, str) else fmt  # --format Mem0 is mem0
     if fmt is not None and fmt not in READERS:
         raise InputError(f"--format {fmt!r}: one of {', '.join(READERS)}")
     started = time.monotonic()
