@@ -45,7 +45,7 @@ from .errors import MemoryLakeError
 SCRUBBED_TABLES = (
     "memory_history", "quarantine",            # ingest
     "embeddings", "postings", "keyword_docs",  # search
-    "retrieval_log", "conflicts", "entity_facts", "entities", "summary_state",  # maintain
+    "retrieval_log", "conflicts", "entity_facts", "entities", "summary_state", "dedup_verdicts",  # maintain
 )
 # Every kind of file that can hold it: raw copies (ingest), the search log (maintain's events),
 # export versions (publish), HTML reports (observe).

@@ -529,6 +529,21 @@ MIGRATIONS.append((
     views.VIEWS_DDL,
 ))
 
+MIGRATIONS.append((
+    18,
+    "the contradiction guard's verdicts kept between nights (maintain/dedup/verdictcache.py)",
+    """
+    CREATE TABLE dedup_verdicts (
+        fingerprint VARCHAR NOT NULL,     -- the guard's code, dictionaries and policy they hold for
+        a_key VARCHAR NOT NULL,           -- sha256 of the first text as the guard read it
+        b_key VARCHAR NOT NULL,
+        a_memory_id VARCHAR NOT NULL,     -- the memories it was judged for tonight (forget removes the row)
+        b_memory_id VARCHAR NOT NULL,
+        verdict VARCHAR                   -- why the two must not merge; NULL: they may
+    );
+    """,
+))
+
 # Python that runs in a migration's transaction before its DDL (data the DDL would drop).
 MIGRATION_STEPS = {15: keys.move_salts_out}
 

@@ -109,7 +109,7 @@ def build_lake(lake, tmp_path) -> Path:
 
 def test_every_store_holding_text_is_registered():
     assert scrubbers() == ["memory_history", "quarantine", "embeddings", "postings", "keyword_docs", "retrieval_log",
-                           "conflicts", "entity_facts", "entities", "summary_state"]
+                           "conflicts", "entity_facts", "entities", "summary_state", "dedup_verdicts"]
     assert file_scrubbers() == ["raw", "events", "exports", "reports"]
 
 

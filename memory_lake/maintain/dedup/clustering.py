@@ -43,19 +43,21 @@ class Plan:
     left_out: int = 0  # memories similar to a cluster member that differ from another member (not merged)
     errors: list = field(default_factory=list)  # step errors: a pair the guard could not read, a scope that raised
     apart: list = field(default_factory=list)  # the similar pairs kept apart: {a, b, reason, pass, score}
+    verdicts: Any = None  # the guard's verdicts, kept and new (verdictcache.VerdictCache), when a cache was given
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
                     kept_apart: set[tuple[str, str]] | None = None, *,
                     spaces: dict[str, tuple[dict[str, np.ndarray], float]] | None = None,
-                    close: Any = "policy") -> Plan:
+                    close: Any = "policy", cache: Any = None) -> Plan:
     """The merge plan for `frame` (columns id, tenant, agent_id, user_id, type, tags, content,
     importance, created_at, and ``covered``: the model covers its language). `vectors` maps ids to
     L2-normalised embeddings (None: no semantic pass), compared at ``semantic_cosine``; or
     `spaces` maps each model to (its vectors by id, only where it covers the language; its
     threshold), and the semantic pass runs in each space. `close` judges rewordings (see
-    `contradiction`; "policy": `closeness(policy)`, None: the synonym list alone). Reads and
-    writes nothing."""
+    `contradiction`; "policy": `closeness(policy)`, None: the synonym list alone). `cache` (a
+    ``verdictcache.VerdictCache``) answers pairs judged on an earlier night. Reads and writes
+    nothing."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -105,6 +107,9 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         """The contradiction guard on the texts of rows a and b; a pair it cannot read is kept
         apart (UNREADABLE) and recorded, never merged on doubt."""
         try:
+            if cache is not None:
+                return cache.verdict(contents[a], contents[b], (ids[a], ids[b]),
+                                     lambda: contradiction(contents[a], contents[b], judge, window))
             return contradiction(contents[a], contents[b], judge, window)
         except MemoryLakeError:
             raise

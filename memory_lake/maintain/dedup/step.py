@@ -22,6 +22,7 @@ import polars as pl
 from ...store import schema, crash_point, transaction, MemoryLakeError, step_error, Policy, StepReport
 from .clustering import Plan, find_duplicates
 from .unmerge import _apply_merges
+from .verdictcache import load_verdicts, save_verdicts
 
 
 PASSES = ("exact", "near", "semantic")
@@ -75,14 +76,17 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
             "WHERE unmerged_at IS NOT NULL AND unmerged_by IS DISTINCT FROM ? GROUP BY cluster_id",
             [schema.UNMERGED_BY_WRITE]).fetchall():
         kept_apart |= {(x, y) for x in members for y in members if x != y}
-    return _isolated_plan(frame, policy, kept_apart, spaces), frame
+    cache = load_verdicts(con, policy)
+    plan = _isolated_plan(frame, policy, kept_apart, spaces, cache)
+    plan.verdicts = cache
+    return plan, frame
 
 
-def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict) -> Plan:
+def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict, cache=None) -> Plan:
     """`find_duplicates` over every scope at once; when that raises, scope by scope (pairs never
     cross a scope), and a scope that raises is left out of tonight's plan with its error."""
     try:
-        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces)
+        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces, cache=cache)
     except MemoryLakeError:
         raise
     except Exception:
@@ -93,7 +97,7 @@ def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces:
         own = {name: ({i: v for i, v in vectors.items() if i in mine}, threshold)
                for name, (vectors, threshold) in spaces.items()}
         try:
-            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own))
+            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own, cache=cache))
         except MemoryLakeError:
             raise
         except Exception as exc:
@@ -124,7 +128,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
                          plan.merges["cluster"].n_unique() if plan.merges.height else 0,
                          "merged": plan.merges.height, **{f"merged_{p}": n for p, n in counts.items()},
                          "contradictions": plan.contradictions.height, "kept_apart_different": plan.different,
-                         "left_out_of_clusters": plan.left_out}
+                         "left_out_of_clusters": plan.left_out,
+                         "pairs judged before": plan.verdicts.hits if plan.verdicts is not None else 0}
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         # the similar pairs kept apart and why (another speaker, states nothing, another thing, an
@@ -138,6 +143,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
             return report
         log_lines: list[str] = []
         with transaction(con):
+            if plan.verdicts is not None:  # the next night reads these pairs' verdicts instead of judging them
+                save_verdicts(con, plan.verdicts)
             filed = _file_contradictions(con, plan.contradictions, as_of, run_id)
             if plan.merges.height:
                 _apply_merges(con, plan.merges, as_of, run_id, log_lines)

@@ -1,0 +1,92 @@
+"""The contradiction guard's kept verdicts (maintain/dedup/verdictcache.py): a night that reads
+earlier nights' verdicts gives exactly the tables a night that judges every pair again gives, and a
+change to what a verdict depends on judges every pair again."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from memory_lake.demo import night_as_of
+from memory_lake.maintain.dedup import dedup
+from memory_lake.maintain.dedup.verdictcache import guard_fingerprint, text_key
+from memory_lake.maintain.forget import forget
+from memory_lake.store import Lake, resolve_as_of
+
+from ..conftest import copy_lake, write_jsonl
+
+pytestmark = [pytest.mark.xdist_group("notebooks"), pytest.mark.models]
+
+
+def _new_records(lake: Lake) -> list[dict]:
+    """Tonight's arrivals: for a few of the lake's memories, a reworded copy (merges), the same
+    sentence with another number (a contradiction) and a new unrelated memory, in their scopes."""
+    picked = lake.sql("SELECT id, tenant, agent_id, user_id, content FROM memories WHERE status = 'active' "
+                      "AND tier <> 'working' ORDER BY id LIMIT 6").to_dicts()
+    assert len(picked) == 6
+    records = []
+    for i, m in enumerate(picked):
+        scope = {"tenant": m["tenant"], "agent_id": m["agent_id"], "user_id": m["user_id"]}
+        records += [
+            {"id": f"new-{i}-reworded", **scope, "content": f"Note: {m['content']}", "type": "fact",
+             "created_at": "2026-12-02T09:00:00Z"},
+            {"id": f"new-{i}-number", **scope, "content": f"{m['content']} It happened 17 times.", "type": "fact",
+             "created_at": "2026-12-02T09:05:00Z"},
+            {"id": f"new-{i}-other", **scope, "content": f"Unrelated note {i}: the printer on floor {i + 2} jams.",
+             "type": "fact", "created_at": "2026-12-02T09:10:00Z"}]
+    return records
+
+
+def _tables(lake: Lake) -> dict[str, list]:
+    with lake.reader() as con:
+        names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+                                           "ORDER BY 1").fetchall()]
+        return {name: sorted(map(repr, con.execute(f'SELECT * FROM "{name}"').fetchall())) for name in names}
+
+
+def test_kept_verdicts_give_the_tables_judging_every_pair_gives(three_nights, tmp_path):
+    as_of = resolve_as_of(night_as_of(4))
+    tonight = copy_lake(three_nights.root, tmp_path / "tonight" / "lake")
+    assert tonight.sql("SELECT count(*) AS n FROM dedup_verdicts").item() > 0  # night 3 kept its pairs' verdicts
+    tonight.ingest([write_jsonl(tmp_path / "tonight.jsonl", _new_records(tonight))], as_of=as_of)
+    tonight.index(as_of=as_of)
+    judged, kept = (copy_lake(tonight.root, tmp_path / name / "lake") for name in ("judged", "kept"))
+    with judged.writer() as con:
+        con.execute("DELETE FROM dedup_verdicts")  # this copy judges every pair again
+    again = dedup(judged, as_of, run_id="night-4")
+    cached = dedup(kept, as_of, run_id="night-4")
+
+    assert again.counts.pop("pairs judged before") == 0
+    hits = cached.counts.pop("pairs judged before")
+    assert 0 < hits < cached.counts["candidates"]  # the new memories' pairs were judged tonight
+    assert cached.counts == again.counts
+    for key in again.details.keys() | cached.details.keys():
+        c, a = cached.details[key], again.details[key]
+        if isinstance(a, list):
+            c, a = sorted(map(repr, c)), sorted(map(repr, a))
+        assert c == a, key
+    assert again.counts["merged"] > 0 and again.counts["contradictions"] > 0  # tonight's arrivals did both
+    assert _tables(kept) == _tables(judged)  # every table, the kept verdicts included
+
+
+def test_a_changed_policy_or_rule_judges_every_pair_again(three_nights, tmp_path):
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    policy = lake.policy
+    looser = dataclasses.replace(policy, dedup=dataclasses.replace(policy.dedup, paraphrase_cosine=0.93))
+    assert guard_fingerprint(looser) != guard_fingerprint(policy)
+    as_of = resolve_as_of(night_as_of(4))
+    assert dedup(lake, as_of, run_id="same").counts["pairs judged before"] > 0
+    assert dedup(lake, as_of, policy=looser, run_id="looser").counts["pairs judged before"] == 0
+
+
+def test_forgetting_a_memory_forgets_its_kept_verdicts(three_nights, tmp_path):
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    memory, content = lake.sql("SELECT m.id, m.content FROM dedup_verdicts v JOIN memories m ON m.id = v.a_memory_id "
+                               "WHERE v.verdict IS NOT NULL ORDER BY m.id LIMIT 1").row(0)
+    assert lake.sql("SELECT count(*) FROM dedup_verdicts WHERE a_key = ?", [text_key(content)]).item() > 0
+    theirs = lake.sql("SELECT count(*) FROM dedup_verdicts WHERE ? IN (a_memory_id, b_memory_id)", [memory]).item()
+    before = lake.sql("SELECT count(*) FROM dedup_verdicts").item()
+    forget(lake, ids=[memory], operator="user", reason="user asked to forget", as_of=resolve_as_of(night_as_of(4)))
+    assert lake.sql("SELECT count(*) FROM dedup_verdicts WHERE ? IN (a_memory_id, b_memory_id)", [memory]).item() == 0
+    assert lake.sql("SELECT count(*) FROM dedup_verdicts").item() == before - theirs
