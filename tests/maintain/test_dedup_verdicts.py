@@ -57,8 +57,8 @@ def test_kept_verdicts_give_the_tables_judging_every_pair_gives(three_nights, tm
     again = dedup(judged, as_of, run_id="night-4")
     cached = dedup(kept, as_of, run_id="night-4")
 
-    assert again.counts.pop("pairs judged before") == 0
-    hits = cached.counts.pop("pairs judged before")
+    assert again.counts.pop("pairs_judged_before") == 0
+    hits = cached.counts.pop("pairs_judged_before")
     assert 0 < hits < cached.counts["candidates"]  # the new memories' pairs were judged tonight
     assert cached.counts == again.counts
     for key in again.details.keys() | cached.details.keys():
@@ -76,8 +76,8 @@ def test_a_changed_policy_or_rule_judges_every_pair_again(three_nights, tmp_path
     looser = dataclasses.replace(policy, dedup=dataclasses.replace(policy.dedup, paraphrase_cosine=0.93))
     assert guard_fingerprint(looser) != guard_fingerprint(policy)
     as_of = resolve_as_of(night_as_of(4))
-    assert dedup(lake, as_of, run_id="same").counts["pairs judged before"] > 0
-    assert dedup(lake, as_of, policy=looser, run_id="looser").counts["pairs judged before"] == 0
+    assert dedup(lake, as_of, run_id="same").counts["pairs_judged_before"] > 0
+    assert dedup(lake, as_of, policy=looser, run_id="looser").counts["pairs_judged_before"] == 0
 
 
 def test_forgetting_a_memory_forgets_its_kept_verdicts(three_nights, tmp_path):

@@ -129,7 +129,7 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
                          "merged": plan.merges.height, **{f"merged_{p}": n for p, n in counts.items()},
                          "contradictions": plan.contradictions.height, "kept_apart_different": plan.different,
                          "left_out_of_clusters": plan.left_out,
-                         "pairs judged before": plan.verdicts.hits if plan.verdicts is not None else 0}
+                         "pairs_judged_before": plan.verdicts.hits if plan.verdicts is not None else 0}
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         # the similar pairs kept apart and why (another speaker, states nothing, another thing, an
