@@ -274,11 +274,15 @@ def record_holds(con: duckdb.DuckDBPyConnection, holds: pl.DataFrame, version: s
     reason of one still held, and close the hold of a scope that passes again (released by
     ``system``). Returns the held scopes as dicts (scope, counts, reason, since, held_at)."""
     held = holds.filter(pl.col("reason").is_not_null()).sort(*contract.SCOPE_FIELDS, nulls_last=False)
-    passing = holds.filter(pl.col("reason").is_null())
-    for row in passing.iter_rows(named=True):
+    passing = holds.filter(pl.col("reason").is_null()).select(*contract.SCOPE_FIELDS)
+    con.register("passing_scopes", passing)  # one statement for every scope (10k scopes: 10k statements took 3.5 s)
+    try:
         con.execute(f"""UPDATE publish_holds h SET released_at = $as_of, released_by = 'system',
                             released_reason = 'the scope passes the gate again'
-                        WHERE released_at IS NULL AND {_scope_is('h')}""", {**_scope(row), "as_of": as_of})
+                        WHERE released_at IS NULL AND EXISTS (SELECT 1 FROM passing_scopes p WHERE {_same('h', 'p')})""",
+                    {"as_of": as_of})
+    finally:
+        con.unregister("passing_scopes")
     out = []
     for row in held.iter_rows(named=True):
         params = {**_scope(row), "as_of": as_of}

@@ -42,9 +42,10 @@ from . import contract
 from .changes import restamp_changes, stage_changes
 from .checks import batches, validate
 from .diff import diff_batches, keep_held, record_holds, scope_holds
+from .packs import AS_OF_LINE, head_tokens, load_packs, pack_key, save_packs
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts
-from ..search import markdown_text, scope_pack
+from ..search import markdown_text, pack_head, scope_pack
 from ..store import crash_point, file_sha256, iso
 from ..store import Policy
 from ..store import MemoryLakeError, StepReport, step_error
@@ -100,10 +101,13 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
         errors: list[dict[str, Any]] = []
         try:
             # changes.parquet and each scope's memory.json#changes, against CURRENT (changes.py)
-            changes = stage_changes(con, staging, lake.exports / current if current else None,
-                                    _next_version(lake, con))
+            version = _next_version(lake, con)
+            changes = stage_changes(con, staging, lake.exports / current if current else None, version)
             details["changes"] = changes.summary()
-            details["scope_list"] = _write_staging(con, staging, as_of, policy, errors, changes)
+            packs = load_packs(con, lake.exports)
+            details["scope_list"] = _write_staging(con, staging, as_of, policy, errors, changes, (packs, version))
+            save_packs(con, packs)
+            counts["packs_kept"] = packs.reused
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -300,12 +304,12 @@ def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime,
                    policy: Policy | None = None, errors: list[dict[str, Any]] | None = None,
-                   changes=None) -> list[dict[str, Any]]:
+                   changes=None, packs=None) -> list[dict[str, Any]]:
     (staging / "tables").mkdir(parents=True)
     _copy_typed(con, "publish_rows", staging / "memories.parquet")
     for table in exported_tables(con):
         _copy_typed(con, table, staging / "tables" / (table + ".parquet"))
-    return _write_scopes(con, staging / "scopes", as_of, policy or Policy(), errors, changes)
+    return _write_scopes(con, staging / "scopes", as_of, policy or Policy(), errors, changes, packs)
 
 
 def contract_type(duckdb_type: str) -> str:
@@ -339,11 +343,12 @@ def _sql_path(path: Path) -> str:
 
 def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
                   policy: Policy | None = None, errors: list[dict[str, Any]] | None = None,
-                  changes=None) -> list[dict[str, Any]]:
+                  changes=None, packs=None) -> list[dict[str, Any]]:
     """One memory.json and context.md per scope (active and disputed memories; loop per scope);
     context.md is the scope's context pack within its tenant's ``[context] max_tokens``. A scope
     whose pack raises gets a context.md that says so, and the error goes to `errors` (raised
-    when `errors` is None)."""
+    when `errors` is None). `packs` (``packs.KeptPacks``, the version's name): a scope whose pack
+    has not changed since the last export takes that file with tonight's As-of line."""
     as_json = {c: _json_time(c) for c in SCOPE_RECORD_COLUMNS if contract.MEMORY_FIELDS[c].type == "timestamp"}
     as_json["extra"] = "extra::VARCHAR"
     record = ", ".join(f"{c} := {as_json.get(c, c)}" for c in SCOPE_RECORD_COLUMNS)
@@ -366,6 +371,8 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
     policy = policy or Policy()
     facts = {key: part.to_dicts() for key, part in
              scope_entity_facts(con).partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
+    headings = iter(head_tokens([{"tenant": t, "agent_id": a, "user_id": u, "as_of": stamp} for t, a, u in
+                                 frame.select("tenant", "agent_id", "user_id").iter_rows()]) if packs else [])
     for row in frame.iter_rows(named=True):
         path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
         folder = root / path
@@ -378,8 +385,9 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
                     + row["records"] + "}")
         (folder / "memory.json").write_text(document, encoding="utf-8")
         try:
-            pack = _context_pack(header, row["lines"], facts.get((row["tenant"], row["agent_id"], row["user_id"]), []),
-                                 policy.for_tenant(row["tenant"]).context.max_tokens)
+            scope_facts = facts.get((row["tenant"], row["agent_id"], row["user_id"]), [])
+            budget = policy.for_tenant(row["tenant"]).context.max_tokens
+            pack = _kept_pack(packs, path, header, row["lines"], scope_facts, budget, next(headings, None))
         except MemoryLakeError:
             raise
         except Exception as exc:
@@ -451,6 +459,21 @@ def _segment(name: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------- context.md
+def _kept_pack(packs, folder: str, header: dict[str, Any], lines: list[dict[str, Any]], facts: list[dict[str, Any]],
+               budget: int, heading: int | None = None) -> str:
+    """The scope's context.md: kept from the last export when nothing it is built from changed
+    (``packs.py``), else built; recorded for the next export either way."""
+    if packs is None:
+        return _context_pack(header, lines, facts, budget)
+    kept, version = packs
+    key = pack_key(header, lines, facts, budget, heading)
+    pack = kept.kept(folder, key, pack_head(header)[AS_OF_LINE])
+    if pack is None:
+        pack = _context_pack(header, lines, facts, budget)
+    kept.record(folder, key, pack, version)
+    return pack
+
+
 def _context_pack(header: dict[str, Any], lines: list[dict[str, Any]], entity_rows: list[dict[str, Any]] | None = None,
                   max_tokens: int | None = None) -> str:
     """context.md: the scope's context pack without a query (``search.scope_pack``: important

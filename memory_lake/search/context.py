@@ -203,6 +203,16 @@ def _entities(entity_rows: list[dict[str, Any]], allowed: set[str]) -> list[dict
     return out
 
 
+def pack_head(header: dict[str, Any], query: str | None = None, cap: int = 0) -> list[str]:
+    """The pack's first lines: its scope, ``As of <as_of>.`` (the third line, the only one that
+    reads `as_of`) and, with a query, the query cut to `cap` tokens."""
+    scope = header.get("scope") or " / ".join(_escape(header.get(k)) for k in ("tenant", "agent_id", "user_id"))
+    head = [f"# Memory context: {scope}", "", f"As of {header['as_of']}."]
+    if query is not None:
+        head.append(_shorten(f"Query: {_text(_escape(query))}", cap))
+    return head
+
+
 def scope_pack(header: dict[str, Any], records: list[dict[str, Any]], entity_rows: list[dict[str, Any]] | None,
                *, max_tokens: int, query: str | None = None, relevant: list[str] | None = None,
                notes: list[str] | None = None) -> ContextPack:
@@ -260,10 +270,7 @@ def scope_pack(header: dict[str, Any], records: list[dict[str, Any]], entity_row
                 items[name].append(unit(record))
     items["entities"] = [[_shorten(entity_line(e, e["facts"]), cap)] for e in entities]
 
-    scope = header.get("scope") or " / ".join(_escape(header.get(k)) for k in ("tenant", "agent_id", "user_id"))
-    head = [f"# Memory context: {scope}", "", f"As of {header['as_of']}."]
-    if query is not None:
-        head.append(_shorten(f"Query: {_text(_escape(query))}", cap))
+    head = pack_head(header, query, cap)
     # The Markdown is the head, then per section "\n## Title\n\n" and each line with its newline:
     # the sum of those parts' counts bounds the whole's (text/tokens.py), bytes included.
     total = count_tokens("\n".join(head) + "\n")

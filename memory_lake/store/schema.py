@@ -544,6 +544,19 @@ MIGRATIONS.append((
     """,
 ))
 
+MIGRATIONS.append((
+    19,
+    "the context packs of the last staged export, kept for the next (publish/packs.py)",
+    """
+    CREATE TABLE export_packs (
+        folder VARCHAR NOT NULL,          -- the scope's folder below scopes/
+        pack_key VARCHAR NOT NULL,        -- sha256 of what the pack is built from, as_of aside
+        sha256 VARCHAR NOT NULL,          -- of the context.md written
+        version VARCHAR NOT NULL          -- the version it was staged for
+    );
+    """,
+))
+
 # Python that runs in a migration's transaction before its DDL (data the DDL would drop).
 MIGRATION_STEPS = {15: keys.move_salts_out}
 

