@@ -191,11 +191,13 @@ def child(size: int, scopes: int, folder: str) -> None:
     records = generate(size, scopes)
     write_inbox(lake, "snapshot.jsonl", records)
     out = {"size": size, "scopes": scopes, "nights": {}}
-    out["nights"]["cold"] = night(lake, FIRST_NIGHT, root / "reports")
-    write_inbox(lake, "changed-1pct-scopes.jsonl", changed(records, 0.01, True, scopes, 1))
-    out["nights"]["warm-1%"] = night(lake, FIRST_NIGHT + timedelta(days=1), root / "reports")
-    write_inbox(lake, "changed-1pct-spread.jsonl", changed(records, 0.01, False, scopes, 2))
-    out["nights"]["warm-all"] = night(lake, FIRST_NIGHT + timedelta(days=2), root / "reports")
+    nights = (("cold", None), ("warm-1%", (True, 1)), ("warm-all", (False, 2)))
+    for n, (name, change) in enumerate(nights):
+        if change:
+            write_inbox(lake, f"changed-{name}.jsonl", changed(records, 0.01, change[0], scopes, change[1]))
+        out["nights"][name] = night(lake, FIRST_NIGHT + timedelta(days=n), root / "reports")
+        # each night as it ends (the parent passes it on), so a long run shows its progress
+        print(json.dumps({"night": name, **out["nights"][name]}), file=sys.stderr, flush=True)
     print(json.dumps(out))
 
 
@@ -213,11 +215,19 @@ def main() -> None:
     for size in args.sizes:
         with tempfile.TemporaryDirectory(prefix="bench-nightly-") as tmp:
             print(f"{size:,} memories across {args.scopes:,} scopes: three nights ...", file=sys.stderr, flush=True)
-            proc = subprocess.run([sys.executable, __file__, "--child", str(size), str(args.scopes), tmp],
-                                  capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                raise SystemExit(f"{size:,} memories failed:\n{proc.stderr[-4000:]}")
-            results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            proc = subprocess.Popen([sys.executable, __file__, "--child", str(size), str(args.scopes), tmp],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            said = []
+            for line in proc.stderr:  # a night's figures as it ends; the rest only when the child fails
+                said.append(line)
+                if line.startswith('{"night"'):
+                    done = json.loads(line)
+                    print(f"  {done['night']}: {done['total_s']} s, peak {done['peak_mb']:,} MB", file=sys.stderr,
+                          flush=True)
+            out = proc.stdout.read()
+            if proc.wait() != 0:
+                raise SystemExit(f"{size:,} memories failed:\n{''.join(said)[-4000:]}")
+            results.append(json.loads(out.strip().splitlines()[-1]))
     if args.json:
         print(json.dumps(results, indent=2))
         return

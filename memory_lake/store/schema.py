@@ -557,6 +557,21 @@ MIGRATIONS.append((
     """,
 ))
 
+MIGRATIONS.append((
+    20,
+    "the scopes dedup need not plan again (maintain/dedup/settled.py)",
+    """
+    CREATE TABLE dedup_scopes (
+        tenant VARCHAR NOT NULL,
+        agent_id VARCHAR,
+        user_id VARCHAR,
+        digest VARCHAR NOT NULL,          -- sha256 of what the scope's plan reads, after the night's merges
+        fingerprint VARCHAR NOT NULL,     -- the code, dictionaries, policy and unmerged clusters it holds for
+        settled BOOLEAN NOT NULL          -- that night's plan merged nothing and raised nothing
+    );
+    """,
+))
+
 # Python that runs in a migration's transaction before its DDL (data the DDL would drop).
 MIGRATION_STEPS = {15: keys.move_salts_out}
 

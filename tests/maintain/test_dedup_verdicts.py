@@ -1,6 +1,7 @@
-"""The contradiction guard's kept verdicts (maintain/dedup/verdictcache.py): a night that reads
-earlier nights' verdicts gives exactly the tables a night that judges every pair again gives, and a
-change to what a verdict depends on judges every pair again."""
+"""What dedup keeps from night to night: the contradiction guard's verdicts (verdictcache.py) and
+the scopes it need not plan again (settled.py). A night that reads them gives exactly the tables a
+night that plans every scope and judges every pair gives, and a change to what they depend on
+plans and judges everything again."""
 
 from __future__ import annotations
 
@@ -54,20 +55,22 @@ def test_kept_verdicts_give_the_tables_judging_every_pair_gives(three_nights, tm
     judged, kept = (copy_lake(tonight.root, tmp_path / name / "lake") for name in ("judged", "kept"))
     with judged.writer() as con:
         con.execute("DELETE FROM dedup_verdicts")  # this copy judges every pair again
+        con.execute("DELETE FROM dedup_scopes")  # and plans every scope
     again = dedup(judged, as_of, run_id="night-4")
     cached = dedup(kept, as_of, run_id="night-4")
 
-    assert again.counts.pop("pairs_judged_before") == 0
-    hits = cached.counts.pop("pairs_judged_before")
-    assert 0 < hits < cached.counts["candidates"]  # the new memories' pairs were judged tonight
-    assert cached.counts == again.counts
-    for key in again.details.keys() | cached.details.keys():
-        c, a = cached.details[key], again.details[key]
-        if isinstance(a, list):
-            c, a = sorted(map(repr, c)), sorted(map(repr, a))
-        assert c == a, key
-    assert again.counts["merged"] > 0 and again.counts["contradictions"] > 0  # tonight's arrivals did both
-    assert _tables(kept) == _tables(judged)  # every table, the kept verdicts included
+    assert again.counts["pairs_judged_before"] == 0 and again.counts["scopes_settled"] == 0
+    # only the scopes that changed since night 3 (or merged then) were planned, the rest settled
+    assert 0 < cached.counts["scopes_settled"] < tonight.sql(
+        "SELECT count(*) FROM (SELECT DISTINCT tenant, agent_id, user_id FROM memories)").item()
+    assert 0 < cached.counts["pairs_judged_before"] < cached.counts["candidates"]  # new pairs judged tonight
+    for key in ("merged", "clusters", "contradictions_filed"):
+        assert cached.counts[key] == again.counts[key], key
+    assert again.counts["merged"] > 0 and again.counts["contradictions_filed"] > 0  # tonight's arrivals did both
+    assert sorted(map(repr, cached.details["clusters"])) == sorted(map(repr, again.details["clusters"]))
+    # a settled scope's contradictions were filed on an earlier night: seen again by the full plan only
+    assert set(map(repr, cached.details["contradictions"])) < set(map(repr, again.details["contradictions"]))
+    assert _tables(kept) == _tables(judged)  # every table, the kept verdicts and settled scopes included
 
 
 def test_a_changed_policy_or_rule_judges_every_pair_again(three_nights, tmp_path):

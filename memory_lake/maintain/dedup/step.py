@@ -22,6 +22,7 @@ import polars as pl
 from ...store import schema, crash_point, transaction, MemoryLakeError, step_error, Policy, StepReport
 from .clustering import Plan, find_duplicates
 from .unmerge import _apply_merges
+from .settled import SCOPE, keep_settled, scope_digests, settled_fingerprint, unsettled
 from .verdictcache import load_verdicts, save_verdicts
 
 
@@ -31,12 +32,13 @@ KEPT_APART_SHOWN = 1000
 _COLUMNS = "m.id, m.tenant, m.agent_id, m.user_id, m.type, m.tags, m.content, m.importance, m.created_at, m.content_hash"
 
 
-def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
+def plan_dedup(con, policy: Policy, only: pl.DataFrame | None = None) -> tuple[Plan, pl.DataFrame]:
     """Read the eligible memories and, per embedding model, the vectors of those whose language it
     covers, on `con`; return (plan, the rows read). The semantic pass runs in each model's space, each
     memory in that of the first model covering its language
     (``semantic_cosine`` for ``[search] model``, ``multilingual_semantic_cosine`` for the
-    multilingual one), so Chinese memories are compared through the multilingual model."""
+    multilingual one), so Chinese memories are compared through the multilingual model. `only`
+    (tenant, agent_id, user_id): plan those scopes alone (``settled.py``)."""
     from ...text import embedding_models
 
     has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
@@ -45,6 +47,9 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
             WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
               AND NOT (m.type = 'summary' AND m.operator = 'system')
             ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
+    if only is not None:
+        frame = frame.join(only, on=list(SCOPE), how="semi", nulls_equal=True)
+    wanted = set(frame["id"].to_list()) if only is not None else None
     spaces: dict[str, tuple[dict[str, np.ndarray], float]] = {}
     names = embedding_models(policy) if has_embeddings else ()
     taken: set[str] = set()
@@ -58,6 +63,8 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
         # each memory is compared in one space only: that of the first model covering its language
         # (MiniLM for English, the multilingual model for what MiniLM does not cover)
         found = found.filter(~pl.col("id").is_in(list(taken)))
+        if wanted is not None:
+            found = found.filter(pl.col("id").is_in(list(wanted)))
         if not found.height:
             continue
         taken.update(found["id"].to_list())
@@ -68,18 +75,22 @@ def plan_dedup(con, policy: Policy) -> tuple[Plan, pl.DataFrame]:
     if names:
         covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
         frame = frame.with_columns(covered=pl.col("id").is_in(list(covered)))
-    # a cluster a person unmerged stays apart: no two of its memories are merged again (a member
-    # that left because a write changed its content may be merged again if it is a duplicate again)
+    cache = load_verdicts(con, policy)
+    plan = _isolated_plan(frame, policy, _kept_apart(con), spaces, cache)
+    plan.verdicts = cache
+    return plan, frame
+
+
+def _kept_apart(con) -> set[tuple[str, str]]:
+    """A cluster a person unmerged stays apart: no two of its memories are merged again (a member
+    that left because a write changed its content may be merged again if it is a duplicate again)."""
     kept_apart = set()
     for (members,) in con.execute(
             "SELECT list_distinct(list(member_id) || list(canonical_id)) FROM dedup_merges "
             "WHERE unmerged_at IS NOT NULL AND unmerged_by IS DISTINCT FROM ? GROUP BY cluster_id",
             [schema.UNMERGED_BY_WRITE]).fetchall():
         kept_apart |= {(x, y) for x in members for y in members if x != y}
-    cache = load_verdicts(con, policy)
-    plan = _isolated_plan(frame, policy, kept_apart, spaces, cache)
-    plan.verdicts = cache
-    return plan, frame
+    return kept_apart
 
 
 def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict, cache=None) -> Plan:
@@ -122,7 +133,12 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
     report = StepReport("dedup", as_of, run_id, {})
     opener = lake.reader if dry_run else lambda: lake.writer(purpose="dedup")
     with opener() as con:
-        plan, _ = plan_dedup(con, policy)
+        planned = fingerprint = None
+        if not dry_run:  # a dry run shows every scope's plan; a run plans the scopes not settled
+            fingerprint = settled_fingerprint(policy, _kept_apart(con))
+            digests = scope_digests(con, policy)
+            planned = unsettled(con, digests, fingerprint)
+        plan, frame = plan_dedup(con, policy, only=planned)
         counts = {p: int(plan.merges.filter(pl.col("pass") == p).height) for p in PASSES}
         report.counts = {"examined": plan.examined, "candidates": plan.candidates, "clusters":
                          plan.merges["cluster"].n_unique() if plan.merges.height else 0,
@@ -130,6 +146,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
                          "contradictions": plan.contradictions.height, "kept_apart_different": plan.different,
                          "left_out_of_clusters": plan.left_out,
                          "pairs_judged_before": plan.verdicts.hits if plan.verdicts is not None else 0}
+        if planned is not None:
+            report.counts["scopes_settled"] = digests.height - planned.height  # not planned: nothing changed
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         # the similar pairs kept apart and why (another speaker, states nothing, another thing, an
@@ -143,15 +161,32 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
             return report
         log_lines: list[str] = []
         with transaction(con):
-            if plan.verdicts is not None:  # the next night reads these pairs' verdicts instead of judging them
-                save_verdicts(con, plan.verdicts)
+            con.register("planned_scopes_tonight", planned)
+            try:
+                if plan.verdicts is not None:  # the next night reads these pairs' verdicts instead of judging them
+                    save_verdicts(con, plan.verdicts, "planned_scopes_tonight")
+            finally:
+                con.unregister("planned_scopes_tonight")
             filed = _file_contradictions(con, plan.contradictions, as_of, run_id)
             if plan.merges.height:
                 _apply_merges(con, plan.merges, as_of, run_id, log_lines)
+            keep_settled(con, policy, planned, fingerprint, _restless(plan, frame, planned))
         report.counts["contradictions_filed"] = filed
         crash_point("dedup:merged")  # tests/test_crash_safety.py kills here
     append_cleanup_log(lake.root, log_lines)
     return report
+
+
+def _restless(plan: Plan, frame: pl.DataFrame, planned: pl.DataFrame) -> set[tuple]:
+    """The planned scopes not settled tonight: those with a merge, or an error (an error that
+    names no scope unsettles them all)."""
+    scope_of = dict(zip(frame["id"].to_list(), frame.select(*SCOPE).iter_rows()))
+    restless = {scope_of[m] for m in plan.merges["member"].to_list() if m in scope_of}
+    for error in plan.errors:
+        if not error.get("tenant"):
+            return set(planned.iter_rows())
+        restless.add((error.get("tenant"), error.get("agent_id"), error.get("user_id")))
+    return restless
 
 
 def _cluster_details(merges: pl.DataFrame) -> list[dict[str, Any]]:

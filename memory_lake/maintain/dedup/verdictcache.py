@@ -77,8 +77,10 @@ def load_verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> VerdictCach
     return cache
 
 
-def save_verdicts(con: duckdb.DuckDBPyConnection, cache: VerdictCache) -> int:
-    """Replace the kept verdicts with tonight's (inside the caller's transaction). Returns the rows kept."""
+def save_verdicts(con: duckdb.DuckDBPyConnection, cache: VerdictCache, planned: str | None = None) -> int:
+    """Replace the kept verdicts with tonight's (inside the caller's transaction); with `planned`
+    (a registered table of the scopes planned tonight), only those scopes' verdicts are replaced
+    and the others' are kept. Returns the rows written."""
     import polars as pl
 
     rows = pl.DataFrame([(cache.fingerprint, a, b, a_id, b_id, why)
@@ -86,7 +88,12 @@ def save_verdicts(con: duckdb.DuckDBPyConnection, cache: VerdictCache) -> int:
                         schema={"fingerprint": pl.String, "a_key": pl.String, "b_key": pl.String,
                                 "a_memory_id": pl.String, "b_memory_id": pl.String, "verdict": pl.String},
                         orient="row")
-    con.execute("DELETE FROM dedup_verdicts")
+    if planned is None:
+        con.execute("DELETE FROM dedup_verdicts")
+    else:
+        con.execute(f"""DELETE FROM dedup_verdicts WHERE a_memory_id NOT IN (SELECT id FROM memories)
+                        OR a_memory_id IN (SELECT m.id FROM memories m JOIN {planned} p ON p.tenant = m.tenant
+                           AND p.agent_id IS NOT DISTINCT FROM m.agent_id AND p.user_id IS NOT DISTINCT FROM m.user_id)""")
     con.register("tonight_verdicts", rows)
     try:
         con.execute("INSERT INTO dedup_verdicts SELECT * FROM tonight_verdicts")
