@@ -353,57 +353,46 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
     as_json["extra"] = "extra::VARCHAR"
     record = ", ".join(f"{c} := {as_json.get(c, c)}" for c in SCOPE_RECORD_COLUMNS)
     order = f"{TIER_ORDER}, importance DESC, last_accessed_at DESC, id"
-    frame = con.execute(
-        f"""
-        SELECT tenant, agent_id, user_id,
-               to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
-               list(struct_pack(id := id, tier := tier, type := type, content := content, status := status,
-                                conflict := conflict, conflict_with := conflict_with, created_at := created_at,
-                                importance := importance) ORDER BY {order}) AS lines,
-               histogram(tier) AS by_tier
-        FROM publish_rows WHERE status IN ('active', 'conflicted')
-        GROUP BY tenant, agent_id, user_id ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST
-        """
-    ).pl()
     root.mkdir(parents=True, exist_ok=True)  # also when there is no scope yet: one layout for agents
     scopes = []
     stamp = iso(as_of)
     policy = policy or Policy()
     facts = {key: part.to_dicts() for key, part in
              scope_entity_facts(con).partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
-    headings = iter(head_tokens([{"tenant": t, "agent_id": a, "user_id": u, "as_of": stamp} for t, a, u in
-                                 frame.select("tenant", "agent_id", "user_id").iter_rows()]) if packs else [])
-    for row in frame.iter_rows(named=True):
-        path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
-        folder = root / path
-        folder.mkdir(parents=True, exist_ok=True)
-        header = {"format_version": contract.FORMAT_VERSION, "tenant": row["tenant"], "agent_id": row["agent_id"],
-                  "user_id": row["user_id"], "as_of": stamp}
-        # the scope's changes (changes.py) before its records: a forget's rewrite keeps this order
-        section = changes.section(row["tenant"], row["agent_id"], row["user_id"]) if changes else None
-        document = (json.dumps({**header, "changes": section}, ensure_ascii=False)[:-1] + ', "memories": '
-                    + row["records"] + "}")
-        (folder / "memory.json").write_text(document, encoding="utf-8")
-        try:
-            scope_facts = facts.get((row["tenant"], row["agent_id"], row["user_id"]), [])
-            budget = policy.for_tenant(row["tenant"]).context.max_tokens
-            pack = _kept_pack(packs, path, header, row["lines"], scope_facts, budget, next(headings, None))
-        except MemoryLakeError:
-            raise
-        except Exception as exc:
-            if errors is None:
+    for frame in _scope_batches(con, record, order):  # a batch at a time: 1M memories at once ran out of memory
+        headings = iter(head_tokens([{"tenant": t, "agent_id": a, "user_id": u, "as_of": stamp} for t, a, u in
+                                     frame.select("tenant", "agent_id", "user_id").iter_rows()]) if packs else [])
+        for row in frame.iter_rows(named=True):
+            path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
+            folder = root / path
+            folder.mkdir(parents=True, exist_ok=True)
+            header = {"format_version": contract.FORMAT_VERSION, "tenant": row["tenant"], "agent_id": row["agent_id"],
+                      "user_id": row["user_id"], "as_of": stamp}
+            # the scope's changes (changes.py) before its records: a forget's rewrite keeps this order
+            section = changes.section(row["tenant"], row["agent_id"], row["user_id"]) if changes else None
+            document = (json.dumps({**header, "changes": section}, ensure_ascii=False)[:-1] + ', "memories": '
+                        + row["records"] + "}")
+            (folder / "memory.json").write_text(document, encoding="utf-8")
+            try:
+                scope_facts = facts.get((row["tenant"], row["agent_id"], row["user_id"]), [])
+                budget = policy.for_tenant(row["tenant"]).context.max_tokens
+                pack = _kept_pack(packs, path, header, row["lines"], scope_facts, budget, next(headings, None))
+            except MemoryLakeError:
                 raise
-            # the scope is published without its pack: memory.json holds every memory, and an
-            # agent loading context.md reads why it is empty
-            errors.append(step_error("stage_export", exc, item="context.md", tenant=row["tenant"],
-                                     agent_id=row["agent_id"], user_id=row["user_id"]))
-            pack = _context_pack(header, [], []) + (
-                "\n_The context pack of this scope could not be built tonight; memory.json holds its "
-                "memories._\n")
-        (folder / "context.md").write_text(pack, encoding="utf-8")
-        by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
-        scopes.append({**{k: header[k] for k in ("tenant", "agent_id", "user_id")}, "by_tier": by_tier,
-                       "path": f"{root.name}/{path}"})
+            except Exception as exc:
+                if errors is None:
+                    raise
+                # the scope is published without its pack: memory.json holds every memory, and an
+                # agent loading context.md reads why it is empty
+                errors.append(step_error("stage_export", exc, item="context.md", tenant=row["tenant"],
+                                         agent_id=row["agent_id"], user_id=row["user_id"]))
+                pack = _context_pack(header, [], []) + (
+                    "\n_The context pack of this scope could not be built tonight; memory.json holds its "
+                    "memories._\n")
+            (folder / "context.md").write_text(pack, encoding="utf-8")
+            by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
+            scopes.append({**{k: header[k] for k in ("tenant", "agent_id", "user_id")}, "by_tier": by_tier,
+                           "path": f"{root.name}/{path}"})
     return scopes
 
 
@@ -459,6 +448,39 @@ def _segment(name: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------- context.md
+# Scopes are written in batches of about this many memories (one query per batch), so that staging
+# holds one batch's records at a time.
+SCOPE_BATCH_ROWS = 50_000
+
+
+def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str):
+    """Per batch of whole scopes (in scope order): a frame of tenant, agent_id, user_id, the
+    records as JSON text, the pack's lines and the count per tier."""
+    sizes = con.execute(
+        """SELECT tenant, agent_id, user_id, count(*) AS n FROM publish_rows WHERE status IN ('active', 'conflicted')
+           GROUP BY ALL ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST""").pl()
+    batch = (sizes["n"].cum_sum() - 1) // SCOPE_BATCH_ROWS
+    for part in sizes.with_columns(batch=batch).partition_by("batch", maintain_order=True, include_key=False):
+        con.register("scope_batch", part.drop("n"))
+        try:
+            yield con.execute(
+                f"""
+                SELECT r.tenant, r.agent_id, r.user_id,
+                       to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
+                       list(struct_pack(id := id, tier := tier, type := type, content := content, status := status,
+                                        conflict := conflict, conflict_with := conflict_with, created_at := created_at,
+                                        importance := importance) ORDER BY {order}) AS lines,
+                       histogram(tier) AS by_tier
+                FROM publish_rows r SEMI JOIN scope_batch b ON b.tenant = r.tenant
+                     AND b.agent_id IS NOT DISTINCT FROM r.agent_id AND b.user_id IS NOT DISTINCT FROM r.user_id
+                WHERE r.status IN ('active', 'conflicted')
+                GROUP BY r.tenant, r.agent_id, r.user_id ORDER BY r.tenant, r.agent_id NULLS FIRST, r.user_id NULLS FIRST
+                """
+            ).pl()
+        finally:
+            con.unregister("scope_batch")
+
+
 def _kept_pack(packs, folder: str, header: dict[str, Any], lines: list[dict[str, Any]], facts: list[dict[str, Any]],
                budget: int, heading: int | None = None) -> str:
     """The scope's context.md: kept from the last export when nothing it is built from changed
