@@ -1,6 +1,7 @@
 """The whole nightly run at scale (issue 42): seconds per step and peak memory, cold and warm.
 
-For each size (default 100k and 1M memories across 10k scopes) a fresh child process (its peak
+For each size (default 100k and 1M memories across 10k scopes) the snapshots are generated first,
+then a fresh child process (its peak
 RSS is its own) builds a lake and runs three nights of `run_nightly_steps`, each step timed:
 
     cold       every memory new (ingested first, then the nightly run)
@@ -112,9 +113,20 @@ def changed(records: list[dict], share: float, concentrated: bool, scopes: int, 
     return [{**r, "content": f"{sentence(rng)} (updated)"} for r in picked]
 
 
-def write_inbox(lake, name: str, records: list[dict]) -> None:
-    frame = pl.DataFrame(records).drop("scope")
-    frame.write_ndjson(lake.inbox / name)
+def write_snapshot(path: Path, records: list[dict]) -> None:
+    pl.DataFrame(records).drop("scope").write_ndjson(path)
+
+
+NIGHTS = (("cold", None), ("warm-1%", (True, 1)), ("warm-all", (False, 2)))
+
+
+def prepare(size: int, scopes: int, folder: Path) -> None:
+    """Each night's snapshot file in `folder` (written here, in the parent, so that the child's peak
+    memory is the nightly run's, not the generator's)."""
+    records = generate(size, scopes)
+    for name, change in NIGHTS:
+        write_snapshot(folder / f"{name}.jsonl", changed(records, 0.01, change[0], scopes, change[1]) if change
+                       else records)
 
 
 def precompute_vectors(lake, as_of: datetime) -> int:
@@ -188,13 +200,9 @@ def child(size: int, scopes: int, folder: str) -> None:
 
     root = Path(folder)
     lake = Lake.init(root / "lake")
-    records = generate(size, scopes)
-    write_inbox(lake, "snapshot.jsonl", records)
     out = {"size": size, "scopes": scopes, "nights": {}}
-    nights = (("cold", None), ("warm-1%", (True, 1)), ("warm-all", (False, 2)))
-    for n, (name, change) in enumerate(nights):
-        if change:
-            write_inbox(lake, f"changed-{name}.jsonl", changed(records, 0.01, change[0], scopes, change[1]))
+    for n, (name, _change) in enumerate(NIGHTS):
+        (root / f"{name}.jsonl").rename(lake.inbox / f"{name}.jsonl")  # prepared by the parent
         out["nights"][name] = night(lake, FIRST_NIGHT + timedelta(days=n), root / "reports")
         # each night as it ends (the parent passes it on), so a long run shows its progress
         print(json.dumps({"night": name, **out["nights"][name]}), file=sys.stderr, flush=True)
@@ -215,6 +223,7 @@ def main() -> None:
     for size in args.sizes:
         with tempfile.TemporaryDirectory(prefix="bench-nightly-") as tmp:
             print(f"{size:,} memories across {args.scopes:,} scopes: three nights ...", file=sys.stderr, flush=True)
+            prepare(size, args.scopes, Path(tmp))
             proc = subprocess.Popen([sys.executable, __file__, "--child", str(size), str(args.scopes), tmp],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             said = []
