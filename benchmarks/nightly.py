@@ -1,8 +1,8 @@
 """The whole nightly run at scale (issue 42): seconds per step and peak memory, cold and warm.
 
 For each size (default 100k and 1M memories across 10k scopes) the snapshots are generated first,
-then a fresh child process (its peak
-RSS is its own) builds a lake and runs three nights of `run_nightly_steps`, each step timed:
+then a fresh child process (its peak RSS is the run's own) builds a lake and runs three nights of
+`run_nightly_steps`, each step timed:
 
     cold       every memory new (ingested first, then the nightly run)
     warm-1%    the next night: 1 % of the memories changed, all in 1 % of the scopes
