@@ -33,8 +33,9 @@ def settled_fingerprint(policy: Policy, kept_apart: set[tuple[str, str]]) -> str
     return hashlib.sha256(f"{guard_fingerprint(policy)}\x1d{apart}".encode()).hexdigest()[:32]
 
 
-def scope_digests(con: duckdb.DuckDBPyConnection, policy: Policy) -> pl.DataFrame:
-    """Per scope with eligible memories: tenant, agent_id, user_id and the digest of what its plan reads."""
+def scope_digests(con: duckdb.DuckDBPyConnection, policy: Policy, only: str | None = None) -> pl.DataFrame:
+    """Per scope with eligible memories: tenant, agent_id, user_id and the digest of what its plan
+    reads; `only`: a registered table of the scopes to digest (all when None)."""
     has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
     vectors = ("SELECT text_hash, string_agg(model, ',' ORDER BY model) AS models FROM embeddings "
                "WHERE len(vector) > 0 AND unknown_ratio <= $ratio GROUP BY text_hash") if has_embeddings else \
@@ -47,9 +48,16 @@ def scope_digests(con: duckdb.DuckDBPyConnection, policy: Policy) -> pl.DataFram
             SELECT m.tenant, m.agent_id, m.user_id,
                    sha256(string_agg(concat_ws(chr(31), {fields}), chr(30) ORDER BY m.id)) AS digest
             FROM memories m LEFT JOIN v ON v.text_hash = m.content_hash
-            WHERE {ELIGIBLE}
+            WHERE {ELIGIBLE}{_within(only)}
             GROUP BY ALL ORDER BY ALL""",
         {"ratio": policy.search.max_unknown_ratio} if has_embeddings else {}).pl()
+
+
+def _within(only: str | None) -> str:
+    if only is None:
+        return ""
+    return (f" AND EXISTS (SELECT 1 FROM {only} o WHERE o.tenant = m.tenant AND o.agent_id IS NOT DISTINCT FROM "
+            "m.agent_id AND o.user_id IS NOT DISTINCT FROM m.user_id)")
 
 
 def unsettled(con: duckdb.DuckDBPyConnection, digests: pl.DataFrame, fingerprint: str) -> pl.DataFrame:
@@ -65,13 +73,12 @@ def keep_settled(con: duckdb.DuckDBPyConnection, policy: Policy, planned: pl.Dat
                  restless: set[tuple]) -> None:
     """After tonight's merges (inside the caller's transaction): the digests of the planned scopes,
     settled unless in `restless` (merged or raised tonight); scopes with no eligible memory left go."""
-    after = scope_digests(con, policy)
-    mine = after.join(planned, on=list(SCOPE), how="semi", nulls_equal=True)
-    rows = mine.with_columns(fingerprint=pl.lit(fingerprint), settled=pl.Series(
-        [tuple(r) not in restless for r in mine.select(*SCOPE).iter_rows()], dtype=pl.Boolean))
     con.register("planned_scopes", planned)
-    con.register("settled_tonight", rows)
     try:
+        mine = scope_digests(con, policy, only="planned_scopes")
+        rows = mine.with_columns(fingerprint=pl.lit(fingerprint), settled=pl.Series(
+            [tuple(r) not in restless for r in mine.select(*SCOPE).iter_rows()], dtype=pl.Boolean))
+        con.register("settled_tonight", rows)
         con.execute("""DELETE FROM dedup_scopes d WHERE EXISTS (SELECT 1 FROM planned_scopes p
                        WHERE p.tenant = d.tenant AND p.agent_id IS NOT DISTINCT FROM d.agent_id
                          AND p.user_id IS NOT DISTINCT FROM d.user_id)
