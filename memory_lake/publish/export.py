@@ -42,6 +42,7 @@ from . import contract
 from .changes import restamp_changes, stage_changes
 from .checks import batches, validate
 from .diff import diff_batches, keep_held, record_holds, scope_holds
+from .kept import MEMORIES_MARK, load_kept, put_hashes, save_kept, scope_digest, table_digests, take_hashes
 from .packs import AS_OF_LINE, head_tokens, load_packs, pack_key, save_packs
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts
@@ -89,6 +90,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
         _stage_rows(con)
         current = current_version(lake)
         held = _hold_scopes(con, lake.exports / current if current else None, policy, run_id, as_of)
+        _stage_digests(con)
         content_hash = _content_hash(con)
         (rows,) = con.execute("SELECT count(*) FROM publish_rows").fetchone()
         details = {"status": "staged", "staging": None, "content_hash": content_hash, "current": current,
@@ -104,10 +106,12 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             version = _next_version(lake, con)
             changes = stage_changes(con, staging, lake.exports / current if current else None, version)
             details["changes"] = changes.summary()
-            packs = load_packs(con, lake.exports)
-            details["scope_list"] = _write_staging(con, staging, as_of, policy, errors, changes, (packs, version))
+            packs, kept = load_packs(con, lake.exports), load_kept(con, lake.exports, version)
+            details["scope_list"] = _write_staging(con, staging, as_of, policy, errors, changes, (packs, version), kept)
+            put_hashes(staging, kept.hashes)
             save_packs(con, packs)
-            counts["packs_kept"] = packs.reused
+            save_kept(con, kept)
+            counts.update(packs_kept=packs.reused, scopes_kept=kept.kept_scopes, tables_linked=kept.linked_tables)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -281,15 +285,30 @@ def _hold_scopes(con: duckdb.DuckDBPyConnection, previous: Path | None, policy: 
         return record_holds(con, holds, previous.name, run_id, as_of)
 
 
+def _stage_digests(con: duckdb.DuckDBPyConnection) -> None:
+    """Temp tables ``publish_digests`` (per row of ``publish_rows``: its scope, status, tier and the
+    md5 of its content) and ``publish_scopes`` (per scope: the md5 of its rows' digests in id order,
+    its active count and its active count per tier): what the content hash, the kept scope files
+    (kept.py) and the incremental publish checks compare."""
+    columns = [c for c in contract.PARQUET_COLUMNS if c not in CONFLICT_COLUMNS]
+    row = f"to_json(struct_pack({', '.join(f'{c} := {c}' for c in [*columns, *CONFLICT_COLUMNS])}))::VARCHAR"
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE publish_digests AS
+                    SELECT id, tenant, agent_id, user_id, status, tier, md5({row}) AS digest FROM publish_rows""")
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE publish_scopes AS
+        SELECT tenant, agent_id, user_id, md5(string_agg(digest, '' ORDER BY id)) AS digest,
+               count(*) FILTER (WHERE status IN ('active', 'conflicted')) AS active,
+               histogram(tier) FILTER (WHERE status IN ('active', 'conflicted')) AS by_tier
+        FROM publish_digests GROUP BY ALL""")
+
+
 def _content_hash(con: duckdb.DuckDBPyConnection) -> str:
     """The hash of ``publish_rows``' content (a contradiction opened or resolved changes it, so the
-    marks get published)."""
-    columns = [c for c in contract.PARQUET_COLUMNS if c not in CONFLICT_COLUMNS]
+    marks get published), from ``publish_digests``."""
     # Row digests joined in id order, after the format version: the content identity of an export,
     # independent of run and time (a new format publishes a new version of unchanged rows).
-    row = f"to_json(struct_pack({', '.join(f'{c} := {c}' for c in [*columns, *CONFLICT_COLUMNS])}))::VARCHAR"
     (value,) = con.execute(
-        f"SELECT sha256(? || coalesce(string_agg(md5({row}), '' ORDER BY id), '')) FROM publish_rows",
+        "SELECT sha256(? || coalesce(string_agg(digest, '' ORDER BY id), '')) FROM publish_digests",
         [contract.FORMAT_VERSION]).fetchone()
     return value
 
@@ -304,12 +323,21 @@ def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetime,
                    policy: Policy | None = None, errors: list[dict[str, Any]] | None = None,
-                   changes=None, packs=None) -> list[dict[str, Any]]:
+                   changes=None, packs=None, kept=None) -> list[dict[str, Any]]:
+    """The staged files; `kept` (``kept.KeptFiles``): tables and scope records that did not change
+    since the last export are taken from its version (kept.py)."""
     (staging / "tables").mkdir(parents=True)
     _copy_typed(con, "publish_rows", staging / "memories.parquet")
-    for table in exported_tables(con):
-        _copy_typed(con, table, staging / "tables" / (table + ".parquet"))
-    return _write_scopes(con, staging / "scopes", as_of, policy or Policy(), errors, changes, packs)
+    tables = exported_tables(con)
+    digests = table_digests(con, tables) if kept is not None else {}
+    for table in tables:
+        target = staging / "tables" / (table + ".parquet")
+        if kept is not None and kept.link_table(table, digests[table], target):
+            continue
+        _copy_typed(con, table, target)
+        if kept is not None:
+            kept.wrote_table(table, digests[table], target)
+    return _write_scopes(con, staging / "scopes", as_of, policy or Policy(), errors, changes, packs, kept)
 
 
 def contract_type(duckdb_type: str) -> str:
@@ -343,57 +371,81 @@ def _sql_path(path: Path) -> str:
 
 def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
                   policy: Policy | None = None, errors: list[dict[str, Any]] | None = None,
-                  changes=None, packs=None) -> list[dict[str, Any]]:
+                  changes=None, packs=None, kept=None) -> list[dict[str, Any]]:
     """One memory.json and context.md per scope (active and disputed memories; loop per scope);
     context.md is the scope's context pack within its tenant's ``[context] max_tokens``. A scope
     whose pack raises gets a context.md that says so, and the error goes to `errors` (raised
-    when `errors` is None). `packs` (``packs.KeptPacks``, the version's name): a scope whose pack
-    has not changed since the last export takes that file with tonight's As-of line."""
+    when `errors` is None). `packs` (``packs.KeptPacks``, the version's name) and `kept`
+    (``kept.KeptFiles``): a scope whose rows, facts and budget have not changed since the last export
+    takes its records and pack from there, with tonight's header; the others are built, a batch of
+    scopes per query. Needs ``publish_scopes`` (``_stage_digests``)."""
     as_json = {c: _json_time(c) for c in SCOPE_RECORD_COLUMNS if contract.MEMORY_FIELDS[c].type == "timestamp"}
     as_json["extra"] = "extra::VARCHAR"
     record = ", ".join(f"{c} := {as_json.get(c, c)}" for c in SCOPE_RECORD_COLUMNS)
     order = f"{TIER_ORDER}, importance DESC, last_accessed_at DESC, id"
     root.mkdir(parents=True, exist_ok=True)  # also when there is no scope yet: one layout for agents
-    scopes = []
     stamp = iso(as_of)
     policy = policy or Policy()
     facts = {key: part.to_dicts() for key, part in
              scope_entity_facts(con).partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
-    for frame in _scope_batches(con, record, order):  # a batch at a time: 1M memories at once ran out of memory
-        headings = iter(head_tokens([{"tenant": t, "agent_id": a, "user_id": u, "as_of": stamp} for t, a, u in
-                                     frame.select("tenant", "agent_id", "user_id").iter_rows()]) if packs else [])
-        for row in frame.iter_rows(named=True):
-            path = scope_folder(row["tenant"], row["agent_id"], row["user_id"])
-            folder = root / path
-            folder.mkdir(parents=True, exist_ok=True)
-            header = {"format_version": contract.FORMAT_VERSION, "tenant": row["tenant"], "agent_id": row["agent_id"],
-                      "user_id": row["user_id"], "as_of": stamp}
-            # the scope's changes (changes.py) before its records: a forget's rewrite keeps this order
-            section = changes.section(row["tenant"], row["agent_id"], row["user_id"]) if changes else None
-            document = (json.dumps({**header, "changes": section}, ensure_ascii=False)[:-1] + ', "memories": '
-                        + row["records"] + "}")
-            (folder / "memory.json").write_text(document, encoding="utf-8")
-            try:
-                scope_facts = facts.get((row["tenant"], row["agent_id"], row["user_id"]), [])
-                budget = policy.for_tenant(row["tenant"]).context.max_tokens
-                pack = _kept_pack(packs, path, header, row["lines"], scope_facts, budget, next(headings, None))
-            except MemoryLakeError:
-                raise
-            except Exception as exc:
-                if errors is None:
+    listed = con.execute(
+        """SELECT tenant, agent_id, user_id, digest, active, by_tier FROM publish_scopes WHERE active > 0
+           ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST""").pl()
+    headers = [{"format_version": contract.FORMAT_VERSION, "tenant": t, "agent_id": a, "user_id": u, "as_of": stamp}
+               for t, a, u in listed.select("tenant", "agent_id", "user_id").iter_rows()]
+    headings = head_tokens(headers) if packs else [None] * len(headers)
+    scopes: list[dict[str, Any]] = []
+    plans: dict[tuple, dict[str, Any]] = {}  # scope -> what writing it needs
+    for n, row in enumerate(listed.iter_rows(named=True)):
+        header, scope = headers[n], (row["tenant"], row["agent_id"], row["user_id"])
+        path = scope_folder(*scope)
+        by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
+        scopes.append({"tenant": scope[0], "agent_id": scope[1], "user_id": scope[2], "by_tier": by_tier,
+                       "path": f"{root.name}/{path}"})
+        plan = {"path": path, "header": header, "heading": headings[n], "facts": facts.get(scope, []),
+                "budget": policy.for_tenant(scope[0]).context.max_tokens,
+                "digest": scope_digest(row["digest"]) if kept is not None else None,
+                "section": changes.section(*scope) if changes else None}
+        records = kept.scope_records(path, plan["digest"]) if kept is not None else None
+        pack = _kept_pack(packs, plan, kept_only=True) if records is not None else None
+        if records is not None and pack is not None:
+            _write_scope(root, plan, records, pack, kept)
+        else:
+            plans[scope] = {**plan, "rows": row["active"]}
+    if plans:
+        for frame in _scope_batches(con, record, order, plans):  # a batch at a time: 1M memories at once ran out of memory
+            for row in frame.iter_rows(named=True):
+                plan = plans[(row["tenant"], row["agent_id"], row["user_id"])]
+                try:
+                    pack = _kept_pack(packs, {**plan, "lines": row["lines"]})
+                except MemoryLakeError:
                     raise
-                # the scope is published without its pack: memory.json holds every memory, and an
-                # agent loading context.md reads why it is empty
-                errors.append(step_error("stage_export", exc, item="context.md", tenant=row["tenant"],
-                                         agent_id=row["agent_id"], user_id=row["user_id"]))
-                pack = _context_pack(header, [], []) + (
-                    "\n_The context pack of this scope could not be built tonight; memory.json holds its "
-                    "memories._\n")
-            (folder / "context.md").write_text(pack, encoding="utf-8")
-            by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
-            scopes.append({**{k: header[k] for k in ("tenant", "agent_id", "user_id")}, "by_tier": by_tier,
-                           "path": f"{root.name}/{path}"})
+                except Exception as exc:
+                    if errors is None:
+                        raise
+                    # the scope is published without its pack: memory.json holds every memory, and an
+                    # agent loading context.md reads why it is empty
+                    errors.append(step_error("stage_export", exc, item="context.md", tenant=row["tenant"],
+                                             agent_id=row["agent_id"], user_id=row["user_id"]))
+                    pack = _context_pack(plan["header"], [], []) + (
+                        "\n_The context pack of this scope could not be built tonight; memory.json holds its "
+                        "memories._\n")
+                _write_scope(root, plan, row["records"], pack, kept)
     return scopes
+
+
+def _write_scope(root: Path, plan: dict[str, Any], records: str, pack: str, kept=None) -> None:
+    """A scope's memory.json (its header, then its changes before its records: a forget's rewrite
+    keeps this order) and context.md."""
+    folder = root / plan["path"]
+    folder.mkdir(parents=True, exist_ok=True)
+    document = (json.dumps({**plan["header"], "changes": plan["section"]}, ensure_ascii=False)[:-1] + MEMORIES_MARK
+                + records + "}")
+    (folder / "memory.json").write_text(document, encoding="utf-8")
+    (folder / "context.md").write_text(pack, encoding="utf-8")
+    if kept is not None:
+        kept.wrote_scope(plan["path"], plan["digest"], records, document, f"{root.name}/{plan['path']}/memory.json")
+        kept.hashes[f"{root.name}/{plan['path']}/context.md"] = hashlib.sha256(pack.encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------------- scope folders
@@ -453,12 +505,11 @@ def _segment(name: str | None) -> str:
 SCOPE_BATCH_ROWS = 50_000
 
 
-def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str):
-    """Per batch of whole scopes (in scope order): a frame of tenant, agent_id, user_id, the
-    records as JSON text, the pack's lines and the count per tier."""
-    sizes = con.execute(
-        """SELECT tenant, agent_id, user_id, count(*) AS n FROM publish_rows WHERE status IN ('active', 'conflicted')
-           GROUP BY ALL ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST""").pl()
+def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plans: dict[tuple, dict[str, Any]]):
+    """Per batch of whole scopes of `plans` (in scope order): a frame of tenant, agent_id, user_id,
+    the records as JSON text and the pack's lines."""
+    sizes = pl.DataFrame([(*scope, plan["rows"]) for scope, plan in plans.items()], orient="row",
+                         schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String, "n": pl.Int64})
     batch = (sizes["n"].cum_sum() - 1) // SCOPE_BATCH_ROWS
     for part in sizes.with_columns(batch=batch).partition_by("batch", maintain_order=True, include_key=False):
         con.register("scope_batch", part.drop("n"))
@@ -469,8 +520,7 @@ def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str):
                        to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
                        list(struct_pack(id := id, tier := tier, type := type, content := content, status := status,
                                         conflict := conflict, conflict_with := conflict_with, created_at := created_at,
-                                        importance := importance) ORDER BY {order}) AS lines,
-                       histogram(tier) AS by_tier
+                                        importance := importance) ORDER BY {order}) AS lines
                 FROM publish_rows r SEMI JOIN scope_batch b ON b.tenant = r.tenant
                      AND b.agent_id IS NOT DISTINCT FROM r.agent_id AND b.user_id IS NOT DISTINCT FROM r.user_id
                 WHERE r.status IN ('active', 'conflicted')
@@ -481,18 +531,21 @@ def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str):
             con.unregister("scope_batch")
 
 
-def _kept_pack(packs, folder: str, header: dict[str, Any], lines: list[dict[str, Any]], facts: list[dict[str, Any]],
-               budget: int, heading: int | None = None) -> str:
+def _kept_pack(packs, plan: dict[str, Any], kept_only: bool = False) -> str | None:
     """The scope's context.md: kept from the last export when nothing it is built from changed
-    (``packs.py``), else built; recorded for the next export either way."""
+    (``packs.py``; the scope's rows digest stands for its lines when there is one), else built from
+    ``plan["lines"]`` (None with `kept_only`); recorded for the next export either way."""
+    header = plan["header"]
     if packs is None:
-        return _context_pack(header, lines, facts, budget)
+        return None if kept_only else _context_pack(header, plan["lines"], plan["facts"], plan["budget"])
     kept, version = packs
-    key = pack_key(header, lines, facts, budget, heading)
-    pack = kept.kept(folder, key, pack_head(header)[AS_OF_LINE])
+    key = pack_key(header, plan["digest"] or plan.get("lines"), plan["facts"], plan["budget"], plan["heading"])
+    pack = kept.kept(plan["path"], key, pack_head(header)[AS_OF_LINE])
     if pack is None:
-        pack = _context_pack(header, lines, facts, budget)
-    kept.record(folder, key, pack, version)
+        if kept_only:
+            return None
+        pack = _context_pack(header, plan["lines"], plan["facts"], plan["budget"])
+    kept.record(plan["path"], key, pack, version)
     return pack
 
 
@@ -533,7 +586,12 @@ def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str
     rows = pl.read_parquet(staging / "memories.parquet", columns=["tier", "status"])
     by_tier = dict(sorted(rows["tier"].value_counts().iter_rows()))
     by_status = dict(sorted(rows["status"].value_counts().iter_rows()))
-    files = {str(p.relative_to(staging)): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+    known = take_hashes(staging)  # what staging wrote or linked (kept.py); the rest is read here
+    files = {}
+    for path in sorted(staging.rglob("*")):
+        if path.is_file():
+            name = str(path.relative_to(staging))
+            files[name] = known.get(name) or file_sha256(path)
     with duckdb.connect(":memory:") as con:
         tables = {p.stem: [(name, kind) for name, kind, *_ in con.execute(
                       f"DESCRIBE SELECT * FROM read_parquet('{_sql_path(p)}')").fetchall()]

@@ -572,6 +572,21 @@ MIGRATIONS.append((
     """,
 ))
 
+MIGRATIONS.append((
+    21,
+    "the tables and scope records of the last staged export, kept for the next (publish/kept.py)",
+    """
+    CREATE TABLE export_files (
+        kind VARCHAR NOT NULL,            -- 'table' (tables/<name>.parquet) or 'scope' (a memory.json's records)
+        name VARCHAR NOT NULL,            -- the table, or the scope's folder below scopes/
+        digest VARCHAR NOT NULL,          -- of what the file is made from
+        sha256 VARCHAR NOT NULL,          -- of the table file, or of the records' text
+        size BIGINT NOT NULL,             -- bytes of the same
+        version VARCHAR NOT NULL          -- the version that holds it
+    );
+    """,
+))
+
 # Python that runs in a migration's transaction before its DDL (data the DDL would drop).
 MIGRATION_STEPS = {15: keys.move_salts_out}
 

@@ -1,0 +1,163 @@
+"""Export files kept from version to version (issue 42: a night where little changed costs little).
+
+Staging an export wrote every file of a version every night: at 1M memories that is every lake
+table to ``tables/*.parquet`` (the embeddings alone are gigabytes) and every scope's
+``memory.json``, though most of them did not change. So each staged file is recorded in
+``export_files`` with a digest of what it is made from and the version it went to:
+
+* a table (kind ``table``): its columns and types, its row count and the sum of its rows' hashes
+  (order aside), with the export's format version. A table with the same digest is hard-linked
+  from the version that holds it (its size checked), not written again: the same rows, and the
+  version folders stay independent (a file is removed only when no version links to it).
+* a scope's records (kind ``scope``): the digest of the scope's published rows (``publish_scopes``)
+  and the code that writes them. The records part of ``memory.json`` (everything after
+  ``"memories": ``) is read back from that version, its SHA-256 checked (a forget's rewrite or an
+  edit builds it again), and written after tonight's header and changes: the same bytes building it
+  would give (tests/publish/test_kept.py compares both).
+
+Every file this module writes or links has its SHA-256 noted, so the manifest hashes only the rest
+(``take_hashes``). The table holds digests, hashes, sizes, names and versions, never text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from ..store import code_fingerprint, file_sha256, transaction
+from . import contract
+
+MEMORIES_MARK = ', "memories": '  # in memory.json, between the header and the records
+HASHES_FILE = ".file_hashes.json"  # staging only: the hashes known while staging (the manifest takes them)
+# What turns a scope's rows into its records' text besides the rows: this code and DuckDB.
+_SOURCES = ("publish/export.py", "publish/contract.py", "publish/kept.py")
+_PACKAGES = ("duckdb",)
+
+
+def table_digests(con: duckdb.DuckDBPyConnection, tables: list[str]) -> dict[str, str]:
+    """Per table: a digest of its columns, types and rows (count and the sum of the rows' hashes)."""
+    digests = {}
+    for table in tables:
+        columns = con.execute(f'DESCRIBE "{table}"').fetchall()
+        count, total = con.execute(f'SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM "{table}" t').fetchone()
+        payload = json.dumps([contract.FORMAT_VERSION, [c[:2] for c in columns], count, str(total)])
+        digests[table] = hashlib.sha256(payload.encode()).hexdigest()
+    return digests
+
+
+def scope_digest(rows_digest: str) -> str:
+    """The digest a scope's records are kept under: its rows' digest and the code that writes them."""
+    return hashlib.sha256((code_fingerprint(_SOURCES, _PACKAGES) + rows_digest).encode()).hexdigest()
+
+
+@dataclass
+class KeptFiles:
+    """The files of the last staged export (``export_files``) and those staged tonight."""
+
+    exports: Path
+    version: str = ""  # the version tonight's files are staged for
+    known: dict[tuple[str, str], tuple[str, str, int, str]] = field(default_factory=dict)  # (kind, name) -> (digest, sha256, size, version)
+    tonight: list[tuple[str, str, str, str, int, str]] = field(default_factory=list)
+    hashes: dict[str, str] = field(default_factory=dict)  # path below the staging folder -> SHA-256
+    linked_tables: int = 0
+    kept_scopes: int = 0
+
+    def link_table(self, table: str, digest: str, target: Path) -> bool:
+        """Hard-link `table`'s file from the version that holds it when its digest is the same;
+        False when there is none (or its file is gone or another size)."""
+        found = self.known.get(("table", table))
+        if found is None or found[0] != digest:
+            return False
+        source = self.exports / found[3] / "tables" / target.name
+        try:
+            if source.stat().st_size != found[2]:
+                return False
+            os.link(source, target)
+        except OSError:
+            return False
+        self.linked_tables += 1
+        self._record("table", table, digest, found[1], found[2], f"tables/{target.name}", found[3])
+        return True
+
+    def wrote_table(self, table: str, digest: str, path: Path) -> None:
+        self._record("table", table, digest, file_sha256(path), path.stat().st_size, f"tables/{path.name}",
+                     self.version)
+
+    def scope_records(self, folder: str, digest: str) -> str | None:
+        """The records text of `folder`'s memory.json kept under `digest`; None when there is none,
+        or the file is gone or changed since."""
+        found = self.known.get(("scope", folder))
+        if found is None or found[0] != digest:
+            return None
+        try:
+            data = (self.exports / found[3] / "scopes" / folder / "memory.json").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        start = data.find(MEMORIES_MARK)
+        if start < 0 or not data.endswith("}"):
+            return None
+        records = data[start + len(MEMORIES_MARK):-1]
+        encoded = records.encode("utf-8")
+        if hashlib.sha256(encoded).hexdigest() != found[1] or len(encoded) != found[2]:
+            return None
+        self.kept_scopes += 1
+        return records
+
+    def wrote_scope(self, folder: str, digest: str, records: str, document: str, relpath: str) -> None:
+        """Record tonight's memory.json of `folder` (its records kept under `digest`) and its hash."""
+        encoded = records.encode("utf-8")
+        self.tonight.append(("scope", folder, digest, hashlib.sha256(encoded).hexdigest(), len(encoded), self.version))
+        self.hashes[relpath] = hashlib.sha256(document.encode("utf-8")).hexdigest()
+
+    def _record(self, kind: str, name: str, digest: str, sha256: str, size: int, relpath: str, version: str) -> None:
+        self.tonight.append((kind, name, digest, sha256, size, version))
+        if kind == "table":
+            self.hashes[relpath] = sha256
+
+
+def load_kept(con: duckdb.DuckDBPyConnection, exports: Path, version: str) -> KeptFiles:
+    kept = KeptFiles(exports, version)
+    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'export_files'").fetchone()[0]:
+        kept.known = {(kind, name): (digest, sha, size, at) for kind, name, digest, sha, size, at in con.execute(
+            "SELECT kind, name, digest, sha256, size, version FROM export_files").fetchall()}
+    return kept
+
+
+def save_kept(con: duckdb.DuckDBPyConnection, kept: KeptFiles) -> None:
+    """Keep tonight's files for the next export (replacing the last one's)."""
+    rows = pl.DataFrame(kept.tonight, schema={"kind": pl.String, "name": pl.String, "digest": pl.String,
+                                              "sha256": pl.String, "size": pl.Int64, "version": pl.String},
+                        orient="row")
+    with transaction(con):
+        con.execute("DELETE FROM export_files")
+        con.register("tonight_files", rows)
+        try:
+            con.execute("INSERT INTO export_files SELECT kind, name, digest, sha256, size, version FROM tonight_files")
+        finally:
+            con.unregister("tonight_files")
+
+
+def put_hashes(staging: Path, hashes: dict[str, str]) -> None:
+    """Leave the hashes known while staging for the manifest (``take_hashes``)."""
+    (staging / HASHES_FILE).write_text(json.dumps(hashes), encoding="utf-8")
+
+
+def take_hashes(staging: Path) -> dict[str, str]:
+    """The hashes staging left (removing their file); {} when there are none."""
+    path = staging / HASHES_FILE
+    try:
+        hashes = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        hashes = {}
+    path.unlink(missing_ok=True)
+    return hashes
+
+
+__all__ = ["HASHES_FILE", "KeptFiles", "MEMORIES_MARK", "load_kept", "put_hashes", "save_kept", "scope_digest",
+           "table_digests", "take_hashes"]

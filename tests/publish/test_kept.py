@@ -1,0 +1,74 @@
+"""Export files kept from version to version (publish/kept.py): an export that links the unchanged
+tables and takes the unchanged scopes' records from the last version stages the same files as one
+that writes everything, a kept file changed since is written again, and the manifest's checksums
+are those of the files on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_lake.demo import night_as_of
+from memory_lake.publish.export import check_export, publish_export, stage_export
+from memory_lake.store import file_sha256, resolve_as_of
+
+from ..conftest import copy_lake, write_jsonl
+
+pytestmark = pytest.mark.xdist_group("notebooks")
+CACHES = ("tables/export_files.parquet", "tables/export_packs.parquet")  # what each copy kept differs, by design
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and str(p.relative_to(root)) not in CACHES and p.name != ".file_hashes.json"}
+
+
+def test_kept_files_give_the_files_writing_everything_gives(three_nights, tmp_path):
+    as_of = resolve_as_of(night_as_of(4))
+    tonight = copy_lake(three_nights.root, tmp_path / "tonight" / "lake")
+    assert tonight.sql("SELECT count(*) FROM export_files WHERE kind = 'scope'").item() > 0  # night 3 kept them
+    scope = tonight.sql("SELECT tenant, agent_id, user_id FROM memories WHERE status = 'active' ORDER BY id LIMIT 1"
+                        ).to_dicts()[0]
+    tonight.ingest([write_jsonl(tmp_path / "tonight.jsonl", [
+        {"id": "night-4-kept", **scope, "content": "The user now keeps a paper diary.",
+         "type": "fact", "tier": "long_term", "created_at": "2026-12-02T08:00:00Z"}])], as_of=as_of)
+    written, kept = (copy_lake(tonight.root, tmp_path / name / "lake") for name in ("written", "kept"))
+    with written.writer() as con:
+        con.execute("DELETE FROM export_files")  # this copy writes every file
+        con.execute("DELETE FROM export_packs")
+    # a kept memory.json changed since it was written (as a forget's rewrite would): written again
+    version, folder = kept.sql("SELECT version, name FROM export_files WHERE kind = 'scope' ORDER BY name DESC LIMIT 1"
+                               ).row(0)
+    edited = kept.root / "exports" / version / "scopes" / folder / "memory.json"
+    edited.write_text(edited.read_text(encoding="utf-8")[:-2] + ', {"id": "an edit"}]}', encoding="utf-8")
+
+    fresh = stage_export(written, as_of, run_id="night-4")
+    reused = stage_export(kept, as_of, run_id="night-4")
+
+    scopes = reused.details["scopes"]
+    assert (fresh.counts["scopes_kept"], fresh.counts["tables_linked"]) == (0, 0)
+    assert 0 < reused.counts["scopes_kept"] <= scopes - 2  # the new memory's scope and the edited one were written
+    assert reused.counts["tables_linked"] > 0
+    staged = {name: Path(report.details["staging"]) for name, report in (("written", fresh), ("kept", reused))}
+    assert _files(staged["kept"]) == _files(staged["written"])
+    assert len(list((staged["kept"] / "scopes").rglob("memory.json"))) == scopes
+    # a linked table is the file of the last version itself (one inode), not a copy
+    linked = kept.sql("SELECT name, version FROM export_files WHERE kind = 'table' AND version <> ? ORDER BY name",
+                      [reused.details["changes"]["to"]]).rows()
+    assert linked and all((staged["kept"] / "tables" / f"{name}.parquet").stat().st_ino
+                          == (kept.root / "exports" / at / "tables" / f"{name}.parquet").stat().st_ino
+                          for name, at in linked)
+    assert "night-4-kept" in (staged["kept"] / [p for p in reused.details["scope_list"] if p["tenant"] == scope["tenant"]
+                              and p["agent_id"] == scope["agent_id"] and p["user_id"] == scope["user_id"]][0]["path"]
+                              / "memory.json").read_text(encoding="utf-8")
+
+    # published: the manifest lists every file with the checksum of its bytes (staging's hashes used)
+    checks = check_export(kept, reused.details["staging"], run_id="night-4", as_of=as_of)
+    published = publish_export(kept, as_of, reused.details, checks.details, run_id="night-4")
+    folder = Path(published.details["path"])
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    on_disk = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != "manifest.json"}
+    assert set(manifest["files"]) == on_disk and ".file_hashes.json" not in on_disk
+    assert all(manifest["files"][name] == file_sha256(folder / name) for name in on_disk)
