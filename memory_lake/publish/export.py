@@ -42,7 +42,8 @@ from . import contract
 from .changes import restamp_changes, stage_changes
 from .checks import batches, validate
 from .diff import diff_batches, keep_held, record_holds, scope_holds
-from .kept import MEMORIES_MARK, load_kept, put_hashes, save_kept, scope_digest, table_digests, take_hashes
+from .kept import MEMORIES_MARK, load_kept, put_staged, save_kept, scope_digest, table_digests, take_hashes
+from .kept import unchanged_scopes
 from .packs import AS_OF_LINE, head_tokens, load_packs, pack_key, save_packs
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts
@@ -108,7 +109,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             details["changes"] = changes.summary()
             packs, kept = load_packs(con, lake.exports), load_kept(con, lake.exports, version)
             details["scope_list"] = _write_staging(con, staging, as_of, policy, errors, changes, (packs, version), kept)
-            put_hashes(staging, kept.hashes)
+            put_staged(staging, kept)
             save_packs(con, packs)
             save_kept(con, kept)
             counts.update(packs_kept=packs.reused, scopes_kept=kept.kept_scopes, tables_linked=kept.linked_tables)
@@ -134,14 +135,34 @@ def check_export(lake, staging: str | None, policy: Policy | None = None, run_id
         return report
     previous = lake.exports / current if current else None
     candidate = Path(staging) if staging is not None else previous
-    memories = pl.read_parquet(candidate / "memories.parquet")
+    memories, rows = _checked_rows(candidate / "memories.parquet",
+                                   unchanged_scopes(candidate) if staging is not None else [])
+    counted = pl.read_parquet(candidate / "memories.parquet", columns=[*contract.SCOPE_FIELDS, "tier", "status"])
     with lake.writer(purpose="check export") as con:
         diff = diff_batches(con, previous, candidate, policy, as_of)
-    checks = validate(batches(memories, scope_counts(memories, policy), diff))
+    checks = validate(batches(memories, scope_counts(counted, policy), diff))
     report.details = {**checks.as_dict(), "checked": "staged" if staging is not None else current,
-                      "previous": current}
-    report.counts = {"expectations": len(checks.results), "failed": len(checks.failed)}
+                      "previous": current, "rows": rows, "rows_checked": memories.height}
+    report.counts = {"expectations": len(checks.results), "failed": len(checks.failed), "rows_checked": memories.height}
     return report
+
+
+def _checked_rows(path: Path, unchanged: list[tuple[str, str | None, str | None]]) -> tuple[pl.DataFrame, int]:
+    """The rows of `path` the row expectations check, and how many rows it has: every row but those
+    of the `unchanged` scopes (rows a published version holds as they are, which the suite passed),
+    and always every row whose id is missing or not unique (uniqueness is over the whole version)."""
+    rows = pl.scan_parquet(path)
+    if not unchanged:
+        frame = rows.collect()
+        return frame, frame.height
+    scopes = pl.DataFrame(unchanged, schema={f: pl.String for f in contract.SCOPE_FIELDS}, orient="row")
+    frame = (rows.with_row_index("_row")
+             .join(scopes.lazy().with_columns(_unchanged=pl.lit(True)), on=list(contract.SCOPE_FIELDS), how="left",
+                   nulls_equal=True)
+             .filter(pl.col("_unchanged").is_null() | pl.col("id").is_null() | pl.col("id").is_duplicated())
+             .sort("_row").drop("_row", "_unchanged").collect())
+    (total,) = rows.select(pl.len()).collect().row(0)
+    return frame, total
 
 
 def publish_export(lake, as_of: datetime, staged: dict[str, Any], checks: dict[str, Any],
@@ -407,6 +428,8 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
                 "digest": scope_digest(row["digest"]) if kept is not None else None,
                 "section": changes.section(*scope) if changes else None}
         records = kept.scope_records(path, plan["digest"]) if kept is not None else None
+        if records is not None:
+            kept.unchanged.append(scope)
         pack = _kept_pack(packs, plan, kept_only=True) if records is not None else None
         if records is not None and pack is not None:
             _write_scope(root, plan, records, pack, kept)

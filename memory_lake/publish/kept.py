@@ -16,7 +16,8 @@ table to ``tables/*.parquet`` (the embeddings alone are gigabytes) and every sco
   would give (tests/publish/test_kept.py compares both).
 
 Every file this module writes or links has its SHA-256 noted, so the manifest hashes only the rest
-(``take_hashes``). The table holds digests, hashes, sizes, names and versions, never text.
+(``take_hashes``); the scopes whose records were kept are noted for the publish suite, which checks
+the other scopes' rows and whole-lake aggregates (``unchanged_scopes``, export.check_export). The table holds digests, hashes, sizes, names and versions, never text.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ from ..store import code_fingerprint, file_sha256, transaction
 from . import contract
 
 MEMORIES_MARK = ', "memories": '  # in memory.json, between the header and the records
-HASHES_FILE = ".file_hashes.json"  # staging only: the hashes known while staging (the manifest takes them)
-# What turns a scope's rows into its records' text besides the rows: this code and DuckDB.
-_SOURCES = ("publish/export.py", "publish/contract.py", "publish/kept.py")
+STAGED_FILE = ".staged.json"  # staging only: what staging knows for the checks and the manifest (removed then)
+# What turns a scope's rows into its records' text besides the rows: this code and DuckDB; and what
+# the publish suite judged them with (a scope kept is not checked again, see export.check_export).
+_SOURCES = ("publish/export.py", "publish/contract.py", "publish/kept.py", "publish/checks.py", "text/redact",
+            "store/schema.py")
 _PACKAGES = ("duckdb",)
 
 
@@ -65,6 +68,7 @@ class KeptFiles:
     known: dict[tuple[str, str], tuple[str, str, int, str]] = field(default_factory=dict)  # (kind, name) -> (digest, sha256, size, version)
     tonight: list[tuple[str, str, str, str, int, str]] = field(default_factory=list)
     hashes: dict[str, str] = field(default_factory=dict)  # path below the staging folder -> SHA-256
+    unchanged: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # scopes whose records were kept
     linked_tables: int = 0
     kept_scopes: int = 0
 
@@ -143,21 +147,31 @@ def save_kept(con: duckdb.DuckDBPyConnection, kept: KeptFiles) -> None:
             con.unregister("tonight_files")
 
 
-def put_hashes(staging: Path, hashes: dict[str, str]) -> None:
-    """Leave the hashes known while staging for the manifest (``take_hashes``)."""
-    (staging / HASHES_FILE).write_text(json.dumps(hashes), encoding="utf-8")
+def put_staged(staging: Path, kept: KeptFiles) -> None:
+    """Leave what staging knows for the checks (`unchanged_scopes`) and the manifest (`take_hashes`)."""
+    (staging / STAGED_FILE).write_text(json.dumps({"hashes": kept.hashes, "unchanged": kept.unchanged}),
+                                       encoding="utf-8")
+
+
+def unchanged_scopes(staging: Path) -> list[tuple[str, str | None, str | None]]:
+    """The scopes whose rows staging found as a published version holds them (so the publish suite
+    passed them); [] when staging left nothing."""
+    try:
+        return [tuple(scope) for scope in json.loads((staging / STAGED_FILE).read_text(encoding="utf-8"))["unchanged"]]
+    except (OSError, ValueError, KeyError):
+        return []
 
 
 def take_hashes(staging: Path) -> dict[str, str]:
     """The hashes staging left (removing their file); {} when there are none."""
-    path = staging / HASHES_FILE
+    path = staging / STAGED_FILE
     try:
-        hashes = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        hashes = json.loads(path.read_text(encoding="utf-8"))["hashes"]
+    except (OSError, ValueError, KeyError):
         hashes = {}
     path.unlink(missing_ok=True)
     return hashes
 
 
-__all__ = ["HASHES_FILE", "KeptFiles", "MEMORIES_MARK", "load_kept", "put_hashes", "save_kept", "scope_digest",
-           "table_digests", "take_hashes"]
+__all__ = ["KeptFiles", "MEMORIES_MARK", "STAGED_FILE", "load_kept", "put_staged", "save_kept", "scope_digest",
+           "table_digests", "take_hashes", "unchanged_scopes"]

@@ -22,7 +22,7 @@ CACHES = ("tables/export_files.parquet", "tables/export_packs.parquet")  # what 
 
 def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and str(p.relative_to(root)) not in CACHES and p.name != ".file_hashes.json"}
+            if p.is_file() and str(p.relative_to(root)) not in CACHES and p.name != ".staged.json"}
 
 
 def test_kept_files_give_the_files_writing_everything_gives(three_nights, tmp_path):
@@ -66,9 +66,42 @@ def test_kept_files_give_the_files_writing_everything_gives(three_nights, tmp_pa
 
     # published: the manifest lists every file with the checksum of its bytes (staging's hashes used)
     checks = check_export(kept, reused.details["staging"], run_id="night-4", as_of=as_of)
+    assert checks.details["success"] and checks.details["failed"] == []
+    # the row expectations read the rows of the scopes not kept; every check_export of the copy that
+    # kept nothing reads them all
+    everything = check_export(written, fresh.details["staging"], run_id="night-4", as_of=as_of)
+    assert everything.details["rows_checked"] == everything.details["rows"] == checks.details["rows"]
+    assert 0 < checks.details["rows_checked"] < checks.details["rows"]
     published = publish_export(kept, as_of, reused.details, checks.details, run_id="night-4")
     folder = Path(published.details["path"])
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     on_disk = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != "manifest.json"}
-    assert set(manifest["files"]) == on_disk and ".file_hashes.json" not in on_disk
+    assert set(manifest["files"]) == on_disk and ".staged.json" not in on_disk
     assert all(manifest["files"][name] == file_sha256(folder / name) for name in on_disk)
+
+
+def test_ids_are_unique_over_the_whole_version_when_only_changed_scopes_are_checked(three_nights, tmp_path):
+    """A row of an unchanged scope sent twice (a bug in staging, say) fails "ids unique" though
+    that scope's rows are not read again; the row expectations of a changed scope still run."""
+    import polars as pl
+
+    as_of = resolve_as_of(night_as_of(4))
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    lake.ingest([write_jsonl(tmp_path / "tonight.jsonl", [
+        {"id": "night-4-pii", "tenant": "acme", "content": "Call me at alice@example.com"}])], as_of=as_of)
+    staged = stage_export(lake, as_of, run_id="night-4")
+    assert staged.counts["scopes_kept"] > 0
+    memories = Path(staged.details["staging"]) / "memories.parquet"
+    rows = pl.read_parquet(memories)
+    unchanged = {tuple(s) for s in json.loads((memories.parent / ".staged.json").read_text())["unchanged"]}
+    twice = rows.filter(pl.struct("tenant", "agent_id", "user_id").map_elements(
+        lambda s: (s["tenant"], s["agent_id"], s["user_id"]) in unchanged, return_dtype=pl.Boolean)).head(1)
+    assert twice.height == 1
+    pl.concat([rows, twice]).write_parquet(memories)
+
+    checks = check_export(lake, staged.details["staging"], run_id="night-4", as_of=as_of)
+
+    failed = {c["expectation"]: c["observed"] for c in checks.details["checks"] if not c["success"]}
+    assert set(failed) == {"ids unique"}, failed  # the e-mail was redacted at ingest: no raw PII
+    assert twice["id"][0] in failed["ids unique"]
+    assert checks.details["rows_checked"] < checks.details["rows"] == rows.height + 1
