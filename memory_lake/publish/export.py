@@ -46,7 +46,7 @@ from .kept import MEMORIES_MARK, load_kept, put_staged, save_kept, scope_digest,
 from .kept import unchanged_scopes
 from .packs import AS_OF_LINE, head_tokens, load_packs, pack_key, save_packs
 from ..maintain import CONTRADICTION_PARTNERS_SQL
-from ..maintain import scope_entity_facts
+from ..maintain import scope_entity_facts, scope_fact_digests
 from ..search import markdown_text, pack_head, scope_pack
 from ..store import crash_point, file_sha256, iso
 from ..store import Policy
@@ -407,8 +407,7 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
     root.mkdir(parents=True, exist_ok=True)  # also when there is no scope yet: one layout for agents
     stamp = iso(as_of)
     policy = policy or Policy()
-    facts = {key: part.to_dicts() for key, part in
-             scope_entity_facts(con).partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
+    facts = scope_fact_digests(con)  # what a pack's key reads; the facts themselves only for the packs built
     listed = con.execute(
         """SELECT tenant, agent_id, user_id, digest, active, by_tier FROM publish_scopes WHERE active > 0
            ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST""").pl()
@@ -423,7 +422,7 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
         by_tier = {e["key"]: e["value"] for e in row["by_tier"]} if isinstance(row["by_tier"], list) else dict(row["by_tier"])
         scopes.append({"tenant": scope[0], "agent_id": scope[1], "user_id": scope[2], "by_tier": by_tier,
                        "path": f"{root.name}/{path}"})
-        plan = {"path": path, "header": header, "heading": headings[n], "facts": facts.get(scope, []),
+        plan = {"path": path, "header": header, "heading": headings[n], "facts": facts.get(scope, ""),
                 "budget": policy.for_tenant(scope[0]).context.max_tokens,
                 "digest": scope_digest(row["digest"]) if kept is not None else None,
                 "section": changes.section(*scope) if changes else None}
@@ -436,11 +435,12 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
         else:
             plans[scope] = {**plan, "rows": row["active"]}
     if plans:
-        for frame in _scope_batches(con, record, order, plans):  # a batch at a time: 1M memories at once ran out of memory
+        for frame, batch_facts in _scope_batches(con, record, order, plans):  # a batch at a time: 1M at once ran out of memory
             for row in frame.iter_rows(named=True):
-                plan = plans[(row["tenant"], row["agent_id"], row["user_id"])]
+                scope = (row["tenant"], row["agent_id"], row["user_id"])
+                plan = plans[scope]
                 try:
-                    pack = _kept_pack(packs, {**plan, "lines": row["lines"]})
+                    pack = _kept_pack(packs, {**plan, "lines": row["lines"], "fact_rows": batch_facts.get(scope, [])})
                 except MemoryLakeError:
                     raise
                 except Exception as exc:
@@ -530,14 +530,14 @@ SCOPE_BATCH_ROWS = 50_000
 
 def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plans: dict[tuple, dict[str, Any]]):
     """Per batch of whole scopes of `plans` (in scope order): a frame of tenant, agent_id, user_id,
-    the records as JSON text and the pack's lines."""
+    the records as JSON text and the pack's lines; and the batch's entity facts by scope."""
     sizes = pl.DataFrame([(*scope, plan["rows"]) for scope, plan in plans.items()], orient="row",
                          schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String, "n": pl.Int64})
     batch = (sizes["n"].cum_sum() - 1) // SCOPE_BATCH_ROWS
     for part in sizes.with_columns(batch=batch).partition_by("batch", maintain_order=True, include_key=False):
         con.register("scope_batch", part.drop("n"))
         try:
-            yield con.execute(
+            records = con.execute(
                 f"""
                 SELECT r.tenant, r.agent_id, r.user_id,
                        to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
@@ -550,6 +550,11 @@ def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plan
                 GROUP BY r.tenant, r.agent_id, r.user_id ORDER BY r.tenant, r.agent_id NULLS FIRST, r.user_id NULLS FIRST
                 """
             ).pl()
+            facts = scope_entity_facts(con, "EXISTS (SELECT 1 FROM scope_batch b WHERE b.tenant = e.tenant AND "
+                                            "b.agent_id IS NOT DISTINCT FROM e.agent_id AND "
+                                            "b.user_id IS NOT DISTINCT FROM e.user_id)")
+            yield records, {key: part.to_dicts() for key, part in
+                            facts.partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
         finally:
             con.unregister("scope_batch")
 
@@ -557,17 +562,18 @@ def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plan
 def _kept_pack(packs, plan: dict[str, Any], kept_only: bool = False) -> str | None:
     """The scope's context.md: kept from the last export when nothing it is built from changed
     (``packs.py``; the scope's rows digest stands for its lines when there is one), else built from
-    ``plan["lines"]`` (None with `kept_only`); recorded for the next export either way."""
+    ``plan["lines"]`` and ``plan["fact_rows"]`` (None with `kept_only`; ``plan["facts"]``, the facts'
+    digest, is what the key reads); recorded for the next export either way."""
     header = plan["header"]
     if packs is None:
-        return None if kept_only else _context_pack(header, plan["lines"], plan["facts"], plan["budget"])
+        return None if kept_only else _context_pack(header, plan["lines"], plan["fact_rows"], plan["budget"])
     kept, version = packs
     key = pack_key(header, plan["digest"] or plan.get("lines"), plan["facts"], plan["budget"], plan["heading"])
     pack = kept.kept(plan["path"], key, pack_head(header)[AS_OF_LINE])
     if pack is None:
         if kept_only:
             return None
-        pack = _context_pack(header, plan["lines"], plan["facts"], plan["budget"])
+        pack = _context_pack(header, plan["lines"], plan["fact_rows"], plan["budget"])
     kept.record(plan["path"], key, pack, version)
     return pack
 

@@ -38,11 +38,12 @@ def head_tokens(headers: list[dict[str, Any]]) -> list[int]:
     return count_tokens_many(["\n".join(pack_head(header)) + "\n" for header in headers])
 
 
-def pack_key(header: dict[str, Any], lines: list[dict[str, Any]] | str, facts: list[dict[str, Any]], max_tokens: int,
-             heading: int | None = None) -> str:
+def pack_key(header: dict[str, Any], lines: list[dict[str, Any]] | str, facts: list[dict[str, Any]] | str,
+             max_tokens: int, heading: int | None = None) -> str:
     """The key of a scope's pack: everything it is built from except the as_of, whose heading's
-    token count (`heading`, counted here when None) stands in for it. `lines` may be a digest of
-    the scope's rows instead (export.py passes one: the rows hold every field a line reads)."""
+    token count (`heading`, counted here when None) stands in for it. `lines` and `facts` may be
+    digests instead (export.py passes the scope's rows digest, which covers every field a line reads,
+    and ``maintain.scope_fact_digests``)."""
     heading = head_tokens([header])[0] if heading is None else heading
     scope = [header.get(k) for k in ("format_version", "tenant", "agent_id", "user_id")]
     payload = json.dumps([code_fingerprint(_SOURCES, _PACKAGES), scope, max_tokens, heading, lines, facts],

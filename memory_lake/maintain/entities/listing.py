@@ -34,13 +34,35 @@ def scope_entity_facts(con: duckdb.DuckDBPyConnection, where: str = "", params: 
         return pl.DataFrame(schema=columns)
     return con.execute(
         f"""
-        SELECT e.entity_id, e.tenant, e.agent_id, e.user_id, e.name, e.kind, e.mention_count, e.first_mentioned,
-               e.last_mentioned, f.fact_id, f.memory_id, f.content, f.confidence, f.mentioned_at, f.merged_into,
-               f.superseded_by, f.change, f.valid_from, f.valid_to
+        SELECT {_FACT_COLUMNS}
         FROM entities e JOIN entity_facts f USING (entity_id)
         {('WHERE ' + where) if where else ''}
-        ORDER BY e.tenant, e.agent_id NULLS FIRST, e.user_id NULLS FIRST, e.entity_id, f.mentioned_at, f.fact_id
+        ORDER BY e.tenant, e.agent_id NULLS FIRST, e.user_id NULLS FIRST, {_FACT_ORDER}
         """, params or []).pl().cast(columns)
+
+
+_FACT_FIELDS = ("e.entity_id", "e.tenant", "e.agent_id", "e.user_id", "e.name", "e.kind", "e.mention_count",
+                "e.first_mentioned", "e.last_mentioned", "f.fact_id", "f.memory_id", "f.content", "f.confidence",
+                "f.mentioned_at", "f.merged_into", "f.superseded_by", "f.change", "f.valid_from", "f.valid_to")
+_FACT_COLUMNS = ", ".join(_FACT_FIELDS)
+_FACT_ORDER = "e.entity_id, f.mentioned_at, f.fact_id"
+
+
+def scope_fact_digests(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | None, str | None], str]:
+    """Per scope with entity facts: an md5 of its rows of ``scope_entity_facts`` in their order (what
+    tells that a context pack's facts did not change without reading them; publish/packs.py)."""
+    has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
+                      ).fetchone()[0]
+    if has < 2:
+        return {}
+    rows = con.execute(
+        f"""
+        SELECT e.tenant, e.agent_id, e.user_id,
+               md5(string_agg(md5(to_json(struct_pack({', '.join(f'{c[2:]} := {c}' for c in _FACT_FIELDS)}))::VARCHAR), ''
+                              ORDER BY {_FACT_ORDER}))
+        FROM entities e JOIN entity_facts f USING (entity_id) GROUP BY ALL
+        """).fetchall()
+    return {(t, a, u): digest for t, a, u, digest in rows}
 
 
 def published_entity_facts(version: Path) -> pl.DataFrame:
