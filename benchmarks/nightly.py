@@ -174,16 +174,18 @@ def night(lake, as_of: datetime, reports: Path) -> dict:
     vectors_s = time.perf_counter() - start
 
     counts = {"ingest": {k: ingested[k] for k in ("ingested", "updated", "unchanged", "quarantined")}}
+    peaks = {"ingest": round(peak_mb())}  # the process's peak so far after each step: where it grows is that step
 
     def runner(step, run_id, done):
         began = time.perf_counter()
         try:
             result = step.run(lake, as_of, run_id, done, str(reports))
-            if step.name in ("enforce_tiers", "dedup", "summarize"):
+            if step.name in ("enforce_tiers", "dedup", "summarize", "stage_export", "check_export"):
                 counts[step.name] = result.get("counts")
             return result
         finally:
             seconds[step.name] = time.perf_counter() - began
+            peaks[step.name] = round(peak_mb())
 
     start = time.perf_counter()
     summary = run_nightly_steps(lake, as_of, reports_dir=reports, runner=runner)
@@ -191,7 +193,7 @@ def night(lake, as_of: datetime, reports: Path) -> dict:
     counted = sum(s for name, s in seconds.items() if name not in EXCLUDED)
     return {"status": summary.get("status"), "steps": {k: round(v, 2) for k, v in seconds.items()},
             "total_s": round(counted, 1), "run_s": round(run_s, 1), "vectors_s": round(vectors_s, 1),
-            "peak_mb": round(peak_mb()), "counts": counts}
+            "peak_mb": round(peak_mb()), "peak_after_mb": peaks, "counts": counts}
 
 
 def child(size: int, scopes: int, folder: str) -> None:
