@@ -93,3 +93,27 @@ def test_forgetting_a_memory_forgets_its_kept_verdicts(three_nights, tmp_path):
     forget(lake, ids=[memory], operator="user", reason="user asked to forget", as_of=resolve_as_of(night_as_of(4)))
     assert lake.sql("SELECT count(*) FROM dedup_verdicts WHERE ? IN (a_memory_id, b_memory_id)", [memory]).item() == 0
     assert lake.sql("SELECT count(*) FROM dedup_verdicts").item() == before - theirs
+
+
+def test_planning_in_batches_of_scopes_gives_the_tables_of_one_plan(three_nights, tmp_path, monkeypatch):
+    """Dedup plans a batch of whole scopes at a time (at 1M memories the vectors of all at once took
+    gigabytes): batches of a few memories merge, file and settle exactly what one plan does."""
+    import importlib
+
+    step = importlib.import_module("memory_lake.maintain.dedup.step")  # the package's name is also the step's
+
+    as_of = resolve_as_of(night_as_of(4))
+    tonight = copy_lake(three_nights.root, tmp_path / "tonight" / "lake")
+    tonight.ingest([write_jsonl(tmp_path / "tonight.jsonl", _new_records(tonight))], as_of=as_of)
+    tonight.index(as_of=as_of)
+    whole, batched = (copy_lake(tonight.root, tmp_path / name / "lake") for name in ("whole", "batched"))
+    for lake in (whole, batched):
+        with lake.writer() as con:
+            con.execute("DELETE FROM dedup_scopes")  # every scope planned
+    at_once = dedup(whole, as_of, run_id="night-4")
+    monkeypatch.setattr(step, "PLAN_BATCH_ROWS", 5)
+    in_batches = dedup(batched, as_of, run_id="night-4")
+
+    assert at_once.counts["merged"] > 0 and at_once.counts["contradictions_filed"] > 0
+    assert in_batches.counts == at_once.counts
+    assert _tables(batched) == _tables(whole)

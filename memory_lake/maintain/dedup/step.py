@@ -32,53 +32,100 @@ KEPT_APART_SHOWN = 1000
 _COLUMNS = "m.id, m.tenant, m.agent_id, m.user_id, m.type, m.tags, m.content, m.importance, m.created_at, m.content_hash"
 
 
+# Memories are planned a batch of whole scopes at a time (pairs never cross a scope), about this
+# many per batch, so that only one batch's vectors are in memory (1M at once took gigabytes).
+PLAN_BATCH_ROWS = 50_000
+_ELIGIBLE = """m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
+               AND NOT (m.type = 'summary' AND m.operator = 'system')"""
+
+
 def plan_dedup(con, policy: Policy, only: pl.DataFrame | None = None) -> tuple[Plan, pl.DataFrame]:
     """Read the eligible memories and, per embedding model, the vectors of those whose language it
     covers, on `con`; return (plan, the rows read). The semantic pass runs in each model's space, each
     memory in that of the first model covering its language
     (``semantic_cosine`` for ``[search] model``, ``multilingual_semantic_cosine`` for the
     multilingual one), so Chinese memories are compared through the multilingual model. `only`
-    (tenant, agent_id, user_id): plan those scopes alone (``settled.py``)."""
+    (tenant, agent_id, user_id): plan those scopes alone (``settled.py``). Planned a batch of whole
+    scopes at a time (PLAN_BATCH_ROWS): the same plan as all at once."""
     from ...text import embedding_models
 
     has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
-    frame = con.execute(
-        f"""SELECT {_COLUMNS}, false AS covered FROM memories m
-            WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
-              AND NOT (m.type = 'summary' AND m.operator = 'system')
-            ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
+    in_only = ""
     if only is not None:
-        frame = frame.join(only, on=list(SCOPE), how="semi", nulls_equal=True)
-    wanted = set(frame["id"].to_list()) if only is not None else None
-    spaces: dict[str, tuple[dict[str, np.ndarray], float]] = {}
+        con.register("dedup_only_scopes", only)
+        in_only = ("AND EXISTS (SELECT 1 FROM dedup_only_scopes o WHERE o.tenant = m.tenant "
+                   "AND o.agent_id IS NOT DISTINCT FROM m.agent_id AND o.user_id IS NOT DISTINCT FROM m.user_id)")
+    try:
+        frame = con.execute(f"""SELECT {_COLUMNS}, false AS covered FROM memories m WHERE {_ELIGIBLE} {in_only}
+                                ORDER BY m.tenant, m.agent_id, m.user_id, m.id""").pl()
+    finally:
+        if only is not None:
+            con.unregister("dedup_only_scopes")
     names = embedding_models(policy) if has_embeddings else ()
-    taken: set[str] = set()
-    for name in names:
-        found = con.execute(
-            """SELECT m.id, e.vector FROM memories m JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
-               WHERE m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'important'
-                 AND NOT (m.type = 'summary' AND m.operator = 'system')
-                 AND len(e.vector) > 0 AND e.unknown_ratio <= ?""",
-            [name, policy.search.max_unknown_ratio]).pl()
-        # each memory is compared in one space only: that of the first model covering its language
-        # (MiniLM for English, the multilingual model for what MiniLM does not cover)
-        found = found.filter(~pl.col("id").is_in(list(taken)))
-        if wanted is not None:
-            found = found.filter(pl.col("id").is_in(list(wanted)))
-        if not found.height:
-            continue
-        taken.update(found["id"].to_list())
-        width = found["vector"].list.len().max()
-        matrix = found["vector"].list.to_array(width).to_numpy().astype(np.float32)
-        threshold = policy.dedup.semantic_cosine if name == policy.search.model else policy.dedup.multilingual_semantic_cosine
-        spaces[name] = (dict(zip(found["id"].to_list(), matrix)), threshold)
-    if names:
-        covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
-        frame = frame.with_columns(covered=pl.col("id").is_in(list(covered)))
-    cache = load_verdicts(con, policy)
-    plan = _isolated_plan(frame, policy, _kept_apart(con), spaces, cache)
+    cache, apart = load_verdicts(con, policy), _kept_apart(con)
+    plans, parts = [], []
+    for part in _scope_batches(frame, PLAN_BATCH_ROWS):
+        spaces = _spaces(con, policy, names, part)
+        if names:
+            covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
+            part = part.with_columns(covered=pl.col("id").is_in(list(covered)))
+        parts.append(part)
+        plans.append(_isolated_plan(part, policy, apart, spaces, cache))
+    plan = _joined(plans, frame, policy, apart)
     plan.verdicts = cache
-    return plan, frame
+    return plan, (pl.concat(parts) if parts else frame)
+
+
+def _scope_batches(frame: pl.DataFrame, rows: int) -> list[pl.DataFrame]:
+    """`frame` (ordered by scope) cut into batches of whole scopes of about `rows` memories."""
+    if frame.height <= rows:
+        return [frame] if frame.height else []
+    scope = pl.struct(*SCOPE).rle_id()
+    sizes = frame.select(scope=scope).group_by("scope", maintain_order=True).len()
+    batches = sizes.select("scope", batch=(pl.col("len").cum_sum() - 1) // rows)
+    return (frame.with_columns(scope=scope).join(batches, on="scope", how="left", maintain_order="left")
+            .drop("scope").partition_by("batch", maintain_order=True, include_key=False))
+
+
+def _spaces(con, policy: Policy, names: tuple[str, ...], part: pl.DataFrame) -> dict[str, tuple[dict[str, np.ndarray], float]]:
+    """Per model: the vectors of `part`'s memories compared in its space (those whose language it
+    covers and no earlier model did), and its threshold."""
+    spaces: dict[str, tuple[dict[str, np.ndarray], float]] = {}
+    taken: set[str] = set()
+    con.register("dedup_part_ids", part.select("id"))
+    try:
+        for name in names:
+            found = con.execute(
+                """SELECT m.id, e.vector FROM dedup_part_ids p JOIN memories m ON m.id = p.id
+                   JOIN embeddings e ON e.text_hash = m.content_hash AND e.model = ?
+                   WHERE len(e.vector) > 0 AND e.unknown_ratio <= ?""",
+                [name, policy.search.max_unknown_ratio]).pl()
+            # each memory is compared in one space only: that of the first model covering its language
+            # (MiniLM for English, the multilingual model for what MiniLM does not cover)
+            found = found.filter(~pl.col("id").is_in(list(taken)))
+            if not found.height:
+                continue
+            taken.update(found["id"].to_list())
+            width = found["vector"].list.len().max()
+            matrix = found["vector"].list.to_array(width).to_numpy().astype(np.float32)
+            threshold = (policy.dedup.semantic_cosine if name == policy.search.model
+                         else policy.dedup.multilingual_semantic_cosine)
+            spaces[name] = (dict(zip(found["id"].to_list(), matrix)), threshold)
+    finally:
+        con.unregister("dedup_part_ids")
+    return spaces
+
+
+def _joined(plans: list[Plan], frame: pl.DataFrame, policy: Policy, apart: set) -> Plan:
+    """One plan of the batches' plans (the plan of an empty frame when there are none)."""
+    empty = find_duplicates(frame.head(0), None, policy, apart, spaces={})
+    if len(plans) == 1:
+        return plans[0]
+    return Plan(pl.concat([empty.merges, *(p.merges for p in plans)]),
+                pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
+                candidates=sum(p.candidates for p in plans), examined=frame.height,
+                different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
+                errors=[e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart])
 
 
 def _kept_apart(con) -> set[tuple[str, str]]:
