@@ -52,8 +52,9 @@ from .snapshot import assign_ids, not_strict_sql, parse_records, shape_hints, sh
 from ..store import StepReport
 
 UNREADABLE = "unreadable file"
-TEMP_TABLES = ("snap_texts", "snap_parsed", "snap_extra", "snap_valid", "snap_dups",
+TEMP_TABLES = ("snap_texts", "snap_parsed", "snap_extra", "snap_ids", "snap_dups",
                "merge_checked", "merge_changed", "merge_final", "replay_links", "replay_kept")
+TEMP_VIEWS = ("snap_valid",)
 # Where `quarantine export` puts a line's quarantine id; `replay` finds it there in any line,
 # valid JSON or not (a string value holding the same text has its quotes escaped, so it never matches).
 QUARANTINE_ID_RE = r'"_quarantine_id"\s*:\s*(\d+)'
@@ -409,6 +410,8 @@ def ingest_bytes(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes, 
             con.execute("ROLLBACK")
         raise
     finally:
+        for view in TEMP_VIEWS:
+            con.execute(f"DROP VIEW IF EXISTS {view}")
         for table in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {table}")
     if report.forgotten:
@@ -464,9 +467,12 @@ def _write_raw_copy(lake, file_hash: str, texts: pl.DataFrame, blank: Sequence[i
     target = lake.raw / f"{file_hash}.jsonl"
     tmp = target.with_suffix(".jsonl.tmp")
     last = int(texts["line"].max() or 0)
-    full = pl.DataFrame({"line": pl.int_range(1, last + 1, eager=True, dtype=pl.Int64)}).join(
-        texts.select("line", "text").filter(~pl.col("line").is_in(list(blank))), on="line", how="left",
-    ).with_columns(pl.col("text").fill_null(""))
+    if not blank and texts.height == last and texts["line"].is_sorted():
+        full = texts.select("text")  # every line a record (no blank lines): as they are
+    else:
+        full = pl.DataFrame({"line": pl.int_range(1, last + 1, eager=True, dtype=pl.Int64)}).join(
+            texts.select("line", "text").filter(~pl.col("line").is_in(list(blank))), on="line", how="left",
+        ).with_columns(pl.col("text").fill_null(""))
     # Records hold no raw newlines (lines were split on them; documents are re-serialised).
     full.select("text").write_csv(tmp, include_header=False, quote_style="never")
     os.replace(tmp, target)
@@ -481,7 +487,7 @@ def _unsigned_user(lake, con: duckdb.DuckDBPyConnection, path: Path, data: bytes
     (claimed,) = con.execute("SELECT count(*) FROM snap_valid WHERE operator = 'user'").fetchone()
     if not claimed or lake.signed(data, keys.name_signature(path)):
         return 0
-    con.execute("UPDATE snap_valid SET operator = 'agent' WHERE operator = 'user'")
+    con.execute("UPDATE snap_parsed SET operator = 'agent' WHERE operator = 'user' AND reason IS NULL")  # snap_valid's rows
     return claimed
 
 
@@ -504,7 +510,7 @@ def _salts(lake, dry_run: bool) -> Callable[[Sequence[str]], dict[str, bytes]]:
 
 
 def _redact(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame, salts_for) -> tuple[pl.DataFrame, int]:
-    """Canonical, redacted text per record: (line, ok, is_object, problem, text), and how many
+    """Canonical, redacted text per record: (line, ok, is_object, problem, text, changed), and how many
     invisible characters the redaction's plain form dropped from them. `problem` says why a record
     is not a strict JSON object within the depth limit (``snapshot.shape_sql``)."""
     con.register("redact_raw", shape_hints(lines))
@@ -526,9 +532,9 @@ def _redact(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame, salts_for) -> t
     if bad.len():  # only the bad lines are read again
         canon = canon.with_columns(problem=canon["problem"].scatter(bad, [_json_error(t) for t in canon["text"].gather(bad)]))
     removed = count_invisible(canon["text"])
-    return canon.with_columns(
-        text=redact_records(canon["text"], canon["tenant"], salts_for)
-    ).drop("tenant"), removed
+    redacted = redact_records(canon["text"], canon["tenant"], salts_for)
+    # `changed`: the texts redaction rewrote, the only ones parse_records checks for JSON again
+    return canon.with_columns(text=redacted, changed=(redacted != canon["text"]).fill_null(True)).drop("tenant"), removed
 
 
 # Unicode's invisible (default-ignorable) characters: a superset of those the plain form drops, and
@@ -540,6 +546,7 @@ def count_invisible(texts: pl.Series) -> int:
     """How many characters of `texts` the plain form (redaction's first step) removes as invisible:
     tag characters, bidi controls, zero-width spaces and joiners, soft hyphens ... Folded spaces
     and hyphens are not counted (they are replaced, not removed)."""
+    texts = texts.filter(texts.str.contains(_IGNORABLE).fill_null(False))  # rare: lists only for those
     found = texts.str.extract_all(_IGNORABLE).explode().drop_nulls()
     if found.is_empty():
         return 0

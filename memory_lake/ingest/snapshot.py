@@ -190,7 +190,8 @@ def parse_records(con: duckdb.DuckDBPyConnection, texts: pl.DataFrame, policy: I
                   as_of: datetime | None) -> None:
     """Typed columns plus the first failing check per record, into temp table ``snap_parsed``.
 
-    `texts` has (line, ok, is_object, problem, text) (``shape_sql``, then redacted); it stays in
+    `texts` has (line, ok, is_object, problem, text) (``shape_sql``, then redacted), and may say
+    which texts redaction `changed` (only those are checked for JSON again); it stays in
     ``snap_texts`` for the quarantine. `as_of` is the ingest's instant: an event time more than
     ``policy.future_horizon_h`` after it is a ``future timestamp``; None checks no horizon (a
     re-read of a raw copy, which only needs the ids ingest gave). Output columns: line, reason,
@@ -198,17 +199,19 @@ def parse_records(con: duckdb.DuckDBPyConnection, texts: pl.DataFrame, policy: I
     quarantine_id, base_seq and has_extra; ``snap_extra`` holds the JSON of unknown keys per line. One statement, so DuckDB
     parses each record once and materialises only the result.
     """
+    changed = "changed" if "changed" in texts.columns else "true"
     con.register("snap_texts_frame", texts)
     try:
         # Redaction keeps JSON valid; should a placeholder ever break a line, that line is bad
         # JSON, not a failed run.
         con.execute(
-            """
+            f"""
             CREATE OR REPLACE TEMP TABLE snap_texts AS
             SELECT line, ok, is_object AND still_valid AS is_object,
                    CASE WHEN is_object AND NOT still_valid THEN 'not valid JSON after redaction' ELSE problem END AS problem,
                    text
-            FROM (SELECT *, CASE WHEN is_object THEN json_valid(text) END AS still_valid FROM snap_texts_frame)
+            FROM (SELECT *, CASE WHEN is_object AND {changed} THEN json_valid(text) WHEN is_object THEN true END AS still_valid
+                  FROM snap_texts_frame)
             """
         )
     finally:
@@ -257,8 +260,8 @@ def _typed_sql() -> list[str]:
     typed.append("d_importance AS x_importance")
     typed.append(
         "CASE WHEN jt_tags = 'VARCHAR' THEN [j_tags::JSON ->> '$'] "
-        "WHEN jt_tags = 'ARRAY' AND list_bool_and(list_transform(json_extract(j_tags, '$[*]'), "
-        "x -> json_type(x) = 'VARCHAR')) IS NOT false THEN json_extract_string(j_tags, '$[*]') END AS l_tags"
+        "WHEN jt_tags = 'ARRAY' AND list_bool_and(list_transform(json_type(j_tags, '$[*]'), "
+        "x -> x = 'VARCHAR')) IS NOT false THEN json_extract_string(j_tags, '$[*]') END AS l_tags"
     )
     return typed
 
@@ -298,14 +301,17 @@ def _parse_sql(policy: IngestPolicy, as_of: datetime | None) -> str:
     reason = "CASE " + " ".join(f"WHEN {c} THEN '{r}'" for c, r, _ in checks) + " END"
     detail = "CASE " + " ".join(f"WHEN reason = '{r}' AND {c} THEN {d}" for c, r, d in checks) + " END"
     key = "lower(replace(replace(replace({}, '-', ''), '_', ''), ' ', ''))"
+    # A record may hold unknown keys when it has more keys than known ones with a value: a cheap
+    # over-estimate (a known key holding null, or given twice, counts as unknown), which only
+    # makes `_collect_extra` look at the record (list_has_all over KNOWN_KEYS costs 3x the parse).
+    known = " + ".join(f'("{key}" IS NOT NULL)::INTEGER' for key in KNOWN_KEYS)
     return f"""
         WITH parsed AS (
             -- one JSON parse per record, into a struct of raw JSON values
-            SELECT line, ok, is_object, problem, NOT list_has_all({KNOWN_KEYS!r}, json_keys(j)) AS has_extra,
-                   unnest(from_json(j, '{struct}'))
+            SELECT line, ok, is_object, problem, len(json_keys(j)) AS n_keys, unnest(from_json(j, '{struct}'))
             FROM (SELECT *, CASE WHEN is_object THEN text ELSE '{{}}' END AS j FROM snap_texts)
         ), raw AS (
-            SELECT line, ok, is_object, problem, has_extra, {raw} FROM parsed
+            SELECT line, ok, is_object, problem, n_keys > {known} AS has_extra, {raw} FROM parsed
         ), kinds AS (
             SELECT *, {kinds} FROM raw
         ), numbers AS (
@@ -445,6 +451,9 @@ def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
     a second record with the same id in one file is quarantined (the later line is the bad one).
 
     A derived id is ``m_`` + hash(tenant, agent_id, user_id, normalised content) (DESIGN).
+    ``snap_valid`` is a view: the records of ``snap_parsed`` without a reason, with their id,
+    hash (``snap_ids``) and extra, so that a record quarantined later (``snap_parsed.reason``)
+    leaves it, and its rows are not copied (the merge reads them once).
     """
     good = con.execute("SELECT line, content FROM snap_parsed WHERE reason IS NULL AND content IS NOT NULL").pl()
     norm = good.select("line", norm=normalise_content(pl.col("content")))
@@ -452,17 +461,24 @@ def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
     try:
         con.execute(
             """
-            CREATE OR REPLACE TEMP TABLE snap_valid AS
-            SELECT p.* EXCLUDE (id, has_extra, reason, detail), x.extra,
-                   sha256(n.norm) AS content_hash,
+            CREATE OR REPLACE TEMP TABLE snap_ids AS
+            SELECT p.line, sha256(n.norm) AS content_hash,
                    coalesce(p.id, 'm_' || left(sha256(concat_ws(chr(31), p.tenant, coalesce(p.agent_id, ''),
                             coalesce(p.user_id, ''), n.norm)), 32)) AS id
-            FROM snap_parsed p LEFT JOIN snap_norm n USING (line) LEFT JOIN snap_extra x USING (line)
+            FROM snap_parsed p LEFT JOIN snap_norm n USING (line)
             WHERE p.reason IS NULL
             """
         )
     finally:
         con.unregister("snap_norm")
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP VIEW snap_valid AS
+        SELECT p.* EXCLUDE (id, has_extra, reason, detail), x.extra, i.content_hash, i.id
+        FROM snap_parsed p JOIN snap_ids i USING (line) LEFT JOIN snap_extra x USING (line)
+        WHERE p.reason IS NULL
+        """
+    )
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE snap_dups AS
@@ -473,19 +489,18 @@ def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
                     ELSE 'id ' || v.id || ' first seen on line ' || first_line END AS detail,
                CASE WHEN p.id IS NULL THEN '{DUPLICATE_MEMORY}' ELSE '{DUPLICATE_ID}' END AS reason
         FROM (SELECT line, id, row_number() OVER w AS n, first_value(line) OVER w AS first_line
-              FROM snap_valid WINDOW w AS (PARTITION BY id ORDER BY line)) v
+              FROM snap_ids WINDOW w AS (PARTITION BY id ORDER BY line)) v
         JOIN snap_parsed p USING (line)
         WHERE n > 1
         """
     )
     if con.execute("SELECT count(*) FROM snap_dups").fetchone()[0]:
-        con.execute(
+        con.execute(  # which takes them out of snap_valid
             """
             UPDATE snap_parsed SET reason = d.reason, detail = d.detail, id = d.id
             FROM snap_dups d WHERE snap_parsed.line = d.line
             """
         )
-        con.execute("DELETE FROM snap_valid WHERE line IN (SELECT line FROM snap_dups)")
     con.execute("DROP TABLE snap_dups")
 
 

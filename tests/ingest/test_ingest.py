@@ -471,3 +471,4 @@ def test_a_line_linked_to_a_closed_row_that_fails_gets_a_new_row_without_the_lin
          "raw": '{"id": "m-1", "tenant": "t1", "content": "x", "tier": "forever"}'},
         {"quarantine_id": 2, "line": 2, "reason": "unknown tier", "memory_id": "m-2", "status": "open",
          "raw": '{"id":"m-2","tenant":"t1","content":"x","tier":"sometimes"}'}]
+

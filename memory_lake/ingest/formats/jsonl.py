@@ -33,7 +33,9 @@ def line_records(data: bytes, text: str, decoded: bool) -> pl.DataFrame:
     """One record per non-blank line of `data` (``normalise``d), `text` its UTF-8 text when it
     `decoded` as a whole."""
     if decoded:
-        frame = pl.DataFrame({"raw": text.split("\n")}).with_columns(ok=pl.lit(True), problem=pl.lit(None, pl.String))
+        # split in Polars: no Python string per line
+        frame = pl.DataFrame({"raw": pl.Series([text]).str.split("\n").explode()}).with_columns(
+            ok=pl.lit(True), problem=pl.lit(None, pl.String))
     else:
         frame = _decode_lines(data)
     frame = frame.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
