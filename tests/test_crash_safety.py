@@ -71,6 +71,10 @@ LOG_EXCLUDED = {"report"}
 # row (nothing new to publish) that an uninterrupted run does not write; the versions published
 # (status 'published' or 'blocked') must be the same.
 ATTEMPT_LOGS = {"publishes": "status <> 'unchanged'"}
+# Rows compared of a table that also describes the logs above: `export_files` (publish/kept.py) holds a
+# digest of every exported table, the log tables among them, so its table rows differ with the logs;
+# its scope rows (a digest of each scope's published rows) must be the same.
+ROWS_COMPARED = {**ATTEMPT_LOGS, "export_files": "kind = 'scope'"}
 
 
 def run_nightly(warm, lake_dir: Path, reports: Path, crash_at: str | None = None):
@@ -108,8 +112,8 @@ def tables(lake_dir: Path) -> dict[str, list]:
             kept = [c for c in cols if c not in EXCLUDED and not (name in LOG_TABLES and c in LOG_EXCLUDED)
                     and c not in TABLE_EXCLUDED.get(name, ())]
             query = f'SELECT {", ".join(chr(34) + c + chr(34) for c in kept)} FROM "{name}"'
-            if name in ATTEMPT_LOGS:
-                query += f" WHERE {ATTEMPT_LOGS[name]}"
+            if name in ROWS_COMPARED:
+                query += f" WHERE {ROWS_COMPARED[name]}"
             if name in LOG_TABLES:
                 query += " WHERE kind = 'nightly' ORDER BY as_of DESC LIMIT 1"
             rows = [tuple(json.dumps(_strip(v), sort_keys=True, default=str) for v in row)
