@@ -67,11 +67,32 @@ def cli_process(warm, *args: str, env: dict[str, str] | None = None, timeout: fl
 PROCESS_FIXTURES = {"prefect_harness", "warm_python"}
 # Fixtures built with the embedding models (a lake after a nightly, a module's embedded pairs or
 # queries): their tests are `models` tests, whichever test happens to build the fixture first.
-MODEL_FIXTURES = {"three_nights", "fourteen_nights", "nights_lake_dir", "nights_copy",  # this file, tests/notebooks/conftest.py
+MODEL_FIXTURES = {"first_night", "three_nights", "fourteen_nights", "nights_lake_dir", "nights_copy",  # this file, tests/notebooks/conftest.py
                   "demo_lake_dir", "demo_copy",       # tests/publish/conftest.py
                   "pairs_lake",                       # tests/maintain/test_dedup_thresholds.py
                   "judge",                            # tests/maintain/test_dedup_paraphrase.py
                   "zh_lake", "measured"}              # tests/search/test_retrieval_zh.py
+
+
+# Expensive state a test shares with others (a lake built once per run, a process started once per
+# worker): the tests that use it share an xdist group, so that under `make test` one worker builds or
+# starts it once while the other runs other tests (split between the workers, it was built, or waited
+# for, on both: 4 min of the 15 of a run went to that). First match wins; a file's own
+# `xdist_group` mark is kept. (`first_night` alone, the publish tests' demo lake, is not grouped:
+# the group "notebooks" builds it first thing.) A test with none of these that uses a module-scoped
+# fixture shares a group with the rest of its module, for the same reason (`_group`).
+GROUP_FIXTURES = {"three_nights": "notebooks", "fourteen_nights": "notebooks", "nights_lake_dir": "notebooks",
+                  "warm_python": "warm", "prefect_harness": "prefect"}
+
+
+def _group(item, fixtures: set[str]) -> str | None:
+    group = next((g for f, g in GROUP_FIXTURES.items() if f in fixtures), None)
+    if group:
+        return group
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(d and d[-1].scope == "module" for d in (defs.get(name) for name in fixtures)):
+        return item.nodeid.split("::")[0]
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
@@ -81,6 +102,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.process)
         if MODEL_FIXTURES & fixtures:
             item.add_marker(pytest.mark.models)
+        group = _group(item, fixtures)
+        if group and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
+    if getattr(config.option, "loadgroup", False):  # a worker of `--dist loadgroup` (xdist sets it there)
+        _schedule_for_loadgroup(items)
+
+
+def _schedule_for_loadgroup(items) -> None:
+    """What `--dist loadgroup` needs from a worker's collection, on pytest 9.
+
+    pytest-xdist groups a test by the ``@group`` suffix it writes into ``item._nodeid``; pytest 9 reads
+    a node's id from ``item._id``, so the suffix never reached the scheduler and every group was
+    split between the workers. The suffix is written where pytest 9 reads it (unless some version
+    already wrote it). And the `slow` tests go first: the scheduler hands out the groups, largest
+    first, then single tests in collection order, so a minute-long test collected last would run
+    alone at the end of the run while the other worker waits."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: otherwise as collected
 
 
 # A test that runs an embedding model (loads one, or embeds with one) carries the `models` mark
@@ -132,9 +178,17 @@ def pytest_runtest_call(item):
     return result
 
 
+@pytest.fixture(scope="session")
+def new_lake_dir(tmp_path_factory) -> Path:
+    """A lake as `Lake.open(path, create=True)` leaves it, made once per worker (creating the schema
+    took ~0.2 s, in some 500 tests); read-only, `lake` gives each test its copy."""
+    return Lake.open(tmp_path_factory.mktemp("new") / "lake", create=True).root
+
+
 @pytest.fixture
-def lake(tmp_path: Path) -> Lake:
-    return Lake.open(tmp_path / "lake", create=True)
+def lake(new_lake_dir: Path, tmp_path: Path) -> Lake:
+    """A new lake of the test's own at tmp_path / "lake" (a copy of `new_lake_dir`)."""
+    return copy_lake(new_lake_dir, tmp_path / "lake")
 
 
 def copy_lake(source: Path, target: Path) -> Lake:
@@ -295,20 +349,29 @@ def _built_once(tmp_path_factory, name: str, build):
 def fourteen_nights(tmp_path_factory, three_nights) -> Nights:
     """The demo lake after 14 nights (issue 40's simulation): a copy of `three_nights` with its
     reports, then nights 4 to 14, each after a day of searches. Built once per run; read-only."""
-    import shutil
+    return _nights_after(tmp_path_factory, "demo-fourteen", three_nights, 14)
 
+
+def _nights_after(tmp_path_factory, name: str, before: Nights, nights: int) -> Nights:
+    """A copy of `before`'s lake with its reports, then its nights up to `nights`; built once per run."""
     def build(folder: Path) -> Nights:
-        shutil.copytree(three_nights.root, folder / "lake", symlinks=True)  # exports/CURRENT stays a link
-        shutil.copytree(three_nights.root.parent / "reports", folder / "reports")
-        return build_nights(folder / "lake", 14, after=three_nights)
+        shutil.copytree(before.root, folder / "lake", symlinks=True)  # exports/CURRENT stays a link
+        shutil.copytree(before.root.parent / "reports", folder / "reports")
+        return build_nights(folder / "lake", nights, after=before)
 
-    return _built_once(tmp_path_factory, "demo-fourteen", build)
+    return _built_once(tmp_path_factory, name, build)
 
 
 @pytest.fixture(scope="session")
-def three_nights(tmp_path_factory) -> Nights:
+def first_night(tmp_path_factory) -> Nights:
+    """The demo lake after its first night (seed 7, published v1), built once per run: the start of
+    `three_nights`, and the publish tests' `demo_lake_dir`. Read-only."""
+    return _built_once(tmp_path_factory, "demo-first-night", lambda folder: build_nights(folder / "lake", 1))
+
+
+@pytest.fixture(scope="session")
+def three_nights(tmp_path_factory, first_night) -> Nights:
     """Built once per run, whatever the xdist worker: the first worker to ask builds it under a
-    lock in the run's shared temporary folder, the other reads what it built (pytest-xdist's
-    loadgroup does not keep a group on one worker with pytest 9, so a per-worker fixture was
-    built twice). Treat it as read-only."""
-    return _built_once(tmp_path_factory, "demo-nights", lambda folder: build_nights(folder / "lake"))
+    lock in the run's shared temporary folder, the other reads what it built (its tests share the
+    xdist group "notebooks", GROUP_FIXTURES, so the other seldom has to wait). Treat it as read-only."""
+    return _nights_after(tmp_path_factory, "demo-nights", first_night, NIGHTS)

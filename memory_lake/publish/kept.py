@@ -31,8 +31,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ..store import code_fingerprint, file_sha256, transaction
+from ..store import code_fingerprint, file_sha256
 from . import contract
+from .packs import replace_rows
 
 MEMORIES_MARK = ', "memories": '  # in memory.json, between the header and the records
 STAGED_FILE = ".staged.json"  # staging only: what staging knows for the checks and the manifest (removed then)
@@ -135,16 +136,9 @@ def load_kept(con: duckdb.DuckDBPyConnection, exports: Path, version: str) -> Ke
 
 def save_kept(con: duckdb.DuckDBPyConnection, kept: KeptFiles) -> None:
     """Keep tonight's files for the next export (replacing the last one's)."""
-    rows = pl.DataFrame(kept.tonight, schema={"kind": pl.String, "name": pl.String, "digest": pl.String,
-                                              "sha256": pl.String, "size": pl.Int64, "version": pl.String},
-                        orient="row")
-    with transaction(con):
-        con.execute("DELETE FROM export_files")
-        con.register("tonight_files", rows)
-        try:
-            con.execute("INSERT INTO export_files SELECT kind, name, digest, sha256, size, version FROM tonight_files")
-        finally:
-            con.unregister("tonight_files")
+    replace_rows(con, "export_files", pl.DataFrame(
+        kept.tonight, schema={"kind": pl.String, "name": pl.String, "digest": pl.String, "sha256": pl.String,
+                              "size": pl.Int64, "version": pl.String}, orient="row"))
 
 
 def put_staged(staging: Path, kept: KeptFiles) -> None:

@@ -94,15 +94,20 @@ def load_packs(con: duckdb.DuckDBPyConnection, exports: Path) -> KeptPacks:
 
 def save_packs(con: duckdb.DuckDBPyConnection, packs: KeptPacks) -> None:
     """Keep tonight's packs for the next export (replacing the last one's)."""
-    rows = pl.DataFrame(packs.tonight, schema={"folder": pl.String, "pack_key": pl.String, "sha256": pl.String,
-                                               "version": pl.String}, orient="row")
+    replace_rows(con, "export_packs", pl.DataFrame(
+        packs.tonight, schema={"folder": pl.String, "pack_key": pl.String, "sha256": pl.String, "version": pl.String},
+        orient="row"))
+
+
+def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pl.DataFrame) -> None:
+    """Replace every row of `table` with `rows` (its columns, in its order), in one transaction."""
     with transaction(con):
-        con.execute("DELETE FROM export_packs")
-        con.register("tonight_packs", rows)
+        con.execute(f"DELETE FROM {table}")
+        con.register("replacing_rows", rows)
         try:
-            con.execute("INSERT INTO export_packs SELECT folder, pack_key, sha256, version FROM tonight_packs")
+            con.execute(f"INSERT INTO {table} SELECT {', '.join(rows.columns)} FROM replacing_rows")
         finally:
-            con.unregister("tonight_packs")
+            con.unregister("replacing_rows")
 
 
-__all__ = ["KeptPacks", "head_tokens", "load_packs", "pack_key", "save_packs"]
+__all__ = ["KeptPacks", "head_tokens", "load_packs", "pack_key", "replace_rows", "save_packs"]

@@ -11,11 +11,11 @@ from datetime import timedelta
 import duckdb
 import pytest
 
-from memory_lake import InputError, LakeBusy, LakeNotFound, changes_since, open_lake
+from memory_lake import InputError, Lake, LakeBusy, LakeNotFound, changes_since, open_lake
 from memory_lake.analyst import HEALTH_COLUMNS
 from memory_lake.observe import snapshot_health
 
-from ..conftest import AS_OF, held_by_another_process, rows, write_jsonl
+from ..conftest import AS_OF, copy_lake, held_by_another_process, rows, write_jsonl
 
 SCOPE = {"tenant": "acme", "agent_id": "bot", "user_id": "alice", "tier": "long_term"}
 
@@ -25,19 +25,27 @@ def _memories(prefix: str, n: int) -> list[dict]:
             for i in range(n)]
 
 
-@pytest.fixture
-def versions(lake, tmp_path):
-    """v1 (3 memories), v2 (3 + 2, one of the first forgotten), then 4 more ingested, unpublished."""
-    lake.ingest([write_jsonl(tmp_path / "a.jsonl", _memories("a", 3))], as_of=AS_OF)
+@pytest.fixture(scope="module")
+def versions_dir(tmp_path_factory):
+    """v1 (3 memories), v2 (3 + 2, one of the first forgotten), then 4 more ingested, unpublished;
+    built once for the module (two ingests and two publishes), each test reads or writes its copy."""
+    folder = tmp_path_factory.mktemp("versions")
+    lake = Lake.open(folder / "lake", create=True)
+    lake.ingest([write_jsonl(folder / "a.jsonl", _memories("a", 3))], as_of=AS_OF)
     snapshot_health(lake, AS_OF)
     assert lake.publish(as_of=AS_OF).details["version"] == "v1"
     later = AS_OF + timedelta(days=1)
-    lake.ingest([write_jsonl(tmp_path / "b.jsonl", _memories("b", 2) + [SCOPE | {"id": "a-0", "deleted": True}])],
+    lake.ingest([write_jsonl(folder / "b.jsonl", _memories("b", 2) + [SCOPE | {"id": "a-0", "deleted": True}])],
                 as_of=later)
     snapshot_health(lake, later)
     assert lake.publish(as_of=later).details["version"] == "v2"
-    lake.ingest([write_jsonl(tmp_path / "c.jsonl", _memories("c", 4))], as_of=later + timedelta(days=1))
-    return lake
+    lake.ingest([write_jsonl(folder / "c.jsonl", _memories("c", 4))], as_of=later + timedelta(days=1))
+    return lake.root
+
+
+@pytest.fixture
+def versions(versions_dir, tmp_path):
+    return copy_lake(versions_dir, tmp_path / "lake")
 
 
 def _ids(relation) -> list[str]:
