@@ -112,7 +112,7 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             put_staged(staging, kept)
             save_packs(con, packs)
             save_kept(con, kept)
-            counts.update(packs_kept=packs.reused, scopes_kept=kept.kept_scopes, tables_linked=kept.linked_tables)
+            counts.update(packs_kept=packs.reused, scopes_kept=len(kept.unchanged), tables_linked=kept.linked_tables)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -137,7 +137,8 @@ def check_export(lake, staging: str | None, policy: Policy | None = None, run_id
     candidate = Path(staging) if staging is not None else previous
     memories, rows = _checked_rows(candidate / "memories.parquet",
                                    unchanged_scopes(candidate) if staging is not None else [])
-    counted = pl.read_parquet(candidate / "memories.parquet", columns=[*contract.SCOPE_FIELDS, "tier", "status"])
+    counted = memories if memories.height == rows else pl.read_parquet(
+        candidate / "memories.parquet", columns=[*contract.SCOPE_FIELDS, "tier", "status"])  # every row's scope and tier
     with lake.writer(purpose="check export") as con:
         diff = diff_batches(con, previous, candidate, policy, as_of)
     checks = validate(batches(memories, scope_counts(counted, policy), diff))

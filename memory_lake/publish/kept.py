@@ -71,7 +71,6 @@ class KeptFiles:
     hashes: dict[str, str] = field(default_factory=dict)  # path below the staging folder -> SHA-256
     unchanged: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # scopes whose records were kept
     linked_tables: int = 0
-    kept_scopes: int = 0
 
     def link_table(self, table: str, digest: str, target: Path) -> bool:
         """Hard-link `table`'s file from the version that holds it when its digest is the same;
@@ -111,7 +110,6 @@ class KeptFiles:
         encoded = records.encode("utf-8")
         if hashlib.sha256(encoded).hexdigest() != found[1] or len(encoded) != found[2]:
             return None
-        self.kept_scopes += 1
         return records
 
     def wrote_scope(self, folder: str, digest: str, records: str, document: str, relpath: str) -> None:
