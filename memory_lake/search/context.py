@@ -64,11 +64,16 @@ class ContextPack:
     (``sections``: title and lines, in print order), how many lines the budget left out, and notes."""
 
     markdown: str
-    tokens: int
     max_tokens: int
     sections: list[dict[str, Any]] = field(default_factory=list)
     dropped: int = 0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        """The Markdown's token count, counted when asked (the export writes context.md without it:
+        counting every pack's whole text was a fifth of rebuilding it)."""
+        return count_tokens(self.markdown) if self.markdown else 0
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form of ``memory-lake context --json``."""
@@ -307,7 +312,7 @@ def scope_pack(header: dict[str, Any], records: list[dict[str, Any]], entity_row
     if shortened and markdown:
         notes.append(f"{shortened} line(s) shortened (…) to a quarter of the budget, {cap} tokens: a larger "
                      "max_tokens keeps them whole")
-    return ContextPack(markdown, count_tokens(markdown) if markdown else 0, max_tokens, sections, dropped, notes)
+    return ContextPack(markdown, max_tokens, sections, dropped, notes)
 
 
 def build_context(lake, query: str, *, tenant: str, agent: str | None = None, user: str | None = None,

@@ -89,18 +89,24 @@ def _byte_bound(text: str, count: int) -> int:
     return max(count, -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN))
 
 
-@lru_cache(maxsize=65536)
 def count_tokens(text: str) -> int:
     """Tokens in `text` as the embedding model counts them (no special tokens), with what the
     tokenizer does not see counted too (module docstring): at least one per 16 bytes."""
     if not text:
         return 0
+    return _byte_bound(text, _seen(text.rstrip("\n")))
+
+
+@lru_cache(maxsize=65536)
+def _seen(text: str) -> int:
+    """`text`'s count before the byte bound. Trailing newlines add nothing to it (a newline is a
+    space to the tokenizer and to the estimate), so a line and the line with its newline, which
+    the context pack and the summariser both count, share one encoding."""
     tok = _tokenizer()
     if tok is None:
-        return _byte_bound(text, _estimate(text))
+        return _estimate(text)
     visible = _visible(text)
-    return _byte_bound(text, _counted(visible, tok.encode(visible, add_special_tokens=False), tok.token_to_id("[UNK]"))
-                       + len(text) - len(visible))
+    return _counted(visible, tok.encode(visible, add_special_tokens=False), tok.token_to_id("[UNK]")) + len(text) - len(visible)
 
 
 def count_tokens_many(texts: list[str]) -> list[int]:
@@ -125,12 +131,15 @@ def _counted(text: str, encoding, unk: int | None) -> int:
     each character of `text` (already without format characters) that is not a space and that no
     token covers: what the normaliser dropped (combining marks it strips, variation selectors,
     control characters)."""
-    count = len(encoding.ids)
+    ids, offsets = encoding.ids, encoding.offsets
+    count = len(ids)
+    if unk is not None and unk in ids:
+        count += sum(end - start - 1 for token, (start, end) in zip(ids, offsets)
+                     if token == unk and end - start > _MAX_WORD_CHARS)
     covered = reached = 0
-    for token, (start, end) in zip(encoding.ids, encoding.offsets):
-        if token == unk and end - start > _MAX_WORD_CHARS:
-            count += end - start - 1
-        covered += max(0, end - max(start, reached))  # a character split in two tokens counts once
-        reached = max(reached, end)
+    for start, end in offsets:  # a character split in two tokens counts once
+        if end > reached:
+            covered += end - (start if start > reached else reached)
+            reached = end
     spaces = len(text) - sum(map(len, text.split()))
     return count + len(text) - covered - spaces
