@@ -74,3 +74,22 @@ def test_scopes_written_in_batches_are_the_scopes_written_at_once(three_nights, 
     assert len(at_once.details["scope_list"]) > 3
     staged = [Path(r.details["staging"]) / "scopes" for r in (at_once, in_batches)]
     assert _files(staged[1]) == _files(staged[0])
+
+
+def test_a_changed_fact_changes_its_scopes_fact_digest_and_no_other(three_nights, tmp_path):
+    from memory_lake.maintain import scope_fact_digests
+
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    with lake.writer() as con:
+        before = scope_fact_digests(con)
+        assert len(before) > 1
+        fact, scope = con.execute(
+            "SELECT f.fact_id, (e.tenant, e.agent_id, e.user_id) FROM entity_facts f JOIN entities e USING (entity_id) "
+            "ORDER BY f.fact_id LIMIT 1").fetchone()
+        con.execute("UPDATE entity_facts SET content = content || ' (revised)' WHERE fact_id = ?", [fact])
+        after = scope_fact_digests(con)
+        con.execute("UPDATE entity_facts SET content = replace(content, ' (revised)', '') WHERE fact_id = ?", [fact])
+        restored = scope_fact_digests(con)
+    scope = tuple(scope.values()) if isinstance(scope, dict) else tuple(scope)
+    assert {k for k in before if before[k] != after.get(k)} == {scope}
+    assert restored == before

@@ -49,18 +49,22 @@ _FACT_ORDER = "e.entity_id, f.mentioned_at, f.fact_id"
 
 
 def scope_fact_digests(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | None, str | None], str]:
-    """Per scope with entity facts: an md5 of its rows of ``scope_entity_facts`` in their order (what
-    tells that a context pack's facts did not change without reading them; publish/packs.py)."""
+    """Per scope with entity facts: a digest of its rows of ``scope_entity_facts`` (what tells that a
+    context pack's facts did not change without reading them; publish/packs.py): the row count and
+    the sums of both halves of each row's md5. A row holds the fields its order is read by, so the
+    set of rows fixes their order, and sums need no sort (an ordered concatenation took twice as long)."""
     has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
                       ).fetchone()[0]
     if has < 2:
         return {}
     rows = con.execute(
         f"""
-        SELECT e.tenant, e.agent_id, e.user_id,
-               md5(string_agg(md5(to_json(struct_pack({', '.join(f'{c[2:]} := {c}' for c in _FACT_FIELDS)}))::VARCHAR), ''
-                              ORDER BY {_FACT_ORDER}))
-        FROM entities e JOIN entity_facts f USING (entity_id) GROUP BY ALL
+        SELECT tenant, agent_id, user_id,
+               md5(concat_ws(',', count(*), sum(md5_number_upper(row)), sum(md5_number_lower(row))))
+        FROM (SELECT e.tenant, e.agent_id, e.user_id,
+                     to_json(struct_pack({', '.join(f'{c[2:]} := {c}' for c in _FACT_FIELDS)}))::VARCHAR AS row
+              FROM entities e JOIN entity_facts f USING (entity_id))
+        GROUP BY ALL
         """).fetchall()
     return {(t, a, u): digest for t, a, u, digest in rows}
 
