@@ -10,7 +10,7 @@ import pytest
 
 from memory_lake.demo import night_as_of
 from memory_lake.publish.export import stage_export
-from memory_lake.store import Lake, resolve_as_of
+from memory_lake.store import resolve_as_of
 
 from ..conftest import copy_lake, write_jsonl
 
