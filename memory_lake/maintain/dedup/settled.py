@@ -43,12 +43,16 @@ def scope_digests(con: duckdb.DuckDBPyConnection, policy: Policy, only: str | No
     fields = ", ".join(f"coalesce(({sql})::VARCHAR, '\x01')" for sql in (
         "m.id", "md5(m.content)", "m.content_hash", "m.type", "list_sort(m.tags)", "m.importance", "m.created_at",
         "v.models"))
+    # each memory's fields (its id among them) hashed, and the md5 halves summed per scope with the
+    # count: the same set of rows gives the same digest, and no sort by id is needed (1M memories:
+    # 7.2 s with an ordered concatenation, 4.3 s so)
     return con.execute(
         f"""WITH v AS ({vectors})
-            SELECT m.tenant, m.agent_id, m.user_id,
-                   sha256(string_agg(concat_ws(chr(31), {fields}), chr(30) ORDER BY m.id)) AS digest
-            FROM memories m LEFT JOIN v ON v.text_hash = m.content_hash
-            WHERE {ELIGIBLE}{_within(only)}
+            SELECT tenant, agent_id, user_id,
+                   md5(concat_ws(',', count(*), sum(md5_number_upper(row)), sum(md5_number_lower(row)))) AS digest
+            FROM (SELECT m.tenant, m.agent_id, m.user_id, concat_ws(chr(31), {fields}) AS row
+                  FROM memories m LEFT JOIN v ON v.text_hash = m.content_hash
+                  WHERE {ELIGIBLE}{_within(only)})
             GROUP BY ALL ORDER BY ALL""",
         {"ratio": policy.search.max_unknown_ratio} if has_embeddings else {}).pl()
 
