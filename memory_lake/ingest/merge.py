@@ -80,6 +80,25 @@ def _reject(con: duckdb.DuckDBPyConnection, source: str, condition: str, reason:
     con.execute(f"DELETE FROM {source} WHERE {condition}")
 
 
+def _reject_first(con: duckdb.DuckDBPyConnection, source: str, rules: list[tuple[str, str, str]],
+                  among: str = "true") -> None:
+    """`_reject` for each (condition, reason, detail) of `rules` in turn, in two statements instead of
+    two per rule (a fixed cost of every file): a record gets the reason and detail of the first
+    rule it matches, as when each rule took its records before the next one looked. `among`: a
+    condition every rule implies, so that the rules are evaluated on those records only."""
+    reason = "CASE " + " ".join(f"WHEN {condition} THEN '{why}'" for condition, why, _ in rules) + " END"
+    detail = "CASE " + " ".join(f"WHEN {condition} THEN {text}" for condition, _, text in rules) + " END"
+    con.execute(
+        f"""
+        UPDATE snap_parsed SET reason = r.reason, detail = r.detail, id = r.id
+        FROM (SELECT line, id, {reason} AS reason, {detail} AS detail FROM {source} WHERE {among}) r
+        WHERE snap_parsed.line = r.line AND r.reason IS NOT NULL
+        """
+    )
+    any_rule = " OR ".join(f"({condition})" for condition, _, _ in rules)
+    con.execute(f"DELETE FROM {source} WHERE ({among}) AND ({any_rule})")
+
+
 def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         """
@@ -91,31 +110,33 @@ def _check_against_lake(con: duckdb.DuckDBPyConnection) -> None:
         FROM snap_valid v LEFT JOIN memories m ON m.id = v.id
         """
     )
-    _reject(con, "merge_checked", "exists_ AND m_tenant <> tenant", OTHER_TENANT,
-            "'id ' || id || ' is not in tenant ' || tenant")
-    _reject(con, "merge_checked", "NOT exists_ AND is_forget", UNKNOWN_ID,
-            "'no memory ' || id || ' in tenant ' || tenant")
-    _reject(con, "merge_checked", "exists_ AND base_version > m_version", UNKNOWN_BASE,
-            "'based on version ' || base_version || ', lake has version ' || m_version")
-    # A manual edit names the history row it read: that row must be this memory's, at that version.
-    _reject(con, "merge_checked",
-            "exists_ AND NOT is_forget AND base_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_history h "
-            "WHERE h.memory_id = merge_checked.id AND h.seq = merge_checked.base_seq "
-            "AND h.version = merge_checked.base_version AND h.after IS NOT NULL)",
-            UNKNOWN_BASE,
-            "'based on history row ' || base_seq || ' at version ' || base_version || ', which the history of ' || id "
-            "|| ' does not hold (lake has version ' || m_version || ')'")
-    # An older base is merged three ways against the row as it was then: that image must be in
-    # the history (an edit never reaches the lake without one).
-    _reject(con, "merge_checked",
-            "exists_ AND NOT is_forget AND base_seq IS NULL AND base_version < m_version AND NOT EXISTS (SELECT 1 FROM memory_history h "
-            "WHERE h.memory_id = merge_checked.id AND h.version = merge_checked.base_version "
-            "AND h.operator <> 'system' AND h.after IS NOT NULL)",
-            UNKNOWN_BASE,
-            "'based on version ' || base_version || ', which the history of ' || id || ' does not hold "
-            "(lake has version ' || m_version || ')'")
-    _reject(con, "merge_checked", "is_forget AND m_tier = 'important' AND operator <> 'user' AND m_status <> 'deleted'",
-            IMPORTANT_NEEDS_USER, "'operator ' || operator || ' may not forget important memory ' || id")
+    # Each record gets the first of these reasons that holds (the last rule, forgets, and the history
+    # checks below, edits, never hold for the same record).
+    _reject_first(con, "merge_checked", [
+        ("exists_ AND m_tenant <> tenant", OTHER_TENANT, "'id ' || id || ' is not in tenant ' || tenant"),
+        ("NOT exists_ AND is_forget", UNKNOWN_ID, "'no memory ' || id || ' in tenant ' || tenant"),
+        ("exists_ AND base_version > m_version", UNKNOWN_BASE,
+         "'based on version ' || base_version || ', lake has version ' || m_version"),
+        ("is_forget AND m_tier = 'important' AND operator <> 'user' AND m_status <> 'deleted'",
+         IMPORTANT_NEEDS_USER, "'operator ' || operator || ' may not forget important memory ' || id"),
+    ])
+    # An edit based on an older version is merged three ways against the row as it was then: that
+    # image must be in the history (an edit never reaches the lake without one). A manual edit
+    # names the history row it read: that row must be this memory's, at that version.
+    _reject_first(con, "merge_checked", [
+        ("base_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_history h "
+         "WHERE h.memory_id = merge_checked.id AND h.seq = merge_checked.base_seq "
+         "AND h.version = merge_checked.base_version AND h.after IS NOT NULL)",
+         UNKNOWN_BASE,
+         "'based on history row ' || base_seq || ' at version ' || base_version || ', which the history of ' || id "
+         "|| ' does not hold (lake has version ' || m_version || ')'"),
+        ("base_seq IS NULL AND base_version < m_version AND NOT EXISTS (SELECT 1 FROM memory_history h "
+         "WHERE h.memory_id = merge_checked.id AND h.version = merge_checked.base_version "
+         "AND h.operator <> 'system' AND h.after IS NOT NULL)",
+         UNKNOWN_BASE,
+         "'based on version ' || base_version || ', which the history of ' || id || ' does not hold "
+         "(lake has version ' || m_version || ')'"),
+    ], among="exists_ AND NOT is_forget AND (base_seq IS NOT NULL OR base_version < m_version)")
 
 
 def _hold_mass_forgets(con: duckdb.DuckDBPyConnection, as_of: datetime,
