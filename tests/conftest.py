@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -22,6 +23,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Prefect keeps its state in a folder the test run owns, never ~/.prefect.
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="memory-lake-prefect-")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# A worker of `make test` (two xdist workers on two cores) runs torch on one thread: with torch's
+# default of one thread per core, each worker's embeddings contended with the other worker for
+# both cores (the demo's first nightly 64 s against 34 s, 600 texts through MiniLM 43 s against
+# 14 s, with another busy process beside it). The warm Python does the same (tests/warm.py).
+# Set before torch is imported, so that its child processes (a command run as its own process)
+# inherit it; a single-process run keeps torch's default.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 from memory_lake import Lake  # noqa: E402
 from memory_lake.demo import (DemoData, DemoSearches, NightData, demo_searches, generate_demo,  # noqa: E402
