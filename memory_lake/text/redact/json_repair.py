@@ -43,23 +43,18 @@ def _repair_broken_json(
     touched = touched.filter(out.gather(touched).str.contains(_BARE_PLACEHOLDER))
     if touched.len() == 0:
         return
-    before = original.gather(touched)
-    after = out.gather(touched)
     # Only objects and arrays: a bare JSON scalar line ("13812345678") is plain text here, and
-    # treating it as a document would redact it to itself forever.
-    broken = (
-        before.str.contains(r"^\s*[\[{]")
-        & before.str.json_path_match("$").is_not_null()
-        & after.str.json_path_match("$").is_null()
-    )
-    rows = touched.filter(broken)
+    # treating it as a document would redact it to itself forever. Parsed here, not by Polars,
+    # whose reader takes no integer beyond 64 bits: {"secret": 1000…0} (400 digits) was valid JSON
+    # that its redaction broke and nothing rebuilt (quarantined as bad JSON).
+    touched = touched.filter(original.gather(touched).str.contains(r"^\s*[\[{]"))
+    parsed = [_parse_json(text) for text in original.gather(touched).to_list()]
+    broken = [doc is not _UNPARSABLE and _parse_json(text) is _UNPARSABLE
+              for doc, text in zip(parsed, out.gather(touched).to_list())]
+    rows = touched.filter(pl.Series(broken, dtype=pl.Boolean))
     if rows.len() == 0:
         return
-    parsed = [_parse_json(text) for text in original.gather(rows).to_list()]
-    # Polars and Python may disagree on an exotic line; such a line keeps its text replacement.
-    keep = [doc is not _UNPARSABLE for doc in parsed]
-    rows = rows.filter(pl.Series(keep))
-    docs = [doc for doc in parsed if doc is not _UNPARSABLE]
+    docs = [doc for doc, bad in zip(parsed, broken) if bad]
     row_salt_keys = salt_keys.gather(rows).to_list()
     leaves: list[str] = []
     leaf_salt_keys: list[str | None] = []
@@ -86,10 +81,15 @@ _UNPARSABLE = object()
 
 
 def _parse_json(text: str) -> Any:
+    """`text` parsed as JSON, or _UNPARSABLE (NaN and Infinity, which Python reads, are not JSON)."""
     try:
-        return json.loads(text)
-    except ValueError:
+        return json.loads(text, parse_constant=_not_json)
+    except (ValueError, RecursionError):
         return _UNPARSABLE
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _is_password_key(key: str) -> bool:
