@@ -75,6 +75,21 @@ def test_an_integer_beyond_64_bits_under_a_secret_key_is_rebuilt_as_json():
     assert redact_one('{"password":12345,"x":NaN}') == '{"password":[SECRET],"x":NaN}'
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("用户喜欢乌龙茶，密码是 hunter2", "用户喜欢乌龙茶，密码是 [SECRET]"),
+    ("密码为123456。", "密码为[SECRET]。"),
+    ("my password is hunter2, ok", "my password is [SECRET], ok"),
+    ("Password is: x1", "Password is: [SECRET]"),
+    ("the api key is abc123def", "the api key is [SECRET]"),
+    # no secret: a bare "pass", a "secret" of cooking, a word that starts with "is"
+    ("my pass is in the car", "my pass is in the car"),
+    ("The secret is less sugar", "The secret is less sugar"),
+    ("password isolated", "password isolated"),
+])
+def test_a_password_said_with_is_or_shi_goes_like_a_labelled_one(text, expected):
+    assert redact_one(text) == expected
+
+
 def test_placeholder_kinds_are_the_documented_ones():
     assert PLACEHOLDER_KINDS == ("PHONE", "EMAIL", "ID_CN", "CARD", "IP")
 

@@ -88,6 +88,14 @@ _PASSWORD_TEXT_VALUE = (
     + r"""(?:\\?")?\s*[:=：]\s*(?:\\?["'])?)"""
     + r"(?:\[SECRET\]|" + _SECRET_TEXT_VALUE + ")"
 )
+# Said instead of labelled: "my password is hunter2", "密码是 hunter2", "口令为 123456". Only password
+# words and the three key names take "is", 是 or 为 (not "pass", "token" or "secret": "my pass is in
+# the car", "the secret is less sugar" are no secrets).
+_PASSWORD_SAID_VALUE = (
+    r"(?i)((?:[A-Za-z0-9_-]*(?:password|passwd|pwd)[A-Za-z0-9_-]*|api[ _-]?key|access[ _-]?key|secret[ _-]?key"
+    + r"""|密码|口令)(?:\s+is(?:\s*[:：]\s*|\s+)|\s*[是为]\s*[:：]?\s*)(?:\\?["'])?)"""
+    + r"(?:\[SECRET\]|" + _SECRET_TEXT_VALUE + ")"
+)
 # The JSON keys whose whole value is secret (json_repair, when a row is rebuilt from its JSON).
 _PASSWORD_KEY = re.compile("(?i)" + _PASSWORD_LABEL)
 
@@ -103,6 +111,7 @@ _SECRET_RULES: tuple[tuple[str, str], ...] = (
     (_PASSWORD_JSON_VALUE, "${1}" + SECRET_PLACEHOLDER),
     (_PASSWORD_ESCAPED_JSON_VALUE, "${1}" + SECRET_PLACEHOLDER),
     (_PASSWORD_TEXT_VALUE, "${1}" + SECRET_PLACEHOLDER),
+    (_PASSWORD_SAID_VALUE, "${1}" + SECRET_PLACEHOLDER),
 )
 # An AWS secret access key has no prefix: a run of exactly 40 base64 characters mixing upper
 # case, lower case and digits (checked in Python, see validate._aws_secret_hits); hex digests (lower case
