@@ -361,7 +361,12 @@ def _checks(policy: IngestPolicy, as_of: datetime | None) -> list[tuple[str, str
         (f"problem = '{TOO_DEEP_DETAIL}'", TOO_DEEP, "problem"),
         (f"problem = '{MEMORIES_NOT_A_LIST}'", WRONG_TYPE, "problem"),
         ("NOT is_object", BAD_JSON, "coalesce(problem, 'not a JSON object')"),
-        ("jt_tenant IS NULL", MISSING_TENANT, "'tenant is required'"),
+        # a record with neither tenant nor content is likely not a memory at all (a raw chat dataset,
+        # an export read as JSON Lines): the detail says where the formats and --tenant are
+        ("jt_tenant IS NULL", MISSING_TENANT,
+         "CASE WHEN jt_content IS NULL AND NOT coalesce(is_forget, false) THEN 'tenant is required, and the record has "
+         "no content either, so it may not be a memory: `memory-lake ingest --help` lists the formats read (chat "
+         "transcripts, Mem0, Letta and Zep exports) and --tenant' ELSE 'tenant is required' END"),
     ]
     for name in TEXT_FIELDS:
         checks.append((f"jt_{name} IS NOT NULL AND s_{name} IS NULL", WRONG_TYPE, f"'{name} must be text'"))

@@ -417,3 +417,22 @@ def test_save_file_whose_memories_is_not_a_list_says_so(lake, memories):
     assert rows(lake, "SELECT file, line, reason, detail, tenant, raw FROM quarantine") == [
         {"file": "save.json", "line": 1, "reason": "wrong type", "detail": "memories must be a list of records",
          "tenant": None, "raw": text}]
+
+
+def test_a_record_with_neither_tenant_nor_content_is_told_it_may_not_be_a_memory(tmp_path):
+    from memory_lake import Lake
+
+    lake = Lake.init(tmp_path / "lake")
+    write_jsonl(lake.inbox / "raw.jsonl", [
+        json.dumps({"sample_id": "conv-26", "conversation": {"speaker_a": "Caroline"}, "qa": []}),  # a raw chat dataset
+        json.dumps({"content": "no tenant here"}),
+        json.dumps({"tenant": "acme", "content": "lands"}),
+    ])
+    lake.ingest(as_of=AS_OF)
+    assert rows(lake, "SELECT line, reason, detail FROM quarantine ORDER BY line") == [
+        {"line": 1, "reason": "missing tenant", "detail": "tenant is required, and the record has no content either, "
+         "so it may not be a memory: `memory-lake ingest --help` lists the formats read (chat transcripts, Mem0, Letta "
+         "and Zep exports) and --tenant"},
+        {"line": 2, "reason": "missing tenant", "detail": "tenant is required"},
+    ]
+    assert rows(lake, "SELECT content FROM memories") == [{"content": "lands"}]
