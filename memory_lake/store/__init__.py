@@ -12,7 +12,7 @@ from .clock import iso, resolve_as_of
 from .crash import CRASH_AT_ENV, crash_point
 from .db import transaction
 from .deadline import within
-from .fingerprint import code_fingerprint
+from .fingerprint import code_fingerprint, set_digest_sql
 from .urls import check_resolved_host, check_url
 from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotApplicable
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
@@ -28,7 +28,7 @@ from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_e
 
 __all__ = [
     "keys", "schema", "views", "FORGET_WARNING", "BackupError", "backup", "file_sha256", "restore_backup", "iso", "resolve_as_of",
-    "CRASH_AT_ENV", "crash_point", "transaction", "within", "code_fingerprint", "check_resolved_host", "check_url",
+    "CRASH_AT_ENV", "crash_point", "transaction", "within", "code_fingerprint", "set_digest_sql", "check_resolved_host", "check_url",
     "InputError", "LakeBusy", "LakeNotFound", "MemoryLakeError", "NotApplicable",
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_held_query", "connect",

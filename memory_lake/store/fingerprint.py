@@ -32,4 +32,11 @@ def code_fingerprint(sources: tuple[str, ...], packages: tuple[str, ...] = ()) -
     return digest.hexdigest()
 
 
-__all__ = ["code_fingerprint"]
+def set_digest_sql(row: str) -> str:
+    """SQL aggregate: a digest of the set of `row` texts in a group (their count and the sums of both
+    halves of each one's md5), independent of their order, so no sort is needed. A row that holds
+    the fields its order is read by fixes that order too."""
+    return f"md5(concat_ws(',', count(*), sum(md5_number_upper({row})), sum(md5_number_lower({row}))))"
+
+
+__all__ = ["code_fingerprint", "set_digest_sql"]

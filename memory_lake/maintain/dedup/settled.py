@@ -18,7 +18,7 @@ import hashlib
 import duckdb
 import polars as pl
 
-from ...store import Policy
+from ...store import Policy, set_digest_sql
 from .verdictcache import guard_fingerprint
 
 SCOPE = ("tenant", "agent_id", "user_id")
@@ -49,7 +49,7 @@ def scope_digests(con: duckdb.DuckDBPyConnection, policy: Policy, only: str | No
     return con.execute(
         f"""WITH v AS ({vectors})
             SELECT tenant, agent_id, user_id,
-                   md5(concat_ws(',', count(*), sum(md5_number_upper(row)), sum(md5_number_lower(row)))) AS digest
+                   {set_digest_sql('row')} AS digest
             FROM (SELECT m.tenant, m.agent_id, m.user_id, concat_ws(chr(31), {fields}) AS row
                   FROM memories m LEFT JOIN v ON v.text_hash = m.content_hash
                   WHERE {ELIGIBLE}{_within(only)})

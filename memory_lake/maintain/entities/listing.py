@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ...store import check_scope, iso
+from ...store import check_scope, iso, set_digest_sql
 
 
 def scope_entity_facts(con: duckdb.DuckDBPyConnection, where: str = "", params: list | None = None) -> pl.DataFrame:
@@ -60,7 +60,7 @@ def scope_fact_digests(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | 
     rows = con.execute(
         f"""
         SELECT tenant, agent_id, user_id,
-               md5(concat_ws(',', count(*), sum(md5_number_upper(row)), sum(md5_number_lower(row))))
+               {set_digest_sql('row')}
         FROM (SELECT e.tenant, e.agent_id, e.user_id,
                      to_json(struct_pack({', '.join(f'{c[2:]} := {c}' for c in _FACT_FIELDS)}))::VARCHAR AS row
               FROM entities e JOIN entity_facts f USING (entity_id))
