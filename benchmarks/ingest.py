@@ -6,8 +6,12 @@ cost of just loading the bytes, with no validation, redaction, merge or history)
 of the same file measures the idempotent skip. The lake file's size after the ingest is reported
 beside the baseline table's.
 Target (issues 2 and 42): >= 100k rows/s at 200k rows, redaction and validation included, no embeddings.
+`--profile` ingests the first size once in this process and prints where the time goes: per function
+of memory_lake, the seconds spent in it and in what it calls outside memory_lake (DuckDB statements,
+Polars), wall clock or, with `--cpu`, the process's CPU time (both cores; steadier when others load
+the machine).
 
-    python benchmarks/ingest.py [--sizes 200000 1000000]
+    python benchmarks/ingest.py [--sizes 200000 1000000] [--profile [--cpu]]
 """
 
 from __future__ import annotations
@@ -84,6 +88,35 @@ def child(mode: str, file: str, lake_dir: str) -> None:
     print(json.dumps(result))
 
 
+def profile(file: Path, lake_dir: Path, cpu: bool, top: int = 14) -> None:
+    """One ingest of `file` under cProfile; prints the `top` memory_lake functions by own time."""
+    import cProfile
+    import os
+    import pstats
+
+    from memory_lake import Lake
+
+    lake = Lake.open(lake_dir, create=True)
+    profiler = cProfile.Profile(time.process_time) if cpu else cProfile.Profile()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    profiler.enable()
+    report = lake.ingest([file], as_of="2026-11-30T00:00:00Z").as_dict()
+    profiler.disable()
+    wall, used = time.perf_counter() - started, time.process_time() - cpu_started
+    ours = lambda fn: "memory_lake" in fn[0]  # noqa: E731
+    own: dict[tuple, float] = {}
+    for fn, (_, _, _, cumulative, callers) in pstats.Stats(profiler).stats.items():
+        if ours(fn):
+            own[fn] = own.get(fn, 0.0) + cumulative
+            for caller, (_, _, _, from_caller) in callers.items():
+                if ours(caller) and caller != fn:
+                    own[caller] = own.get(caller, 0.0) - from_caller
+    print(f"ingest of {report['records']} records: wall {wall:.2f} s, CPU {used:.2f} s, "
+          f"load average {os.getloadavg()[0]:.2f}; {'CPU' if cpu else 'wall'} seconds per function:")
+    for fn, seconds in sorted(own.items(), key=lambda item: -item[1])[:top]:
+        print(f"{seconds:7.2f}  {fn[0].split('memory_lake/')[-1]}:{fn[1]} {fn[2]}")
+
+
 def run_child(mode: str, file: Path, lake_dir: Path) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--child", mode, str(file), str(lake_dir)],
                           capture_output=True, text=True, check=False)
@@ -95,10 +128,18 @@ def run_child(mode: str, file: Path, lake_dir: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200_000, 1_000_000])
+    parser.add_argument("--profile", action="store_true", help="profile one ingest of the first size")
+    parser.add_argument("--cpu", action="store_true", help="with --profile: CPU time instead of wall clock")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
+        return
+    if args.profile:
+        with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+            file = Path(tmp) / "snapshot.jsonl"
+            generate(file, args.sizes[0])
+            profile(file, Path(tmp) / "lake", args.cpu)
         return
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
