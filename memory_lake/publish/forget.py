@@ -94,18 +94,40 @@ def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubbe
     """Run a table scrubber on an exported copy of its table; rewrite the file if anything changed."""
     name = table.stem
     con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM read_parquet(\'{sql_path(table)}\')')
-    con.execute(f'CREATE OR REPLACE TEMP TABLE scrub_before AS SELECT * FROM "{name}"')
+    con.execute(f'CREATE OR REPLACE TEMP TABLE scrub_before AS SELECT rowid AS scrub_row, * FROM "{name}"')
     try:
         scrub(con)
-        # changed rows, and removed ones (a scrubber may delete)
-        (changed,) = con.execute(f'SELECT (SELECT count(*) FROM (SELECT * FROM "{name}" EXCEPT ALL SELECT * FROM scrub_before)) '
-                                 f'+ (SELECT count(*) FROM (SELECT * FROM scrub_before EXCEPT ALL SELECT * FROM "{name}"))').fetchone()
-        if changed:
+        if _changed_rows(con, name):
             _copy_parquet(con, f'SELECT * FROM "{name}"', table)
-        return bool(changed)
+            return True
+        return False
     finally:
         con.execute(f'DROP TABLE IF EXISTS "{name}"')
         con.execute("DROP TABLE IF EXISTS scrub_before")
+
+
+def _changed_rows(con: duckdb.DuckDBPyConnection, name: str) -> int:
+    """Rows the scrubber changed, added or removed: the size of the multiset difference, both ways,
+    between the table and ``scrub_before`` (its copy, each row's rowid in ``scrub_row``).
+
+    A row that kept its rowid and every value is the same row on both sides, so it leaves both
+    before the comparison; the rest (rows an UPDATE or DELETE touched, which DuckDB may move to a
+    new rowid, and inserted ones) are compared as whole rows with EXCEPT ALL. The count is the one
+    a full EXCEPT ALL of the two tables gives, at the cost of the rows touched: comparing every row
+    (the embeddings' vectors) took most of a forget's export scrub."""
+    columns = [d[0] for d in con.execute(f'SELECT * FROM "{name}" LIMIT 0').description]
+    row = ", ".join(f'"{c}"' for c in columns)
+    after_row = ", ".join(f'after."{c}"' for c in columns)
+    before_row = ", ".join(f'b."{c}"' for c in columns)
+    (changed,) = con.execute(
+        f'WITH after AS (SELECT rowid AS scrub_row, * FROM "{name}"), '
+        f"same AS (SELECT scrub_row FROM after JOIN scrub_before b USING (scrub_row) "
+        f"WHERE ({after_row}) IS NOT DISTINCT FROM ({before_row})), "
+        f"added AS (SELECT {row} FROM after WHERE scrub_row NOT IN (SELECT scrub_row FROM same)), "
+        f"removed AS (SELECT {row} FROM scrub_before WHERE scrub_row NOT IN (SELECT scrub_row FROM same)) "
+        "SELECT (SELECT count(*) FROM (FROM added EXCEPT ALL FROM removed)) "
+        "+ (SELECT count(*) FROM (FROM removed EXCEPT ALL FROM added))").fetchone()
+    return changed
 
 
 def _scrub_scopes(folder: Path, scopes: pl.DataFrame, ids: list[str], policy=None) -> list[str]:
