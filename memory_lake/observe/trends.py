@@ -111,30 +111,47 @@ def _chart(name: str, title: str, y_title: str, points: dict[str, Any], percent:
 
 
 def _svg(points: dict[str, Any], y_title: str, percent: bool, rule: tuple[float, str] | None) -> str:
-    import altair as alt  # heavy: only the report needs it
-    import vl_convert
+    import vl_convert  # heavy: only the report needs it
+
+    return vl_convert.vegalite_to_svg(_spec(points, y_title, percent, rule))
+
+
+def _spec(points: dict[str, Any], y_title: str, percent: bool, rule: tuple[float, str] | None) -> dict[str, Any]:
+    """The chart's Vega-Lite spec: a line per series (a point per run) and the threshold `rule`.
+
+    Written out as the dict Altair's ``Chart.to_dict()`` gives for the same chart, key for key and
+    in the same order (tests/observe/test_trends.py compares the two): building it with Altair's
+    classes, which check every part against the Vega-Lite schema, took more of a report's 26 charts
+    than drawing them."""
+    from altair import SCHEMA_URL  # the Vega-Lite version vl-convert draws with, as Altair names it
 
     records = [{"run": x, "series": label, "value": values[i]}
                for column, label, values in points["series"] for i, x in enumerate(points["x"])
                if values[i] is not None]
     order = [label for _, label, _ in points["series"]]
-    colours = _COLOURS[:len(order)]
-    fmt = ".0%" if percent else "~s"
-    base = alt.Chart(alt.Data(values=records)).encode(
-        x=alt.X("run:O", sort=points["x"], title=None, axis=alt.Axis(labelAngle=-45)),
-        y=alt.Y("value:Q", title=y_title, axis=alt.Axis(format=fmt, tickMinStep=0.01 if percent else 1)),
-        color=alt.Color("series:N", sort=order, title=None, scale=alt.Scale(domain=order, range=colours),
-                        legend=alt.Legend(orient="bottom", columns=3)),
-        tooltip=[alt.Tooltip("run:O", title="run"), alt.Tooltip("series:N"),
-                 alt.Tooltip("value:Q", format=".1%" if percent else ",")],
-    )
-    layers = [base.mark_line(point=alt.OverlayMarkDef(size=28), strokeWidth=2)]
-    if rule is not None:
-        layers.append(alt.Chart(alt.Data(values=[{"y": rule[0], "label": rule[1]}])).mark_rule(
-            strokeDash=[4, 3], color="#9ca3af").encode(y="y:Q"))
-    chart = alt.layer(*layers).properties(width=330, height=170).configure(
-        font="sans-serif", background="white").configure_view(stroke=None)
-    return vl_convert.vegalite_to_svg(chart.to_dict())
+    line = {
+        "mark": {"type": "line", "point": {"size": 28}, "strokeWidth": 2},
+        "encoding": {
+            "color": {"field": "series", "legend": {"columns": 3, "orient": "bottom"},
+                      "scale": {"domain": order, "range": _COLOURS[:len(order)]}, "sort": order, "title": None,
+                      "type": "nominal"},
+            "tooltip": [{"field": "run", "title": "run", "type": "ordinal"}, {"field": "series", "type": "nominal"},
+                        {"field": "value", "format": ".1%" if percent else ",", "type": "quantitative"}],
+            "x": {"axis": {"labelAngle": -45}, "field": "run", "sort": points["x"], "title": None, "type": "ordinal"},
+            "y": {"axis": {"format": ".0%" if percent else "~s", "tickMinStep": 0.01 if percent else 1},
+                  "field": "value", "title": y_title, "type": "quantitative"},
+        },
+    }
+    config = {"view": {"continuousWidth": 300, "continuousHeight": 300, "stroke": None}, "background": "white",
+              "font": "sans-serif"}
+    data = {"values": records}
+    if rule is None:  # one layer: its data sits on the chart
+        return {"config": config, "layer": [line], "data": data, "height": 170, "width": 330, "$schema": SCHEMA_URL}
+    threshold = {"data": {"values": [{"y": rule[0], "label": rule[1]}]},
+                 "mark": {"type": "rule", "color": "#9ca3af", "strokeDash": [4, 3]},
+                 "encoding": {"y": {"field": "y", "type": "quantitative"}}}
+    return {"config": config, "layer": [{"data": data, **line}, threshold], "height": 170, "width": 330,
+            "$schema": SCHEMA_URL}
 
 
 def _table(name: str, points: dict[str, Any], percent: bool) -> str:
