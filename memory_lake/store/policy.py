@@ -225,6 +225,10 @@ class DedupPolicy:
     # cannot tell from one stays apart (docs/EMBEDDINGS.md).
     paraphrase_cosine: float = 0.92
     paraphrase_window: int = 3
+    # Issue 42: processes that judge candidate pairs when a night has thousands to judge (a cold
+    # night; maintain/dedup/helpers.py); 0 = one per core, 1 = this process alone. Who judges does
+    # not change a verdict, so this setting is left out of the kept verdicts' fingerprint (repr).
+    guard_processes: int = field(default=0, repr=False)
 
 
 @dataclass(frozen=True)

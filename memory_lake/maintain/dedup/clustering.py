@@ -23,6 +23,7 @@ import polars as pl
 from ...store import MemoryLakeError, step_error, Policy
 from .verdicts import DIFFERENT, UNREADABLE
 from .guard import closeness, contradiction
+from .helpers import RAISED, prejudge
 from .candidates import _strict_key, near_pairs, semantic_pairs, substitution_pairs
 
 
@@ -49,15 +50,16 @@ class Plan:
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
                     kept_apart: set[tuple[str, str]] | None = None, *,
                     spaces: dict[str, tuple[dict[str, np.ndarray], float]] | None = None,
-                    close: Any = "policy", cache: Any = None) -> Plan:
+                    close: Any = "policy", cache: Any = None, helpers: Any = None) -> Plan:
     """The merge plan for `frame` (columns id, tenant, agent_id, user_id, type, tags, content,
     importance, created_at, and ``covered``: the model covers its language). `vectors` maps ids to
     L2-normalised embeddings (None: no semantic pass), compared at ``semantic_cosine``; or
     `spaces` maps each model to (its vectors by id, only where it covers the language; its
     threshold), and the semantic pass runs in each space. `close` judges rewordings (see
     `contradiction`; "policy": `closeness(policy)`, None: the synonym list alone). `cache` (a
-    ``verdictcache.VerdictCache``) answers pairs judged on an earlier night. Reads and writes
-    nothing."""
+    ``verdictcache.VerdictCache``) answers pairs judged on an earlier night. `helpers` (a
+    ``helpers.GuardHelpers``) judge part of a large batch's pairs in other processes when `close`
+    is "policy" (the same verdicts). Reads and writes nothing."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -102,15 +104,27 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
     window = d.paraphrase_window
     errors: list[dict[str, Any]] = []
     scope_columns = frame.select("tenant", "agent_id", "user_id").rows()
+    pairs = (pl.concat(candidates).sort("score", descending=True).unique(["a", "b"], keep="first")
+             if candidates else pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64, "kind": pl.String}))
+    prejudged = {}
+    if helpers is not None and isinstance(close, str):
+        unjudged = dict.fromkeys(
+            (contents[a], contents[b]) for a, b in pairs.select("a", "b").iter_rows()
+            if (ids[a], ids[b]) not in kept_apart and (ids[b], ids[a]) not in kept_apart
+            and not (cache is not None and cache.knows(contents[a], contents[b])))
+        prejudged = prejudge(list(unjudged), lambda x, y: contradiction(x, y, judge, window), helpers)
+
+    def judged(a: int, b: int) -> str | None:
+        found = prejudged.get((contents[a], contents[b]), RAISED)
+        return contradiction(contents[a], contents[b], judge, window) if found == RAISED else found
 
     def guard(a: int, b: int) -> str | None:
         """The contradiction guard on the texts of rows a and b; a pair it cannot read is kept
         apart (UNREADABLE) and recorded, never merged on doubt."""
         try:
             if cache is not None:
-                return cache.verdict(contents[a], contents[b], (ids[a], ids[b]),
-                                     lambda: contradiction(contents[a], contents[b], judge, window))
-            return contradiction(contents[a], contents[b], judge, window)
+                return cache.verdict(contents[a], contents[b], (ids[a], ids[b]), lambda: judged(a, b))
+            return judged(a, b)
         except MemoryLakeError:
             raise
         except Exception as exc:
@@ -118,8 +132,6 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
             errors.append(step_error("dedup", exc, item=f"memories {ids[a]} and {ids[b]}", tenant=tenant,
                                      agent_id=agent, user_id=user))
             return UNREADABLE
-    pairs = (pl.concat(candidates).sort("score", descending=True).unique(["a", "b"], keep="first")
-             if candidates else pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64, "kind": pl.String}))
     good, bad = [], []
     for a, b, score, kind in pairs.select("a", "b", "score", "kind").iter_rows():
         if (ids[a], ids[b]) in kept_apart or (ids[b], ids[a]) in kept_apart:

@@ -100,8 +100,8 @@ def _guard(a: str, b: str, close, window: int) -> str | None:
     codes_a, codes_b = _codes(fa.text), _codes(fb.text)
     if codes_a and codes_b and codes_a != codes_b:
         return IDENTIFIER                                 # seat 14A / seat 14C: two seats
-    changed = _number_change(fa, fb) if not _numeral_reworded(fa, fb) else None
-    if changed:
+    changed = _number_change(fa, fb)
+    if changed and not _numeral_reworded(fa, fb):         # (pure: asked only when a number changed)
         return changed
     units_a, units_b = _amounts_zh(fa.text), _amounts_zh(fb.text)
     if len(units_a) == len(units_b):

@@ -21,6 +21,7 @@ import polars as pl
 
 from ...store import schema, crash_point, transaction, MemoryLakeError, step_error, Policy, StepReport
 from .clustering import Plan, find_duplicates
+from .helpers import GuardHelpers
 from .unmerge import _apply_merges
 from .settled import SCOPE, keep_settled, scope_digests, settled_fingerprint, unsettled
 from .verdictcache import load_verdicts, save_verdicts
@@ -64,13 +65,14 @@ def plan_dedup(con, policy: Policy, only: pl.DataFrame | None = None) -> tuple[P
     names = embedding_models(policy) if has_embeddings else ()
     cache, apart = load_verdicts(con, policy), _kept_apart(con)
     plans, parts = [], []
-    for part in _scope_batches(frame, PLAN_BATCH_ROWS):
-        spaces = _spaces(con, policy, names, part)
-        if names:
-            covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
-            part = part.with_columns(covered=pl.col("id").is_in(list(covered)))
-        parts.append(part)
-        plans.append(_isolated_plan(part, policy, apart, spaces, cache))
+    with GuardHelpers(policy, policy.dedup.paraphrase_window) as helpers:
+        for part in _scope_batches(frame, PLAN_BATCH_ROWS):
+            spaces = _spaces(con, policy, names, part)
+            if names:
+                covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
+                part = part.with_columns(covered=pl.col("id").is_in(list(covered)))
+            parts.append(part)
+            plans.append(_isolated_plan(part, policy, apart, spaces, cache, helpers))
     plan = _joined(plans, frame, policy, apart)
     plan.verdicts = cache
     return plan, (pl.concat(parts) if parts else frame)
@@ -140,11 +142,12 @@ def _kept_apart(con) -> set[tuple[str, str]]:
     return kept_apart
 
 
-def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict, cache=None) -> Plan:
+def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict, cache=None,
+                   helpers=None) -> Plan:
     """`find_duplicates` over every scope at once; when that raises, scope by scope (pairs never
     cross a scope), and a scope that raises is left out of tonight's plan with its error."""
     try:
-        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces, cache=cache)
+        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces, cache=cache, helpers=helpers)
     except MemoryLakeError:
         raise
     except Exception:
@@ -155,7 +158,7 @@ def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces:
         own = {name: ({i: v for i, v in vectors.items() if i in mine}, threshold)
                for name, (vectors, threshold) in spaces.items()}
         try:
-            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own, cache=cache))
+            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own, cache=cache, helpers=helpers))
         except MemoryLakeError:
             raise
         except Exception as exc:

@@ -53,6 +53,10 @@ class VerdictCache:
     tonight: dict[tuple[str, str], tuple[str | None, str, str]] = field(default_factory=dict)  # (verdict, a, b)
     hits: int = 0
 
+    def knows(self, a: str, b: str) -> bool:
+        """Whether the verdict on texts `a`, `b` was kept from an earlier night."""
+        return (text_key(a), text_key(b)) in self.known
+
     def verdict(self, a: str, b: str, ids: tuple[str, str], judge) -> str | None:
         """The guard's verdict on texts `a`, `b` (of memories `ids`): kept, or `judge()`'s (kept
         unless UNREADABLE)."""

@@ -414,6 +414,8 @@ def _numeral_reworded(fa: _Facts, fb: _Facts) -> bool:
     """The numbers the texts do not share all sit inside equated words (`_inside_equated_words`)."""
     whole = Counter(n.value for n in fa.numbers)
     whole.subtract(Counter(n.value for n in fb.numbers))
+    if not _nonzero(whole):
+        return False                                      # no number the texts do not share
     return _inside_equated_words(fa, fb, lambda words: Counter(n.value for n in _numbers(" ".join(words))),
                                  _nonzero(whole))
 
