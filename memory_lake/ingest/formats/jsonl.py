@@ -26,15 +26,20 @@ def decode(data: bytes) -> tuple[bytes, str, bool]:
 
 def read_jsonl(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFrame:
     """Records of a JSON Lines file as (line, raw, ok, problem)."""
-    return line_records(*decode(data))
+    return line_records(normalise(data))
 
 
-def line_records(data: bytes, text: str, decoded: bool) -> pl.DataFrame:
-    """One record per non-blank line of `data` (``normalise``d), `text` its UTF-8 text when it
-    `decoded` as a whole."""
-    if decoded:
-        # split in Polars: no Python string per line
-        frame = pl.DataFrame({"raw": pl.Series([text]).str.split("\n").explode()}).with_columns(
+def line_records(data: bytes, decoded: bool | None = None) -> pl.DataFrame:
+    """One record per non-blank line of `data` (``normalise``d); `decoded` says whether it is
+    valid UTF-8 as a whole (None: find out)."""
+    whole = None
+    if decoded is not False:
+        try:  # the bytes as one Polars string (checked as UTF-8 there): no Python string at all
+            whole = pl.Series("raw", [data], dtype=pl.Binary).cast(pl.String)
+        except pl.exceptions.ComputeError:
+            whole = None
+    if whole is not None:
+        frame = pl.DataFrame({"raw": whole.str.split("\n").explode()}).with_columns(
             ok=pl.lit(True), problem=pl.lit(None, pl.String))
     else:
         frame = _decode_lines(data)

@@ -34,7 +34,7 @@ def read_savefile(con: duckdb.DuckDBPyConnection, data: bytes) -> pl.DataFrame:
         if "\n" not in text.strip() or _is_lenient_document(con, text):
             # one broken document is one bad record; its line breaks are JSON whitespace
             return frame([1], [text.strip().replace("\n", " ")], [True])
-    return line_records(data, text, decoded)
+    return line_records(data, decoded)
 
 
 def _document_records(con: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame | None:

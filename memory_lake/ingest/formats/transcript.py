@@ -43,7 +43,7 @@ import polars as pl
 
 from ...store import InputError
 from ...text import judge
-from .jsonl import decode, line_records
+from .jsonl import line_records, normalise
 
 NO_TENANT = ("a transcript message carries no tenant: give each message a \"tenant\", ingest the file with "
              "`memory-lake ingest FILE --tenant T` (the tenant its memories belong to), or drop it in the inbox "
@@ -77,7 +77,7 @@ def read_transcript(con: duckdb.DuckDBPyConnection, data: bytes,
     scope = scope or {}
     tenant = scope.get("tenant")
     defaults = {k: scope.get(k) for k in ("agent_id", "user_id")}
-    lines = line_records(*decode(data))
+    lines = line_records(normalise(data))
     out_lines: list[int] = []
     raws: list[str] = []
     oks: list[bool] = []
