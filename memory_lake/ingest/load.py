@@ -513,14 +513,17 @@ def _redact(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame, salts_for) -> t
     """Canonical, redacted text per record: (line, ok, is_object, problem, text, changed), and how many
     invisible characters the redaction's plain form dropped from them. `problem` says why a record
     is not a strict JSON object within the depth limit (``snapshot.shape_sql``)."""
+    if not lines["line"].is_sorted():
+        lines = lines.sort("line")
     con.register("redact_raw", shape_hints(lines))
     try:
         # A JSON text with backslash escapes is re-serialised first (json() unescapes \\uXXXX), so
-        # that PII cannot hide behind escapes; other texts are kept byte for byte.
+        # that PII cannot hide behind escapes; other texts are kept byte for byte (and stay in
+        # Polars: only the re-serialised ones come back from DuckDB).
         canon = con.execute(
             f"""
             SELECT line, ok, is_object, problem,
-                   CASE WHEN is_object AND contains(raw, '\\') THEN json(raw)::VARCHAR ELSE raw END AS text,
+                   CASE WHEN is_object AND contains(raw, '\\') THEN json(raw)::VARCHAR END AS rewritten,
                    CASE WHEN is_object THEN json_extract_string(raw, '$.tenant') END AS tenant
             FROM (SELECT *, problem IS NULL AS is_object FROM ({shape_sql("redact_raw")}))
             ORDER BY line
@@ -528,6 +531,12 @@ def _redact(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame, salts_for) -> t
         ).pl()
     finally:
         con.unregister("redact_raw")
+    if canon.height == lines.height and (canon["line"] == lines["line"]).all():
+        canon = canon.with_columns(text=pl.coalesce("rewritten", lines["raw"]))
+    else:  # lines numbered twice (no reader does that): matched by number
+        canon = canon.join(lines.select("line", "raw"), on="line", how="left").with_columns(
+            text=pl.coalesce("rewritten", "raw")).drop("raw")
+    canon = canon.drop("rewritten").select("line", "ok", "is_object", "problem", "text", "tenant")
     bad = (canon["problem"] == "not valid JSON").fill_null(False).arg_true()
     if bad.len():  # only the bad lines are read again
         canon = canon.with_columns(problem=canon["problem"].scatter(bad, [_json_error(t) for t in canon["text"].gather(bad)]))

@@ -53,6 +53,18 @@ def test_unknown_fields_go_to_extra_sorted_and_nulls_are_absent(lake, tmp_path):
     assert row["extra"] == '{"alpha":"x","zeta":{"a":[1,2]}}'
 
 
+def test_unknown_fields_are_found_however_the_line_spells_its_keys(lake, tmp_path):
+    """Which records hold unknown keys is judged from a count of the line's keys (snapshot.parse_records):
+    spaces and tabs around a colon, an escaped key name and a known key holding null still leave every
+    unknown key in `extra`, and a record with none gets none."""
+    lines = ['{"id" : "a" ,\t"tenant"\t:\t"t", "content" :  "c",  "custom"   : 1}',
+             '{"id":"b","tenant":"t","content":"c","\\u0063olor":"red","summary":null}',
+             '{"id":"c","tenant":"t","content":"say \\"x\\": y","summary":null}',
+             '{"id":"d","tenant":"t","content":"c","nested":{"k":{"deeper":true}}}']
+    got = {row["id"]: row["extra"] for row in land(lake, tmp_path, lines)}
+    assert got == {"a": '{"custom":1}', "b": '{"color":"red"}', "c": None, "d": '{"nested":{"k":{"deeper":true}}}'}
+
+
 def test_timestamps_before_creation_are_lifted_to_it(lake, tmp_path):
     (row,) = land(lake, tmp_path, [{"id": "m", "tenant": "t", "content": "c", "created_at": "2026-11-10T00:00:00Z",
                                     "updated_at": "2026-11-01T00:00:00Z"}])
