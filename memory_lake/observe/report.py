@@ -664,28 +664,31 @@ def _bar_chart(
     colour: str = _ACCENT,
 ) -> str:
     """A horizontal bar chart (one bar per category, in the given order) as an inline SVG figure."""
-    # Imported here: Altair and vl-convert are heavy, and only the report needs them.
-    import altair as alt
-    import vl_convert
+    import vl_convert  # heavy: only the report needs it
 
-    records = [{"category": str(k), "value": v or 0} for k, v in values]
-    base = alt.Chart(alt.Data(values=records)).encode(
-        # sort=None keeps the caller's order (tiers, age buckets are meaningful orders).
-        y=alt.Y("category:N", sort=None, title=None, axis=alt.Axis(labelLimit=220)),
-        x=alt.X("value:Q", title=x_title, axis=alt.Axis(tickMinStep=1, format="~s")),
-    )
-    bars = base.mark_bar(color=colour, height={"band": 0.75})
-    labels = base.mark_text(align="left", dx=4, fontSize=11, color="#111827").encode(
-        text=alt.Text("value:Q", format=",")
-    )
-    chart = (
-        (bars + labels)
-        .properties(width=320, height={"step": 24})
-        .configure(font="sans-serif", background="white")
-        .configure_view(stroke=None)
-    )
-    svg = vl_convert.vegalite_to_svg(chart.to_dict())
+    svg = vl_convert.vegalite_to_svg(_bar_spec(values, x_title, colour))
     return f"<figure><figcaption>{_e(caption)}</figcaption>{svg}</figure>"
+
+
+def _bar_spec(values: Iterable[tuple[str, float]], x_title: str, colour: str) -> dict[str, Any]:
+    """The bar chart's Vega-Lite spec (bars, and each bar's number beside it), written out as the dict
+    Altair gives for it, key for key and in order (tests/observe/test_report.py compares the two), as
+    `trends._spec` does: a process that writes a report then never imports Altair."""
+    from .trends import VEGA_LITE_SCHEMA
+
+    # sort None keeps the caller's order (tiers, age buckets are meaningful orders)
+    encoding = {"x": {"axis": {"format": "~s", "tickMinStep": 1}, "field": "value", "title": x_title,
+                      "type": "quantitative"},
+                "y": {"axis": {"labelLimit": 220}, "field": "category", "sort": None, "title": None, "type": "nominal"}}
+    return {
+        "config": {"view": {"continuousWidth": 300, "continuousHeight": 300, "stroke": None}, "background": "white",
+                   "font": "sans-serif"},
+        "layer": [{"mark": {"type": "bar", "color": colour, "height": {"band": 0.75}}, "encoding": encoding},
+                  {"mark": {"type": "text", "align": "left", "color": "#111827", "dx": 4, "fontSize": 11},
+                   "encoding": {"text": {"field": "value", "format": ",", "type": "quantitative"}, **encoding}}],
+        "data": {"values": [{"category": str(k), "value": v or 0} for k, v in values]},
+        "height": {"step": 24}, "width": 320, "$schema": VEGA_LITE_SCHEMA,
+    }
 
 
 # --- formatting helpers -----------------------------------------------------------------------

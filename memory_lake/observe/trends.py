@@ -14,6 +14,9 @@ from typing import Any
 
 from ..store import views as lake_views
 
+# The Vega-Lite version the charts are drawn with (vl-convert reads it from the spec): the one Altair
+# 6.3 writes (tests/observe/test_trends.py compares).
+VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 _COLOURS = ["#3b6ea8", "#c2410c", "#15803d", "#7c3aed", "#b45309", "#0e7490", "#be185d", "#4b5563", "#65a30d"]
 _HEALTH_EXPLAIN = {name: what for name, _, _, what in lake_views.HEALTH_COLUMNS}
 _RUN_EXPLAIN = {name: what for name, _, _, what in lake_views.RUN_COLUMNS}
@@ -122,9 +125,7 @@ def _spec(points: dict[str, Any], y_title: str, percent: bool, rule: tuple[float
     Written out as the dict Altair's ``Chart.to_dict()`` gives for the same chart, key for key and
     in the same order (tests/observe/test_trends.py compares the two): building it with Altair's
     classes, which check every part against the Vega-Lite schema, took more of a report's 26 charts
-    than drawing them."""
-    from altair import SCHEMA_URL  # the Vega-Lite version vl-convert draws with, as Altair names it
-
+    than drawing them, and importing Altair took a third of a second of every process that wrote one."""
     records = [{"run": x, "series": label, "value": values[i]}
                for column, label, values in points["series"] for i, x in enumerate(points["x"])
                if values[i] is not None]
@@ -146,12 +147,12 @@ def _spec(points: dict[str, Any], y_title: str, percent: bool, rule: tuple[float
               "font": "sans-serif"}
     data = {"values": records}
     if rule is None:  # one layer: its data sits on the chart
-        return {"config": config, "layer": [line], "data": data, "height": 170, "width": 330, "$schema": SCHEMA_URL}
+        return {"config": config, "layer": [line], "data": data, "height": 170, "width": 330, "$schema": VEGA_LITE_SCHEMA}
     threshold = {"data": {"values": [{"y": rule[0], "label": rule[1]}]},
                  "mark": {"type": "rule", "color": "#9ca3af", "strokeDash": [4, 3]},
                  "encoding": {"y": {"field": "y", "type": "quantitative"}}}
     return {"config": config, "layer": [{"data": data, **line}, threshold], "height": 170, "width": 330,
-            "$schema": SCHEMA_URL}
+            "$schema": VEGA_LITE_SCHEMA}
 
 
 def _table(name: str, points: dict[str, Any], percent: bool) -> str:

@@ -468,3 +468,37 @@ def test_a_report_rendered_outside_a_run_shows_the_last_runs_steps(lake, tmp_pat
     early = Path(write_report(lake, LAKE_AS_OF - timedelta(hours=1), "adhoc-2", None,
                               out_dir=tmp_path / "r2").details["path"]).read_text()
     assert "No steps recorded." in early
+
+
+def test_each_bar_chart_spec_is_the_one_altair_writes_and_draws_the_same_svg():
+    """`_bar_spec` is written out by hand; it must be what Altair's classes built before (the
+    reference below, as report.py had it), key for key and in order, so the picture is the same."""
+    import json
+
+    import altair as alt
+    import vl_convert
+
+    from memory_lake.observe.report import _ACCENT, _WARN, _bar_spec
+
+    def altair_bars(values, x_title, colour):
+        records = [{"category": str(k), "value": v or 0} for k, v in values]
+        base = alt.Chart(alt.Data(values=records)).encode(
+            y=alt.Y("category:N", sort=None, title=None, axis=alt.Axis(labelLimit=220)),
+            x=alt.X("value:Q", title=x_title, axis=alt.Axis(tickMinStep=1, format="~s")))
+        bars = base.mark_bar(color=colour, height={"band": 0.75})
+        labels = base.mark_text(align="left", dx=4, fontSize=11, color="#111827").encode(
+            text=alt.Text("value:Q", format=","))
+        return ((bars + labels).properties(width=320, height={"step": 24})
+                .configure(font="sans-serif", background="white").configure_view(stroke=None))
+
+    cases = [([("working", 20), ("short_term", 100), ("long_term", None), ("important", 0)], "memories", _ACCENT),
+             ([("0-7 d", 3.5), ("7-30 d", 12), ("> 1 year", 1234567)], "memories", _ACCENT),
+             ([("bad JSON", 2), ("tenant is required & <missing>", 1), ("中文 原因", 7)], "records", _WARN),
+             ([], "nothing", "#123456")]
+    for n, (values, x_title, colour) in enumerate(cases):
+        spec = _bar_spec(values, x_title, colour)
+        reference = altair_bars(values, x_title, colour).to_dict()
+        assert json.dumps(spec) == json.dumps(reference), values
+        if n in (0, 2):
+            assert vl_convert.vegalite_to_svg(spec) == vl_convert.vegalite_to_svg(reference)
+
