@@ -8,7 +8,7 @@ import json
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory_lake.text.redact import (
@@ -19,6 +19,9 @@ from memory_lake.text.redact import (
     redact_series,
     redact_text,
 )
+from memory_lake.text.redact.patterns import _IP_PREFILTER, _IP_RUN
+from memory_lake.text.redact.stages import _extract_candidates
+from memory_lake.text.redact.validate import _ip_hits
 
 SALT = b"test-salt"
 ACME_SALT = b"acme-salt"
@@ -480,6 +483,28 @@ def test_pem_key_in_a_json_string_goes_whole():
 )
 def test_ip_addresses(spelling, normalised):
     assert redact_one(f"from {spelling}, port 22") == f"from {tag('IP', normalised)}, port 22"
+
+
+_IP_LIKE = st.one_of(
+    st.lists(st.text(alphabet="0123456789abcdefABCDEF", max_size=5), min_size=1, max_size=10).map(":".join),
+    st.lists(st.integers(0, 999).map(str), min_size=1, max_size=6).map(".".join),
+)
+
+
+@given(st.lists(st.one_of(_IP_LIKE, st.sampled_from([" ", "v", "\\n", "\\u0041", ":", ".", "::", "T10:00:00Z", "0.3"])),
+                max_size=6).map("".join))
+@settings(max_examples=400, deadline=None)
+@example("2001:0db8:85a3:0000:0000:8a2e:0370:7334")
+@example("\\n2001:db8:0:0:0:0:2:1")
+@example("fe80::1")
+@example("at 10.0.0.1")
+def test_the_ip_prefilter_passes_every_text_an_address_is_found_in(text):
+    """The IP stage looks only at rows its prefilter passes (patterns._IP_PREFILTER): every text
+    in which a candidate is an address (validate._ip_hits) passes it, so no address is missed."""
+    texts, no_salt = pl.Series([text], dtype=pl.String), pl.Series([None], dtype=pl.String)
+    candidates = _extract_candidates(texts, no_salt, _IP_RUN)["candidate"].to_list()
+    if any(_ip_hits(candidate) for candidate in candidates):
+        assert _extract_candidates(texts, no_salt, _IP_RUN, prefilter=_IP_PREFILTER)["candidate"].to_list() == candidates
 
 
 @pytest.mark.parametrize(

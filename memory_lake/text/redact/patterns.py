@@ -144,7 +144,11 @@ _IPV4_RUN = (
 )
 _IPV6_RUN = r"(?:" + _JSON_ESCAPE + r")?(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}"
 _IP_RUN = _IPV4_RUN + "|" + _IPV6_RUN
-_IP_PREFILTER = r"[0-9]\.[0-9]|::|[0-9A-Fa-f]:[0-9A-Fa-f]"
+# What a row holds when `validate._ip_hits` can accept one of its candidates: a dotted quad has a
+# part of 1-3 digits between two dots; an IPv6 address has "::" or seven colons with at most four
+# hex digits between each two. A timestamp's "10:00:00" or a float's "0.3", in nearly every record,
+# sends no row to the regex. Three scans: one alternation of the three is slower.
+_IP_PREFILTER = (r"[0-9]\.[0-9]{1,3}\.[0-9]", "::", ":" + "[0-9A-Fa-f]{0,4}:" * 6)
 
 # Digit runs that could hold PII, joined by single separators: "+" and at least 8 digits
 # (international phone), at least 11 digits, or a landline of 10-12 digits grouped with an area

@@ -60,7 +60,7 @@ def _redact_candidates(
     pattern: str,
     classify: Callable[[str], list[_Hit]],
     *,
-    prefilter: str | None,
+    prefilter: str | tuple[str, ...] | None,
     worth_checking: str | None,
 ) -> pl.Series:
     """Replace, in place, the values ``classify`` finds in the matches of ``pattern``; return the
@@ -109,15 +109,17 @@ def _rows_matching(texts: pl.Series, pattern: str) -> pl.Series:
 
 
 def _extract_candidates(
-    texts: pl.Series, salt_keys: pl.Series, pattern: str, *, prefilter: str | None = None
+    texts: pl.Series, salt_keys: pl.Series, pattern: str, *, prefilter: str | tuple[str, ...] | None = None
 ) -> pl.DataFrame:
     """One (row, salt_key, candidate) per match of ``pattern``, in text order within a row.
 
-    ``prefilter`` is a simple pattern every row with a match holds: a far cheaper scan than the regex.
+    ``prefilter`` is a simple pattern every row with a match holds (or several, one of which it
+    holds): a far cheaper scan than the regex.
     """
     frame = pl.DataFrame({"text": texts, "salt_key": salt_keys}).lazy().with_row_index("row")
     if prefilter is not None:
-        frame = frame.filter(pl.col("text").str.contains(prefilter))
+        prefilters = (prefilter,) if isinstance(prefilter, str) else prefilter
+        frame = frame.filter(pl.any_horizontal(pl.col("text").str.contains(p) for p in prefilters))
     return (
         frame.select("row", "salt_key", pl.col("text").str.extract_all(pattern).alias("candidate"))
         .explode("candidate")
