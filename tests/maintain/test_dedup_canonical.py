@@ -44,3 +44,26 @@ def test_importance_comes_before_age_and_the_smallest_id_breaks_a_tie(lake, tmp_
                       "WHERE merged_into IS NULL ORDER BY id") == [
         {"id": "i-2", "importance": 0.9, "created": "2026-09-01"},
         {"id": "t-4", "importance": 0.5, "created": "2026-11-01"}]
+
+
+def test_a_contradiction_is_filed_once_between_canonical_memories_with_its_strongest_pair():
+    """Two pairs reach one canonical pair (B merges into A, and C changes the number of both): it is
+    filed once, with the pass and score of the stronger pair, the same on every run."""
+    import polars as pl
+
+    from memory_lake.maintain.dedup import find_duplicates
+    from memory_lake.store.policy import Policy
+
+    # b is a with a typo (merged); c changes b's number (score 1.0: numbers read as 0) and a's (0.91)
+    texts = {"a": "The team budget for the billing service is $500 this year.",
+             "b": "The team budget for the billing servce is $500 this year.",
+             "c": "The team budget for the billing servce is $600 this year."}
+    frame = pl.DataFrame([{"id": i, "tenant": "t", "agent_id": None, "user_id": None, "type": "fact", "tags": [],
+                           "content": text, "importance": 0.5, "created_at": AS_OF, "covered": False}
+                          for i, text in texts.items()], schema_overrides={"tags": pl.List(pl.String),
+                                                                            "agent_id": pl.String, "user_id": pl.String})
+    for _ in range(5):
+        plan = find_duplicates(frame, None, Policy(), close=None)
+        assert plan.merges.select("canonical", "member").to_dicts() == [{"canonical": "a", "member": "b"}]
+        assert plan.contradictions.to_dicts() == [{"a": "a", "b": "c", "reason": "number", "pass": "near",
+                                                    "score": 1.0}]

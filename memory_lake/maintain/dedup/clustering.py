@@ -104,7 +104,10 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
     window = d.paraphrase_window
     errors: list[dict[str, Any]] = []
     scope_columns = frame.select("tenant", "agent_id", "user_id").rows()
-    pairs = (pl.concat(candidates).sort("score", descending=True).unique(["a", "b"], keep="first")
+    # the strongest reading of each pair first, in one order every run (the first pair of two
+    # memories' canonical ones files their contradiction, with its pass and score)
+    pairs = (pl.concat(candidates).sort(["score", "a", "b", "kind"], descending=[True, False, False, False])
+             .unique(["a", "b"], keep="first", maintain_order=True)
              if candidates else pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64, "kind": pl.String}))
     prejudged = {}
     if helpers is not None and isinstance(close, str):
