@@ -4,7 +4,8 @@ Each size runs in a fresh child process (so peak RSS is its own) on a fresh lake
 baseline measured in the same run on the same file: DuckDB's own `read_json` into a table (the
 cost of just loading the bytes, with no validation, redaction, merge or history). A second ingest
 of the same file measures the idempotent skip. The lake file's size after the ingest is reported
-beside the baseline table's.
+beside the baseline table's, and the process's CPU seconds beside the wall clock (on a machine others
+load, CPU time is the steadier figure; the load average is printed too).
 Target (issues 2 and 42): >= 100k rows/s at 200k rows, redaction and validation included, no embeddings.
 `--profile` ingests the first size once in this process and prints where the time goes: per function
 of memory_lake, the seconds spent in it and in what it calls outside memory_lake (DuckDB statements,
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -60,7 +62,7 @@ def generate(path: Path, rows: int, bad_every: int = 1000) -> None:
 
 def child(mode: str, file: str, lake_dir: str) -> None:
     """Runs in a fresh process; prints one JSON line."""
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     if mode == "baseline":
         import duckdb
 
@@ -73,17 +75,19 @@ def child(mode: str, file: str, lake_dir: str) -> None:
         from memory_lake import Lake
 
         lake = Lake.open(lake_dir, create=True)
-        started = time.perf_counter()  # the ingest itself, not creating the lake
+        started, cpu_started = time.perf_counter(), time.process_time()  # the ingest itself, not creating the lake
         first = lake.ingest([file], as_of="2026-11-30T00:00:00Z").as_dict()
-        mid = time.perf_counter()
+        mid, cpu_mid = time.perf_counter(), time.process_time()
         again = lake.ingest([file], as_of="2026-11-30T00:00:00Z").as_dict()
         result = {"rows": first["ingested"], "quarantined": first["quarantined"],
                   "again_s": time.perf_counter() - mid, "again_ingested": again["ingested"],
                   "again_skipped": again["files_skipped"]}
         started_again = mid
         result["ingest_s"] = started_again - started
+        result["cpu_s"] = cpu_mid - cpu_started
         result["db_mb"] = lake.db_path.stat().st_size / 1e6
     result["wall_s"] = result.get("ingest_s", time.perf_counter() - started)
+    result.setdefault("cpu_s", time.process_time() - cpu_started)
     result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
 
@@ -91,7 +95,6 @@ def child(mode: str, file: str, lake_dir: str) -> None:
 def profile(file: Path, lake_dir: Path, cpu: bool, top: int = 14) -> None:
     """One ingest of `file` under cProfile; prints the `top` memory_lake functions by own time."""
     import cProfile
-    import os
     import pstats
 
     from memory_lake import Lake
@@ -152,6 +155,7 @@ def main() -> None:
             row = {
                 "size": size, "file_mb": round(mb, 1), "landed": ours["rows"], "quarantined": ours["quarantined"],
                 "ingest_s": round(ours["wall_s"], 2), "rows_per_s": round(size / ours["wall_s"]),
+                "cpu_s": round(ours["cpu_s"], 2), "baseline_cpu_s": round(base["cpu_s"], 2), "load_avg": os.getloadavg()[0],
                 "peak_mb": round(ours["peak_mb"]), "baseline_s": round(base["wall_s"], 2),
                 "baseline_rows_per_s": round(size / base["wall_s"]), "ratio_vs_baseline": round(ours["wall_s"] / base["wall_s"], 1),
                 "baseline_peak_mb": round(base["peak_mb"]), "reingest_s": round(ours["again_s"], 2),
@@ -161,11 +165,12 @@ def main() -> None:
             results.append(row)
             print(json.dumps(row), flush=True)
     print()
-    print(f"{'size':>9} {'rows/s':>9} {'wall s':>7} {'peak MB':>8} {'lake MB':>8} | "
-          f"{'duckdb read_json rows/s':>24} {'wall s':>7} {'ratio':>6} | {'re-ingest s':>11}")
+    print(f"{'size':>9} {'rows/s':>9} {'wall s':>7} {'CPU s':>6} {'peak MB':>8} {'lake MB':>8} | "
+          f"{'duckdb read_json rows/s':>24} {'wall s':>7} {'CPU s':>6} {'ratio':>6} | {'re-ingest s':>11} {'load':>5}")
     for r in results:
-        print(f"{r['size']:>9} {r['rows_per_s']:>9} {r['ingest_s']:>7} {r['peak_mb']:>8} {r['lake_mb']:>8} | "
-              f"{r['baseline_rows_per_s']:>24} {r['baseline_s']:>7} {r['ratio_vs_baseline']:>6} | {r['reingest_s']:>11}")
+        print(f"{r['size']:>9} {r['rows_per_s']:>9} {r['ingest_s']:>7} {r['cpu_s']:>6} {r['peak_mb']:>8} {r['lake_mb']:>8} | "
+              f"{r['baseline_rows_per_s']:>24} {r['baseline_s']:>7} {r['baseline_cpu_s']:>6} {r['ratio_vs_baseline']:>6} | "
+              f"{r['reingest_s']:>11} {r['load_avg']:>5.2f}")
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     (out / "ingest.json").write_text(json.dumps(results, indent=2))
