@@ -161,6 +161,12 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def helpers_peak_mb() -> float:
+    """The largest peak of a helper process that has ended (dedup's guard helpers, which live only
+    during that step, beside this process: the machine's peak is at most the sum of the two)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
 def night(lake, as_of: datetime, reports: Path) -> dict:
     """Ingest, precomputed vectors, then the nightly run with every step timed."""
     from memory_lake.observe.runs import run_nightly_steps
@@ -193,7 +199,8 @@ def night(lake, as_of: datetime, reports: Path) -> dict:
     counted = sum(s for name, s in seconds.items() if name not in EXCLUDED)
     return {"status": summary.get("status"), "steps": {k: round(v, 2) for k, v in seconds.items()},
             "total_s": round(counted, 1), "run_s": round(run_s, 1), "vectors_s": round(vectors_s, 1),
-            "peak_mb": round(peak_mb()), "peak_after_mb": peaks, "counts": counts}
+            "peak_mb": round(peak_mb()), "helpers_peak_mb": round(helpers_peak_mb()), "peak_after_mb": peaks,
+            "counts": counts}
 
 
 def child(size: int, scopes: int, folder: str) -> None:
@@ -233,8 +240,8 @@ def main() -> None:
                 said.append(line)
                 if line.startswith('{"night"'):
                     done = json.loads(line)
-                    print(f"  {done['night']}: {done['total_s']} s, peak {done['peak_mb']:,} MB", file=sys.stderr,
-                          flush=True)
+                    print(f"  {done['night']}: {done['total_s']} s, peak {done['peak_mb']:,} MB "
+                          f"(a dedup helper's: {done['helpers_peak_mb']:,} MB)", file=sys.stderr, flush=True)
             out = proc.stdout.read()
             if proc.wait() != 0:
                 raise SystemExit(f"{size:,} memories failed:\n{''.join(said)[-4000:]}")
@@ -249,7 +256,7 @@ def main() -> None:
     for step in steps:
         print(f"{step:<18}" + "".join(f"{r['nights'][name]['steps'].get(step, 0):>16.2f}"
                                       for r in results for name in r["nights"]))
-    for label, key in (("total s", "total_s"), ("peak MB", "peak_mb")):
+    for label, key in (("total s", "total_s"), ("peak MB", "peak_mb"), ("helper peak MB", "helpers_peak_mb")):
         print(f"{label:<18}" + "".join(f"{r['nights'][name][key]:>16}" for r in results for name in r["nights"]))
     if len(results) > 1:
         small, large = results[0], results[-1]
