@@ -35,7 +35,9 @@ torch.set_num_threads(1)
 import memory_lake, memory_lake.cli  # noqa: F401  the whole stack, as a command would import it
 if os.environ.get("WARM_MODELS", "1") == "1":
     # What the steps load on first use, loaded here so that no child pays for it again: both models,
-    # jieba, the dictionaries of dedup and summaries (CC-CEDICT alone is ~10 s), Great Expectations.
+    # jieba, every word list a module keeps in a one-entry cache (CC-CEDICT alone is ~10 s), the
+    # entity step's jieba, Great Expectations. (vl-convert's engine cannot be: a child forked after
+    # its first chart hangs on its own, so each child that writes a report starts it, ~0.5 s.)
     # Nothing here may start a worker pool (Polars', DuckDB's, torch's): a child forked after one has
     # started hangs on its first parallel operation (seen here with a whole warm-up nightly), which
     # the self-check of WarmPython.__init__ would catch.
@@ -44,17 +46,21 @@ if os.environ.get("WARM_MODELS", "1") == "1":
     from memory_lake.text.models import get_provider
     from memory_lake.text import jieba_segmenter
     from memory_lake.store.policy import Policy
-    from memory_lake.maintain import dedup, summaries
-    from memory_lake.text import lexicon
+    from memory_lake.maintain import dedup, summaries  # noqa: F401  their word lists, warmed below
+    from memory_lake.text import lexicon  # noqa: F401
     import great_expectations  # noqa: F401
     for name in models(Policy()):
         encode(get_provider(name), ["warm up", "预热"], 8)
     jieba_segmenter()
-    for module in (lexicon, dedup, summaries):
-        for value in vars(module).values():
+    from memory_lake.maintain.entities import chinese as entity_chinese
+    for module in [m for name, m in sorted(sys.modules.items()) if name.startswith("memory_lake")]:
+        for value in list(vars(module).values()):
             if (isinstance(value, functools._lru_cache_wrapper) and value.cache_parameters()["maxsize"] == 1
                     and not inspect.signature(value).parameters):
                 value()
+    # the entity step's own jieba with its part-of-speech tags, for the default policy's user
+    # dictionary (1.9 s of every child's nightly when the child loaded it)
+    entity_chinese._chinese_tokenizer(tuple(Policy().entities.user_dict))
 print("ready", flush=True)
 running = {}
 for line in sys.stdin:
