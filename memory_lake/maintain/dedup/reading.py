@@ -351,12 +351,19 @@ _PHRASE_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]+")
 def _phrase_words(norm: str) -> tuple[str, ...]:
     """The words of a normalised text in order, as a phrase is read: codes whole (q3, gpt4),
     Chinese cut by jieba."""
-    from ...text import jieba_segmenter as _jieba
-
     out: list[str] = []
     for token in _PHRASE_RE.findall(norm):
-        out.extend(_jieba().lcut(token) if _HAN.match(token) else [token])
+        out.extend(_cut_han(token) if _HAN.match(token) else (token,))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _cut_han(run: str) -> tuple[str, ...]:
+    """jieba's cut of one run of Chinese characters (cut alone, so the same in every text: names
+    and places recur across a scope's memories)."""
+    from ...text import jieba_segmenter
+
+    return tuple(jieba_segmenter().lcut(run))
 
 
 @functools.lru_cache(maxsize=20_000)
