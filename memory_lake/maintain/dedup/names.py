@@ -85,6 +85,7 @@ _MASKED_TIME_ZH = re.compile("|".join(sorted((w for w in _VALUE_WORDS[3] if not 
 _MASKED_DAY_ZH = re.compile(r"(?:星期|礼拜|周)[一二三四五六日天]")
 
 
+@functools.lru_cache(maxsize=200_000)
 def _masked(text: str) -> str:
     """`text` with its numbers, times, dates, weekdays and months read as one placeholder each."""
     text = _MASKED_DAY_ZH.sub("周几", text)
@@ -98,6 +99,7 @@ def _masked(text: str) -> str:
     return _MASKED_VALUE.sub("0", text)
 
 
+@functools.lru_cache(maxsize=200_000)
 def _names(text: str) -> frozenset:
     """`_entities` of `text` without its values (numbers, dates, weekdays, times): the things it names."""
     return frozenset(w for w in _entities(text) if _masked(w) == w and not _NUMERAL_RUN.fullmatch(w)
