@@ -4,6 +4,7 @@ round-trips with whole rows, the guard, the queue, dry runs and idempotency."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -381,6 +382,12 @@ def test_a_cluster_does_not_chain_through_its_canonical_memory(lake, tmp_path):
     # filed between the memories that stay: run-a is represented by run-b
     assert rows(lake, "SELECT kind, memory_id, other_memory_id FROM conflicts") == [
         {"kind": "contradiction", "memory_id": "run-b", "other_memory_id": "run-c"}]
+    # run-b absorbed run-a: on a later night (its scope planned again) run-c still differs from run-a
+    with lake.writer() as con:
+        con.execute("DELETE FROM dedup_scopes")
+    assert dedup(lake, AS_OF + timedelta(days=1)).counts["merged"] == 0
+    assert rows(lake, "SELECT id, status, merged_into FROM memories ORDER BY id")[2] == {
+        "id": "run-c", "status": "active", "merged_into": None}
 
 
 ISSUE_11_PAIRS = [

@@ -79,6 +79,8 @@ def test_a_changed_policy_or_rule_judges_every_pair_again(three_nights, tmp_path
     looser = dataclasses.replace(policy, dedup=dataclasses.replace(policy.dedup, paraphrase_cosine=0.93))
     assert guard_fingerprint(looser) != guard_fingerprint(policy)
     as_of = resolve_as_of(night_as_of(4))
+    with lake.writer() as con:
+        con.execute("DELETE FROM dedup_scopes")  # every scope is planned: its pairs' verdicts are read
     assert dedup(lake, as_of, run_id="same").counts["pairs_judged_before"] > 0
     assert dedup(lake, as_of, policy=looser, run_id="looser").counts["pairs_judged_before"] == 0
 
@@ -117,3 +119,22 @@ def test_planning_in_batches_of_scopes_gives_the_tables_of_one_plan(three_nights
     assert at_once.counts["merged"] > 0 and at_once.counts["contradictions_filed"] > 0
     assert in_batches.counts == at_once.counts
     assert _tables(batched) == _tables(whole)
+
+
+def test_a_scope_that_merged_settles_the_same_night(three_nights, tmp_path):
+    """A scope that merged is planned again in the same step until a round merges nothing, so the
+    night after, when nothing changed, dedup plans no scope at all (before, every scope that merged
+    was planned again the next night: at 1M memories 643k memories a night)."""
+    as_of = resolve_as_of(night_as_of(4))
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    lake.ingest([write_jsonl(tmp_path / "tonight.jsonl", _new_records(lake))], as_of=as_of)
+    lake.index(as_of=as_of)
+    tonight = dedup(lake, as_of, run_id="night-4")
+    assert tonight.counts["merged"] > 0 and tonight.counts["rounds"] == 2  # merged, then a round that merged nothing
+    assert tonight.counts["merged_in_later_rounds"] == 0
+    scopes = lake.sql("SELECT count(*) FROM (SELECT DISTINCT tenant, agent_id, user_id FROM memories "
+                      "WHERE status = 'active' AND tier <> 'important')").item()
+    assert lake.sql("SELECT count(*) FROM dedup_scopes WHERE settled").item() == scopes
+    after = dedup(lake, resolve_as_of(night_as_of(5)), run_id="night-5")
+    assert (after.counts["examined"], after.counts["merged"], after.counts["rounds"]) == (0, 0, 1)
+    assert after.counts["scopes_settled"] == scopes

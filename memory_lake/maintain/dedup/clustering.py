@@ -1,8 +1,9 @@
 """Clusters of duplicates by complete linkage on the contradiction guard (seed 004): `find_duplicates`.
 
 **Clusters** grow by complete linkage on the guard: from the canonical memory along the candidate
-pairs, a memory joins only if it passes the guard against every member already in the cluster, so
-A~B and B~C never merge A with a C that differs from A. The guard runs within a cluster's few
+pairs, a memory joins only if it passes the guard against every member already in the cluster, and
+against every memory a member absorbed in an earlier merge, so A~B and B~C never merge A with a C
+that differs from A, tonight or on a later night. The guard runs within a cluster's few
 members, never over all pairs of a scope. The canonical memory is the most important one, then the
 oldest (created_at), then the smallest id.
 
@@ -50,7 +51,8 @@ class Plan:
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
                     kept_apart: set[tuple[str, str]] | None = None, *,
                     spaces: dict[str, tuple[dict[str, np.ndarray], float]] | None = None,
-                    close: Any = "policy", cache: Any = None, helpers: Any = None) -> Plan:
+                    close: Any = "policy", cache: Any = None, helpers: Any = None,
+                    absorbed: dict[str, list[tuple[str, str]]] | None = None) -> Plan:
     """The merge plan for `frame` (columns id, tenant, agent_id, user_id, type, tags, content,
     importance, created_at, and ``covered``: the model covers its language). `vectors` maps ids to
     L2-normalised embeddings (None: no semantic pass), compared at ``semantic_cosine``; or
@@ -59,7 +61,9 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
     `contradiction`; "policy": `closeness(policy)`, None: the synonym list alone). `cache` (a
     ``verdictcache.VerdictCache``) answers pairs judged on an earlier night. `helpers` (a
     ``helpers.GuardHelpers``) judge part of a large batch's pairs in other processes when `close`
-    is "policy" (the same verdicts). Reads and writes nothing."""
+    is "policy" (the same verdicts). `absorbed` maps a memory's id to the (id, content) of the
+    memories merged into it before: a memory joins a cluster only if it passes the guard against
+    those too. Reads and writes nothing."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -117,24 +121,41 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
             and not (cache is not None and cache.knows(contents[a], contents[b])))
         prejudged = prejudge(list(unjudged), lambda x, y: contradiction(x, y, judge, window), helpers)
 
-    def judged(a: int, b: int) -> str | None:
-        found = prejudged.get((contents[a], contents[b]), RAISED)
-        return contradiction(contents[a], contents[b], judge, window) if found == RAISED else found
+    def judged(x: str, y: str) -> str | None:
+        found = prejudged.get((x, y), RAISED)
+        return contradiction(x, y, judge, window) if found == RAISED else found
 
-    def guard(a: int, b: int) -> str | None:
-        """The contradiction guard on the texts of rows a and b; a pair it cannot read is kept
-        apart (UNREADABLE) and recorded, never merged on doubt."""
+    def guard_texts(id_x: str, x: str, id_y: str, y: str, row: int) -> str | None:
+        """The contradiction guard on texts x and y (of memories id_x, id_y, in the scope of `row`);
+        a pair it cannot read is kept apart (UNREADABLE) and recorded, never merged on doubt."""
         try:
             if cache is not None:
-                return cache.verdict(contents[a], contents[b], (ids[a], ids[b]), lambda: judged(a, b))
-            return judged(a, b)
+                return cache.verdict(x, y, (id_x, id_y), lambda: judged(x, y))
+            return judged(x, y)
         except MemoryLakeError:
             raise
         except Exception as exc:
-            tenant, agent, user = scope_columns[a]
-            errors.append(step_error("dedup", exc, item=f"memories {ids[a]} and {ids[b]}", tenant=tenant,
+            tenant, agent, user = scope_columns[row]
+            errors.append(step_error("dedup", exc, item=f"memories {id_x} and {id_y}", tenant=tenant,
                                      agent_id=agent, user_id=user))
             return UNREADABLE
+
+    def guard(a: int, b: int) -> str | None:
+        return guard_texts(ids[a], contents[a], ids[b], contents[b], a)
+
+    # what each row's memory absorbed in earlier merges: complete linkage holds for them too
+    held = {row: absorbed[i] for row, i in enumerate(ids) if i in absorbed} if absorbed else {}
+
+    def absorbed_apart(rows_x: list[int], rows_y: list[int]) -> bool:
+        """Whether a memory absorbed by one side (rows_x / rows_y: the rows of two cluster
+        nodes) differs from the other side or from what it absorbed (B took in A "5 km" last
+        night; C "7 km" is like B but differs from A: C does not join B)."""
+        x_first, y_first = rows_x[0], rows_y[0]
+        x_held = [pair for r in rows_x for pair in held.get(r, ())]
+        y_held = [pair for r in rows_y for pair in held.get(r, ())]
+        return (any(guard_texts(i, t, ids[y_first], contents[y_first], y_first) is not None for i, t in x_held)
+                or any(guard_texts(ids[x_first], contents[x_first], j, u, x_first) is not None for j, u in y_held)
+                or any(guard_texts(i, t, j, u, x_first) is not None for i, t in x_held for j, u in y_held))
     good, bad = [], []
     for a, b, score, kind in pairs.select("a", "b", "score", "kind").iter_rows():
         if (ids[a], ids[b]) in kept_apart or (ids[b], ids[a]) in kept_apart:
@@ -151,7 +172,8 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         all_edges = (all_edges.join(names.rename({"row": "a", "id": "x"}), on="a")
                      .join(names.rename({"row": "b", "id": "y"}), on="b")
                      .join(apart, on=["x", "y"], how="anti").drop("x", "y"))
-    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components, guard)
+    merges, left_out = _clusters(frame, all_edges, ids, contents, coo_matrix, connected_components, guard,
+                                 absorbed_apart if held else None)
     # a pair is filed between the memories that stay: a member stands for its canonical memory
     canonical = dict(zip(merges["member"].to_list(), merges["canonical"].to_list()))
     # Only the signals of a contradiction (number, date, negation, antonym, swap) go to a person; a
@@ -174,12 +196,13 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
                 different=different, left_out=left_out, errors=errors, apart=apart)
 
 
-def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, guard) -> tuple[pl.DataFrame, int]:
+def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, guard, apart=None) -> tuple[pl.DataFrame, int]:
     """Clusters from the guarded edges, and how many memories were left out of one. Complete
     linkage on the guard: a memory joins a cluster only through an edge to one of its members and
     only if it passes the guard (`guard(row_a, row_b)`) against every member already in it (A~B and B~C never merge A
     with a C that differs from A). Memories with the same strict key count once, and the guard
-    runs per cluster (a few members), never over all pairs of a scope."""
+    runs per cluster (a few members), never over all pairs of a scope. `apart(rows_x, rows_y)`:
+    whether what two nodes' memories absorbed in earlier merges keeps them apart."""
     import heapq
 
     schema_ = {"cluster": pl.String, "canonical": pl.String, "member": pl.String, "pass": pl.String,
@@ -230,7 +253,8 @@ def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, gua
             if assigned[node] or node in tried:
                 continue
             tried.add(node)
-            if all(guard(node_rows[m][0], node_rows[node][0]) is None for m in cluster):
+            if (all(guard(node_rows[m][0], node_rows[node][0]) is None for m in cluster)
+                    and not (apart and any(apart(node_rows[m], node_rows[node]) for m in cluster))):
                 cluster.append(node)
                 assigned[node] = True
                 for nxt in neighbours[node]:

@@ -4,8 +4,9 @@ Pairs never cross a scope, so a scope's plan depends only on its own eligible me
 texts, content hashes, types, tags, importance and creation), on which models hold a vector for
 each text, on the clusters a person unmerged, on the policy and on the code: ``scope_digests``
 hashes the first two per scope, ``settled_fingerprint`` the rest. After a night's merges the
-scope's digest is kept in ``dedup_scopes``, ``settled`` when that night's plan for it merged
-nothing and raised nothing: planning the same rows again would merge nothing either (every
+scope's digest is kept in ``dedup_scopes``, ``settled`` when that night's last plan for it (a
+scope that merged is planned again the same night, ``step._later_rounds``) merged nothing and
+raised nothing: planning the same rows again would merge nothing either (every
 similar pair was kept apart by a verdict that depends on the two texts only, and a contradiction
 is filed once), so the next night plans only the scopes whose digest or fingerprint changed, or
 that were not settled. A test runs both ways on the same lake and compares every table.

@@ -6,7 +6,7 @@ summaries: the merge plan (``clustering``), with each memory compared in the spa
 embedding model that covers its language. A cluster a person unmerged stays apart. When the plan
 over every scope raises, it is made scope by scope, and a scope that raises is left out with its
 error. The step files the contradictions (kind ``contradiction``, once per pair) and applies the
-merges in one transaction; ``--dry-run`` shows the clusters, the contradictions and the pairs kept
+merges in one transaction, planning the scopes that merged again until a round merges nothing; ``--dry-run`` shows the clusters, the contradictions and the pairs kept
 apart, and writes nothing.
 """
 
@@ -40,14 +40,15 @@ _ELIGIBLE = """m.status = 'active' AND m.merged_into IS NULL AND m.tier <> 'impo
                AND NOT (m.type = 'summary' AND m.operator = 'system')"""
 
 
-def plan_dedup(con, policy: Policy, only: pl.DataFrame | None = None) -> tuple[Plan, pl.DataFrame]:
+def plan_dedup(con, policy: Policy, only: pl.DataFrame | None = None, cache=None) -> tuple[Plan, pl.DataFrame]:
     """Read the eligible memories and, per embedding model, the vectors of those whose language it
     covers, on `con`; return (plan, the rows read). The semantic pass runs in each model's space, each
     memory in that of the first model covering its language
     (``semantic_cosine`` for ``[search] model``, ``multilingual_semantic_cosine`` for the
     multilingual one), so Chinese memories are compared through the multilingual model. `only`
-    (tenant, agent_id, user_id): plan those scopes alone (``settled.py``). Planned a batch of whole
-    scopes at a time (PLAN_BATCH_ROWS): the same plan as all at once."""
+    (tenant, agent_id, user_id): plan those scopes alone (``settled.py``). `cache`: the verdicts to
+    read (the kept ones when None). Planned a batch of whole scopes at a time (PLAN_BATCH_ROWS): the
+    same plan as all at once."""
     from ...text import embedding_models
 
     has_embeddings = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'embeddings'").fetchone()[0]
@@ -63,7 +64,8 @@ def plan_dedup(con, policy: Policy, only: pl.DataFrame | None = None) -> tuple[P
         if only is not None:
             con.unregister("dedup_only_scopes")
     names = embedding_models(policy) if has_embeddings else ()
-    cache, apart = load_verdicts(con, policy), _kept_apart(con)
+    cache, apart = cache if cache is not None else load_verdicts(con, policy), _kept_apart(con)
+    absorbed = _absorbed(con)
     plans, parts = [], []
     with GuardHelpers(policy, policy.dedup.paraphrase_window) as helpers:
         for part in _scope_batches(frame, PLAN_BATCH_ROWS):
@@ -72,7 +74,7 @@ def plan_dedup(con, policy: Policy, only: pl.DataFrame | None = None) -> tuple[P
                 covered = set(spaces[names[0]][0]) if names[0] in spaces else set()
                 part = part.with_columns(covered=pl.col("id").is_in(list(covered)))
             parts.append(part)
-            plans.append(_isolated_plan(part, policy, apart, spaces, cache, helpers))
+            plans.append(_isolated_plan(part, policy, apart, spaces, cache, helpers, absorbed))
     plan = _joined(plans, frame, policy, apart)
     plan.verdicts = cache
     return plan, (pl.concat(parts) if parts else frame)
@@ -142,12 +144,30 @@ def _kept_apart(con) -> set[tuple[str, str]]:
     return kept_apart
 
 
+def _absorbed(con) -> dict[str, list[tuple[str, str]]]:
+    """Per memory, the (id, content) of every memory merged into it and still merged, through
+    chains (A into B, then B into D: D absorbed B and A)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for root, member, content in con.execute(
+            """WITH RECURSIVE up(id, root) AS (
+                   SELECT id, merged_into FROM memories WHERE status = 'merged' AND merged_into IS NOT NULL
+                   UNION ALL
+                   SELECT up.id, m.merged_into FROM up JOIN memories m ON m.id = up.root
+                   WHERE m.status = 'merged' AND m.merged_into IS NOT NULL)
+               SELECT up.root, up.id, m.content FROM up JOIN memories m ON m.id = up.id
+               JOIN memories r ON r.id = up.root WHERE r.status = 'active' AND r.merged_into IS NULL
+               ORDER BY up.root, up.id""").fetchall():
+        found.setdefault(root, []).append((member, content))
+    return found
+
+
 def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces: dict, cache=None,
-                   helpers=None) -> Plan:
+                   helpers=None, absorbed=None) -> Plan:
     """`find_duplicates` over every scope at once; when that raises, scope by scope (pairs never
     cross a scope), and a scope that raises is left out of tonight's plan with its error."""
     try:
-        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces, cache=cache, helpers=helpers)
+        return find_duplicates(frame, None, policy, kept_apart, spaces=spaces, cache=cache, helpers=helpers,
+                               absorbed=absorbed)
     except MemoryLakeError:
         raise
     except Exception:
@@ -158,7 +178,8 @@ def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces:
         own = {name: ({i: v for i, v in vectors.items() if i in mine}, threshold)
                for name, (vectors, threshold) in spaces.items()}
         try:
-            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own, cache=cache, helpers=helpers))
+            plans.append(find_duplicates(part, None, policy, kept_apart, spaces=own, cache=cache, helpers=helpers,
+                                         absorbed=absorbed))
         except MemoryLakeError:
             raise
         except Exception as exc:
@@ -211,20 +232,81 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
             return report
         log_lines: list[str] = []
         with transaction(con):
+            filed = _file_contradictions(con, plan.contradictions, as_of, run_id)
+            if plan.merges.height:
+                _apply_merges(con, plan.merges, as_of, run_id, log_lines)
+            restless = _restless(plan, frame, planned)
+            filed += _later_rounds(con, policy, plan, frame, restless, report, as_of, run_id, log_lines)
             con.register("planned_scopes_tonight", planned)
             try:
                 if plan.verdicts is not None:  # the next night reads these pairs' verdicts instead of judging them
                     save_verdicts(con, plan.verdicts, "planned_scopes_tonight")
             finally:
                 con.unregister("planned_scopes_tonight")
-            filed = _file_contradictions(con, plan.contradictions, as_of, run_id)
-            if plan.merges.height:
-                _apply_merges(con, plan.merges, as_of, run_id, log_lines)
-            keep_settled(con, policy, planned, fingerprint, _restless(plan, frame, planned))
+            keep_settled(con, policy, planned, fingerprint, restless)
         report.counts["contradictions_filed"] = filed
         crash_point("dedup:merged")  # tests/test_crash_safety.py kills here
     append_cleanup_log(lake.root, log_lines)
     return report
+
+
+# A scope that merged is planned again the same night, at most this many rounds in all (see
+# `_later_rounds`); one still merging after them is planned again the next night.
+MAX_ROUNDS = 5
+
+
+def _later_rounds(con, policy: Policy, plan: Plan, frame: pl.DataFrame, restless: set[tuple], report: StepReport,
+                  as_of: datetime, run_id: str, log_lines: list[str]) -> int:
+    """Plan the scopes that merged again, inside the step's transaction, until a round merges
+    nothing (at most MAX_ROUNDS in all). A merge takes memories out of their LSH buckets and
+    clusters, so a second plan can pair what the first did not (a bucket's window reaches further;
+    a memory left out of a cluster meets its canonical one): at 1M memories, 23 merges came a night
+    later in scopes where nothing had changed. Planned to the end here, a scope settles tonight and
+    a night where little changed plans only what changed, not every scope that merged the night
+    before. The pairs of the first round are not judged again (their verdicts are in `plan`'s
+    cache). Updates `restless` (the scopes still merging, or that raised) and `report` (merges,
+    clusters and contradictions of every round, and ``rounds``); returns the contradictions filed."""
+    filed, rounds = 0, 1
+    report.counts["merged_in_later_rounds"] = 0
+    merging = _merged_scopes(plan, frame)
+    while merging and rounds < MAX_ROUNDS:
+        rounds += 1
+        again = pl.DataFrame(sorted(merging, key=repr), schema={k: pl.String for k in SCOPE}, orient="row")
+        cache = plan.verdicts
+        if cache is not None:  # tonight's verdicts are known now
+            cache.known.update({key: why for key, (why, _, _) in cache.tonight.items()})
+        more, rows = plan_dedup(con, policy, only=again, cache=cache)
+        filed += _file_contradictions(con, more.contradictions, as_of, run_id)
+        if more.merges.height:
+            _apply_merges(con, more.merges, as_of, run_id, log_lines)
+        _add_round(report, more)
+        errored = _restless(more, rows, again) - _merged_scopes(more, rows)
+        restless -= merging
+        restless |= errored
+        merging = _merged_scopes(more, rows)
+    restless |= merging  # still merging after MAX_ROUNDS: planned again the next night
+    report.counts["rounds"] = rounds
+    return filed
+
+
+def _merged_scopes(plan: Plan, frame: pl.DataFrame) -> set[tuple]:
+    scope_of = dict(zip(frame["id"].to_list(), frame.select(*SCOPE).iter_rows()))
+    return {scope_of[m] for m in plan.merges["member"].to_list() if m in scope_of}
+
+
+def _add_round(report: StepReport, more: Plan) -> None:
+    """A later round's merges, clusters, contradictions and errors added to the step's report."""
+    report.counts["merged"] += more.merges.height
+    for p in PASSES:
+        report.counts[f"merged_{p}"] += int(more.merges.filter(pl.col("pass") == p).height)
+    clusters = _cluster_details(more.merges)
+    report.counts["clusters"] += len(clusters)
+    report.details["clusters"] += clusters
+    seen = {(c["a"], c["b"]) for c in report.details["contradictions"]}
+    report.details["contradictions"] += [c for c in more.contradictions.to_dicts() if (c["a"], c["b"]) not in seen]
+    report.counts["contradictions"] = len(report.details["contradictions"])
+    report.counts["merged_in_later_rounds"] += more.merges.height
+    report.errors += more.errors
 
 
 def _restless(plan: Plan, frame: pl.DataFrame, planned: pl.DataFrame) -> set[tuple]:
