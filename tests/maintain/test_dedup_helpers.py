@@ -87,3 +87,35 @@ def test_one_process_or_a_small_batch_starts_no_helper():
     with GuardHelpers(Policy().with_overrides({"dedup": {"guard_processes": 2}}), 3) as helpers:
         find_duplicates(frame, None, Policy(), helpers=helpers)  # fewer pairs than HELPER_MIN_PAIRS
         assert helpers._pool is None and helpers.judged == 0
+
+
+SCRIPT = '''
+print("top level of the script", flush=True)
+import polars as pl
+from memory_lake.maintain.dedup import find_duplicates, helpers
+from memory_lake.store.policy import Policy
+helpers.HELPER_MIN_PAIRS, helpers.CHUNK_PAIRS = 1, 2
+texts = [f"The billing budget for team {t} is ${n}00 this year." for t in ("red", "blue") for n in range(1, 6)]
+frame = pl.DataFrame([{"id": f"m{i}", "tenant": "t", "agent_id": None, "user_id": None, "type": "fact", "tags": [],
+                       "content": x, "importance": 0.5, "created_at": "2026-12-01T00:00:00Z", "covered": False}
+                      for i, x in enumerate(texts)],
+                     schema_overrides={"tags": pl.List(pl.String), "agent_id": pl.String, "user_id": pl.String})
+policy = Policy().with_overrides({"dedup": {"guard_processes": 2}})
+with helpers.GuardHelpers(policy, 3) as started:
+    plan = find_duplicates(frame, None, policy, helpers=started)
+    print("judged by a helper:", started.judged > 0, "contradictions:", plan.contradictions.height, flush=True)
+'''
+
+
+def test_a_script_without_a_main_guard_is_not_run_again_by_its_helpers(tmp_path):
+    """A spawned process runs its parent's __main__ again unless the script guards its work: the
+    helpers start with __main__ hidden, so a plain script (an analyst's, with an ingest and a lock
+    at the top) runs once."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "nightly_dedup.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["top level of the script", "judged by a helper: True contradictions: 34"]

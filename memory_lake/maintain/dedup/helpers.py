@@ -17,8 +17,10 @@ step, about 20 s of its own time while the step goes on without it.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 
 from ...store import Policy
@@ -59,6 +61,9 @@ class GuardHelpers:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_start, initargs=(self.policy, self.window))
+            with _main_hidden():  # each submit starts a helper while none is idle
+                for _ in range(self.count):
+                    self._pool.submit(_ready)
         return self._pool
 
     def close(self) -> None:
@@ -106,6 +111,31 @@ def prejudge(pairs: list[tuple[str, str]], judge_here, helpers: GuardHelpers | N
         collect([f for f in in_flight if f.done()])
     collect(wait(in_flight, return_when="ALL_COMPLETED").done if in_flight else ())
     return verdicts
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """A spawned process runs the parent's ``__main__`` again (a script up to the line that started
+    the helpers: an ingest, a lock it would wait for) unless the script keeps its work under ``if
+    __name__ == "__main__"``. A helper needs nothing of it, so ``__main__`` shows no file and no
+    module name while the helpers start."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved_file, saved_spec = main.__dict__.get("__file__"), getattr(main, "__spec__", None)
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__spec__ = saved_spec
+        if saved_file is not None:
+            main.__file__ = saved_file
+
+
+def _ready() -> None:
+    """A helper's first task: it is started."""
 
 
 _HELPER: dict = {}
