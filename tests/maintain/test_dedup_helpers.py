@@ -119,3 +119,34 @@ def test_a_script_without_a_main_guard_is_not_run_again_by_its_helpers(tmp_path)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["top level of the script", "judged by a helper: True contradictions: 34"]
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for its reaper has ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in status)
+    except FileNotFoundError:
+        return False
+
+
+def test_a_helper_ends_when_its_step_is_killed(tmp_path):
+    """A nightly run killed mid-dedup (kill -9, a crash) leaves no helper behind holding its models."""
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "killed.py"
+    script.write_text(SCRIPT + '''
+    import os, signal
+    print(*started.pool._processes, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+''')
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9
+    helpers_pids = [int(pid) for pid in done.stdout.splitlines()[-1].split()]
+    assert helpers_pids
+    deadline = time.monotonic() + 30
+    while any(_running(pid) for pid in helpers_pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_running(pid) for pid in helpers_pids)

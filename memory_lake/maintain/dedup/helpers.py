@@ -21,6 +21,8 @@ import contextlib
 import multiprocessing
 import os
 import sys
+import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 
 from ...store import Policy
@@ -30,6 +32,8 @@ from ...store import Policy
 HELPER_MIN_PAIRS = 4_000
 # Pairs per chunk handed to a helper (about a second of a helper's work).
 CHUNK_PAIRS = 1_000
+# A helper checks this often whether the step that started it still runs.
+PARENT_CHECK_SECONDS = 1.0
 # A helper's verdict for a pair it raised on: the plan judges that pair again itself.
 RAISED = "\x00raised"
 
@@ -60,7 +64,7 @@ class GuardHelpers:
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_start, initargs=(self.policy, self.window))
+                                             initializer=_start, initargs=(self.policy, self.window, os.getpid()))
             with _main_hidden():  # each submit starts a helper while none is idle
                 for _ in range(self.count):
                     self._pool.submit(_ready)
@@ -141,11 +145,20 @@ def _ready() -> None:
 _HELPER: dict = {}
 
 
-def _start(policy: Policy, window: int) -> None:
-    """A helper's start: the judge of rewordings for `policy` (vectors kept for the step)."""
+def _start(policy: Policy, window: int, parent: int) -> None:
+    """A helper's start: the judge of rewordings for `policy` (vectors kept for the step), and a
+    watch on the step's process: a helper whose step was killed (a crash, an operator's kill -9)
+    ends instead of holding its models for ever."""
     from .guard import closeness
 
     _HELPER.update(judge=closeness(policy), window=window)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="memory-lake-parent-watch", daemon=True).start()
 
 
 def _judge_chunk(chunk: list[tuple[str, str]]) -> list[str | None]:
