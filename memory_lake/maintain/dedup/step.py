@@ -280,9 +280,8 @@ def _later_rounds(con, policy: Policy, plan: Plan, frame: pl.DataFrame, restless
         if more.merges.height:
             _apply_merges(con, more.merges, as_of, run_id, log_lines)
         _add_round(report, more)
-        errored = _restless(more, rows, again) - _merged_scopes(more, rows)
         restless -= merging
-        restless |= errored
+        restless |= _errored(more, again)
         merging = _merged_scopes(more, rows)
     restless |= merging  # still merging after MAX_ROUNDS: planned again the next night
     report.counts["rounds"] = rounds
@@ -310,15 +309,15 @@ def _add_round(report: StepReport, more: Plan) -> None:
 
 
 def _restless(plan: Plan, frame: pl.DataFrame, planned: pl.DataFrame) -> set[tuple]:
-    """The planned scopes not settled tonight: those with a merge, or an error (an error that
-    names no scope unsettles them all)."""
-    scope_of = dict(zip(frame["id"].to_list(), frame.select(*SCOPE).iter_rows()))
-    restless = {scope_of[m] for m in plan.merges["member"].to_list() if m in scope_of}
-    for error in plan.errors:
-        if not error.get("tenant"):
-            return set(planned.iter_rows())
-        restless.add((error.get("tenant"), error.get("agent_id"), error.get("user_id")))
-    return restless
+    """The planned scopes not settled tonight: those with a merge, or an error."""
+    return _merged_scopes(plan, frame) | _errored(plan, planned)
+
+
+def _errored(plan: Plan, planned: pl.DataFrame) -> set[tuple]:
+    """The planned scopes with an error (an error that names no scope: all of them)."""
+    if any(not error.get("tenant") for error in plan.errors):
+        return set(planned.iter_rows())
+    return {(error.get("tenant"), error.get("agent_id"), error.get("user_id")) for error in plan.errors}
 
 
 def _cluster_details(merges: pl.DataFrame) -> list[dict[str, Any]]:
