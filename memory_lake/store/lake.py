@@ -153,6 +153,9 @@ def check_read_query(query: str) -> None:
         raise InputError(f"sql is read-only: {shown} is not allowed; run {READ_ONLY_RULE}")
 
 
+# How often an empty lock file is read before the holder is "another process" (0.02 s apart).
+HOLDER_READS = 10
+
 # Told once when a write has to wait for another process's lock: ``listener(message)``. The CLI
 # prints it on stderr, so a command waiting for a nightly run does not look hung.
 WAIT_LISTENERS: list = []
@@ -322,12 +325,20 @@ class Lake:
             tmp.unlink(missing_ok=True)
 
     def _holder(self) -> str:
-        """Who holds the write lock, as ``pid N (purpose)`` (the lock file names it)."""
-        try:
-            holder = json.loads(self.lock_path.read_text() or "{}")
-        except (OSError, ValueError):
-            holder = {}
-        return f"pid {holder['pid']} ({holder.get('purpose', '?')})" if holder.get("pid") else "another process"
+        """Who holds the write lock, as ``pid N (purpose)`` (the lock file names it). A writer names
+        itself just after its flock succeeds and clears the name just before letting go, so an empty
+        file is read again for a moment before the answer is "another process" (a reader's shared
+        lock names nobody)."""
+        for attempt in range(HOLDER_READS):
+            try:
+                holder = json.loads(self.lock_path.read_text() or "{}")
+            except (OSError, ValueError):
+                holder = {}
+            if holder.get("pid"):
+                return f"pid {holder['pid']} ({holder.get('purpose', '?')})"
+            if attempt + 1 < HOLDER_READS:
+                time.sleep(0.02)
+        return "another process"
 
     def _busy_message(self, exclusive: bool) -> str:
         """Why a wait for the lock failed. A writer and a read that needs the live file (`reader`,

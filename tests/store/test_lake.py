@@ -60,6 +60,30 @@ def test_second_writer_gets_a_clear_message(lake):
         pass  # free again
 
 
+def test_a_writer_met_before_it_names_itself_is_still_named(lake):
+    """A writer's flock succeeds a moment before it writes its name into the lock file; a second
+    writer refused in that moment names it anyway (CI once got "another process" here, under load)."""
+    import fcntl
+    import json
+    import threading
+
+    fd = os.open(lake.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # held, not named yet
+    later = threading.Timer(0.1, lambda: os.pwrite(fd, json.dumps({"pid": 4242, "purpose": "tier rules"}).encode(), 0))
+    later.start()
+    try:
+        with pytest.raises(LakeBusy) as refused:
+            with lake.writer(wait_s=0):
+                pass
+    finally:
+        later.join()
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    assert str(refused.value) == (f"lake {lake.root} is busy: pid 4242 (tier rules) holds the write lock; "
+                                  "try again when it finishes")
+
+
 @pytest.mark.process  # starts a process (the subject here)
 def test_writer_waits_for_the_lock(lake, tmp_path):
     # another process holds the lock for one second; the writer waits and then gets it
