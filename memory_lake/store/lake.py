@@ -189,6 +189,28 @@ class _Hold:
     use: threading.RLock = field(default_factory=threading.RLock)
 
 
+# States of database files (`_file_state`) this process found at schema.SCHEMA_VERSION or later.
+_SCHEMA_CURRENT: set[tuple] = set()
+_SCHEMA_CURRENT_MAX = 4096
+
+
+def _file_state(db_path: Path) -> tuple | None:
+    """The state of a database file and its write-ahead log, as the file system tells it: path,
+    device, inode, size, and modification and change times (any write changes them, and a file
+    put in its place is another inode with another change time). None when it cannot be read."""
+    state: list = [str(db_path)]
+    for path in (db_path, db_path.with_name(db_path.name + ".wal")):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            state.append(None)
+            continue
+        except OSError:
+            return None
+        state.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(state) if state[1] is not None else None
+
+
 # Lakes whose write lock this process holds for a whole run (see Lake.hold).
 _HELD: dict[Path, _Hold] = {}
 _HELD_GUARD = threading.RLock()
@@ -266,14 +288,27 @@ class Lake:
         return cls.open(path, create=True, **kwargs)
 
     def _needs_migration(self) -> bool:
+        """Whether the database is older than this code's schema. Asked once per state of the file
+        in a process (`_file_state`): a connection costs more than most reads, and a process opens
+        the same lake many times. A file in any other state (a restored backup, a lake of an older
+        version, any write) is asked again."""
+        state = _file_state(self.db_path)
+        if state is not None and state in _SCHEMA_CURRENT:
+            return False
         try:
             with self.reader(wait_s=0) as con:
                 (version,) = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
-            return (version or 0) < schema.SCHEMA_VERSION
         except LakeBusy:
             return False  # the writer holding it migrates on its own
         except duckdb.CatalogException:
             return True
+        if (version or 0) < schema.SCHEMA_VERSION:
+            return True
+        if state is not None and state == _file_state(self.db_path):  # unchanged while it was read
+            if len(_SCHEMA_CURRENT) >= _SCHEMA_CURRENT_MAX:
+                _SCHEMA_CURRENT.clear()
+            _SCHEMA_CURRENT.add(state)
+        return False
 
     # ---------------------------------------------------------------- locking
     @contextlib.contextmanager

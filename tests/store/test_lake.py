@@ -243,20 +243,52 @@ def test_sql_never_reads_the_pii_salts(lake, query):
     assert (lake.root / "secrets.json").stat().st_mode & 0o777 == 0o600
 
 
-def test_a_lake_made_before_secrets_moved_keeps_its_salts(tmp_path):
-    """A lake of schema 14 kept its salts in a table; the migration moves them to secrets.json and
-    drops the table, so the placeholders already stored keep matching."""
+def _schema_14_lake(root: Path) -> Path:
+    """A lake as memory-lake's schema 14 left it (its salts still in a table), in `root`'s database
+    file (an existing one is emptied first, by DuckDB: the same file); returns the database's path."""
     import duckdb
 
-    root = tmp_path / "old"
     for sub in ("inbox/decisions", "raw", "events", "exports"):
-        (root / sub).mkdir(parents=True)
-    with duckdb.connect(str(root / "lake.duckdb")) as con:
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    db = root / "lake.duckdb"
+    with duckdb.connect(str(db)) as con:
+        for (table,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall():
+            con.execute(f'DROP TABLE "{table}"')
         con.execute("CREATE TABLE schema_migrations (version INTEGER NOT NULL, name VARCHAR NOT NULL)")
         for version, name, ddl in MIGRATIONS[:14]:
             con.execute(ddl)
             con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [version, name])
         con.execute("INSERT INTO tenant_salts VALUES ('', ?), ('acme', ?)", [b"\x01" * 32, b"\x02" * 32])
+    return db
+
+
+@pytest.mark.parametrize("how", ["copied over it", "moved in its place", "rewritten in place"])
+def test_open_migrates_a_lake_that_became_older_since_this_process_opened_it(tmp_path, how):
+    """Lake.open asks the schema once per state of the database file in a process (a connection per
+    open was 16 % of a test's time); a file older than the code in the same place is still migrated,
+    however it got there: a backup copied over it (same inode, its old modification time kept), a
+    file moved in (another inode), or the file itself rewritten by an old version."""
+    import shutil
+
+    root = tmp_path / "lake"
+    Lake.open(root, create=True)
+    Lake.open(root)  # asked, and remembered as current
+    if how == "rewritten in place":
+        _schema_14_lake(root)
+    else:
+        old = _schema_14_lake(tmp_path / "old")
+        (shutil.copy2 if how == "copied over it" else os.replace)(old, root / "lake.duckdb")
+    lake = Lake.open(root)
+    assert lake.sql("SELECT max(version) AS v FROM schema_migrations").item() == MIGRATIONS[-1][0]
+    assert "tenant_salts" not in lake.sql("SHOW TABLES")["name"].to_list()  # migration 15 ran
+    assert lake.tenant_salts(["acme"], create=False) == {"": b"\x01" * 32, "acme": b"\x02" * 32}
+
+
+def test_a_lake_made_before_secrets_moved_keeps_its_salts(tmp_path):
+    """A lake of schema 14 kept its salts in a table; the migration moves them to secrets.json and
+    drops the table, so the placeholders already stored keep matching."""
+    root = tmp_path / "old"
+    _schema_14_lake(root)
     lake = Lake.open(root)
     assert lake.tenant_salts(["acme"], create=False) == {"": b"\x01" * 32, "acme": b"\x02" * 32}
     assert "tenant_salts" not in lake.sql("SHOW TABLES")["name"].to_list()
