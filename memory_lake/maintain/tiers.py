@@ -232,7 +232,7 @@ def apply_moves(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: str,
     proposed them: automation never touches an important memory. Nor the lake's own summaries: the
     summarize step keeps them (regenerated, or archived when no longer needed).
     """
-    con.execute(
+    (count,) = con.execute(  # a CREATE ... AS answers with the number of rows it wrote
         """
         CREATE OR REPLACE TEMP TABLE tier_moves_full AS
         SELECT m.*, v.to_tier, v.to_status, v.rule
@@ -240,8 +240,7 @@ def apply_moves(con: duckdb.DuckDBPyConnection, *, as_of: datetime, run_id: str,
         WHERE m.tier <> 'important' AND (m.tier <> v.to_tier OR m.status <> v.to_status)
           AND NOT (m.type = 'summary' AND m.operator = 'system')  -- the lake's own summaries (maintain/summaries)
         """
-    )
-    count = con.execute("SELECT count(*) FROM tier_moves_full").fetchone()[0]
+    ).fetchone()
     if count:
         con.execute(
             f"""
