@@ -235,51 +235,50 @@ def _insert_new(con: duckdb.DuckDBPyConnection, params: dict, policy: IngestPoli
     return count
 
 
-def _field_sql(name: str) -> tuple[str, str]:
-    """(new value, conflict?) SQL of one versioned field, three ways: base ``b``, lake ``m``, incoming ``c``.
+def _field_sql(name: str) -> tuple[str, str, str]:
+    """(changed?, conflict?, new value) SQL of one versioned field, three ways: ``was_<name>`` the
+    base, ``m_<name>`` the lake, ``in_<name>`` the incoming value (columns of ``_apply_changes``'
+    layers; a condition is a column of the layer before the next: each is written, and planned,
+    once).
 
     The incoming side changed the field when it sent a value different from the base; the lake
     changed it when its value differs from the base. Only the incoming side changed it: applied.
     Only the lake: kept. Both, to the same value: fine. Both, to different values: a conflict, and
-    the lake's value stays. Tags merge as sets (the writer's additions and removals since the base
-    apply to the lake's tags) and never conflict. ``guard`` (an agent writing to an important
-    memory) turns every change into a conflict for a user to decide.
+    the lake's value stays. Tags merge as sets (the writer's additions and removals since the base,
+    ``tags_added`` and ``tags_removed``, apply to the lake's tags) and never conflict. ``guard``
+    (an agent writing to an important memory) turns every change into a conflict for a user to
+    decide.
     """
-    base = f"(CASE WHEN b.after IS NULL THEN m.{name} ELSE b.after.{name} END)"
     if name == "tags":
-        base_tags = f"coalesce({base}, []::VARCHAR[])"
-        lake_tags = "coalesce(m.tags, []::VARCHAR[])"
-        added = f"list_filter(list_distinct(c.tags), x -> NOT list_contains({base_tags}, x))"
-        removed = f"list_filter({base_tags}, x -> NOT list_contains(c.tags, x))"
-        merged = (f"list_sort(list_concat(list_filter({lake_tags}, x -> NOT list_contains({removed}, x)), "
-                  f"list_filter({added}, x -> NOT list_contains({lake_tags}, x))))")
-        changed = f"(c.tags IS NOT NULL AND (len({added}) > 0 OR len({removed}) > 0))"
-        conflict = f"(c.guard AND {changed} AND list_sort(list_distinct(c.tags)) IS DISTINCT FROM list_sort(list_distinct({lake_tags})))"
-        return f"CASE WHEN c.guard OR c.tags IS NULL THEN m.tags ELSE {merged} END", conflict
-    changed = f"(c.{name} IS NOT NULL AND c.{name} IS DISTINCT FROM {base})"
-    conflict = f"({changed} AND c.{name} IS DISTINCT FROM m.{name} AND (c.guard OR m.{name} IS DISTINCT FROM {base}))"
-    return f"CASE WHEN {changed} AND NOT {conflict} THEN c.{name} ELSE m.{name} END", conflict
+        lake_tags = "coalesce(m_tags, []::VARCHAR[])"
+        merged = (f"list_sort(list_concat(list_filter({lake_tags}, x -> NOT list_contains(tags_removed, x)), "
+                  f"list_filter(tags_added, x -> NOT list_contains({lake_tags}, x))))")
+        changed = "(in_tags IS NOT NULL AND (len(tags_added) > 0 OR len(tags_removed) > 0))"
+        conflict = (f"(guard AND chg_tags AND list_sort(list_distinct(in_tags)) IS DISTINCT FROM "
+                    f"list_sort(list_distinct({lake_tags})))")
+        return changed, conflict, f"CASE WHEN guard OR in_tags IS NULL THEN m_tags ELSE {merged} END"
+    changed = f"(in_{name} IS NOT NULL AND in_{name} IS DISTINCT FROM was_{name})"
+    conflict = (f"(chg_{name} AND in_{name} IS DISTINCT FROM m_{name} "
+                f"AND (guard OR m_{name} IS DISTINCT FROM was_{name}))")
+    return changed, conflict, f"CASE WHEN chg_{name} AND NOT cf_{name} THEN in_{name} ELSE m_{name} END"
 
 
 def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, int, int]:
     """Existing ids: three-way per field against the base version; returns (updated, unchanged, conflicted)."""
     if not con.execute("SELECT count(*) FROM merge_checked WHERE exists_ AND NOT is_forget").fetchone()[0]:
         return 0, 0, 0
-    new_values, conflict_items = [], []
-    for n in schema.VERSIONED_FIELDS:
-        value, conflict = _field_sql(n)
-        base = f"(CASE WHEN b.after IS NULL THEN m.{n} ELSE b.after.{n} END)"
-        new_values.append(f"{value} AS {n}")
-        conflict_items.append(
-            f"CASE WHEN {conflict} THEN {{'field': '{n}', 'base': to_json({base})::VARCHAR, "
-            f"'lake': to_json(m.{n})::VARCHAR, 'incoming': to_json(c.{n})::VARCHAR}} END")
-    counters = [
-        f"m.{n} + greatest(coalesce(c.{n} - coalesce(b.after.{n}, m.{n}), 0), 0) AS {n}"
-        for n in schema.COUNTER_FIELDS
-    ]
+    fields = schema.VERSIONED_FIELDS
+    sql = {n: _field_sql(n) for n in fields}
+    conflict_items = [
+        f"CASE WHEN cf_{n} THEN {{'field': '{n}', 'base': to_json(was_{n})::VARCHAR, "
+        f"'lake': to_json(m_{n})::VARCHAR, 'incoming': to_json(in_{n})::VARCHAR}} END" for n in fields]
+    counters = [f"m_{n} + greatest(coalesce(in_{n} - coalesce(b_after.{n}, m_{n}), 0), 0) AS {n}"
+                for n in schema.COUNTER_FIELDS]
     # `status` becomes "conflicted" below, after the versioned changes are known: marking a
     # conflict is not an edit and bumps no version (seed 000, example 2).
-    changed = ", ".join(f"CASE WHEN {n} IS DISTINCT FROM m_{n} THEN '{n}' END" for n in schema.VERSIONED_FIELDS)
+    changed = ", ".join(f"CASE WHEN {n} IS DISTINCT FROM m_{n} THEN '{n}' END" for n in fields)
+    # Each layer names what the next one needs (the base, what changed, what conflicts), so that
+    # an expression is written once: planning this statement is most of a small file's ingest.
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE merge_changed AS
@@ -296,15 +295,31 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
             FROM memory_history h JOIN todo c ON h.memory_id = c.id AND h.version = c.base_version
             WHERE CASE WHEN c.base_seq IS NULL THEN h.operator <> 'system' ELSE h.seq = c.base_seq END
             GROUP BY h.memory_id
-        ), merged AS (
+        ), sides AS (
             SELECT c.line, c.operator AS c_operator, c.trace_id AS c_trace_id, c.updated_at AS c_updated_at,
                    c.content_hash AS c_content_hash, c.last_accessed_at AS c_last_accessed_at, c.status AS c_status,
-                   c.base_version, c.guard,
+                   c.base_version, c.guard, b.after AS b_after,
                    {', '.join(f'm.{n} AS m_{n}' for n in schema.MEMORY_COLUMNS)},
-                   {', '.join(new_values)},
+                   {', '.join(f'c.{n} AS in_{n}' for n in (*fields, *schema.COUNTER_FIELDS))},
+                   {', '.join(f'CASE WHEN b.after IS NULL THEN m.{n} ELSE b.after.{n} END AS was_{n}' for n in fields)}
+            FROM todo c JOIN memories m ON m.id = c.id LEFT JOIN base b ON b.memory_id = c.id
+        ), deltas AS (
+            SELECT *, list_filter(list_distinct(in_tags), x -> NOT list_contains(coalesce(was_tags, []::VARCHAR[]), x))
+                          AS tags_added,
+                      list_filter(coalesce(was_tags, []::VARCHAR[]), x -> NOT list_contains(in_tags, x)) AS tags_removed
+            FROM sides
+        ), changes AS (
+            SELECT *, {', '.join(f'{sql[n][0]} AS chg_{n}' for n in fields)} FROM deltas
+        ), verdicts AS (
+            SELECT *, {', '.join(f'{sql[n][1]} AS cf_{n}' for n in fields)} FROM changes
+        ), merged AS (
+            SELECT line, c_operator, c_trace_id, c_updated_at, c_content_hash, c_last_accessed_at, c_status,
+                   base_version, guard,
+                   {', '.join(f'm_{n}' for n in schema.MEMORY_COLUMNS)},
+                   {', '.join(f'{sql[n][2]} AS {n}' for n in fields)},
                    {', '.join(counters)},
                    list_filter([{', '.join(conflict_items)}], x -> x IS NOT NULL) AS conflict_items
-            FROM todo c JOIN memories m ON m.id = c.id LEFT JOIN base b ON b.memory_id = c.id
+            FROM verdicts
         )
         SELECT *, m_id AS id, list_filter([{changed}], x -> x IS NOT NULL) AS changed_fields,
                greatest(m_last_accessed_at, coalesce(c_last_accessed_at, m_last_accessed_at)) AS last_accessed_at
@@ -351,65 +366,71 @@ def _apply_changes(con: duckdb.DuckDBPyConnection, params: dict) -> tuple[int, i
         """,
         {"as_of": params["as_of"]},
     )
-    assignments = ", ".join(f"{c} = f.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
-    con.execute(f"UPDATE memories SET {assignments} FROM merge_final f WHERE memories.id = f.id")
-    seq = next_history_seq(con)  # rows up to here are the lake's side; this merge's own come after
-    con.execute(
-        f"""
-        INSERT INTO memory_history ({HISTORY_COLUMNS})
-        SELECT $seq + line, id, tenant, version,
-               CASE WHEN versioned THEN 'update' WHEN conflicted THEN 'conflict' ELSE 'usage' END,
-               CASE WHEN versioned THEN changed_fields
-                    WHEN conflicted THEN ['status']
-                    ELSE ['access_count', 'reference_count', 'last_accessed_at'] END,
-               CASE WHEN versioned THEN operator ELSE 'system' END, $run_id,
-               CASE WHEN versioned AND conflicted THEN 'snapshot; conflict on '
-                         || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
-                    WHEN revived THEN 'snapshot; content changed: no longer merged into ' || m_merged_into
-                    WHEN versioned THEN 'snapshot'
-                    WHEN conflicted THEN 'conflict on ' || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
-                         || ' (based on version ' || base_version || ')'
-                    ELSE 'usage counters from snapshot' END,
-               $as_of, before, {row_image('f')}, $label, line, c_trace_id
-        FROM merge_final f
-        """,
-        {**params, "seq": seq},
-    )
-    con.execute("UPDATE dedup_merges SET unmerged_at = $as_of, unmerged_by = $by FROM merge_final f "
-                "WHERE f.revived AND dedup_merges.member_id = f.id AND dedup_merges.unmerged_at IS NULL",
-                {"as_of": params["as_of"], "by": schema.UNMERGED_BY_WRITE})
+    # a record that only moves usage counters changes no field: unchanged (so every record is counted)
+    changes, updated, conflicted, revived, unchanged = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE versioned), count(*) FILTER (WHERE conflicted), "
+        "count(*) FILTER (WHERE revived), "
+        "(SELECT count(*) FROM merge_changed) - count(*) FILTER (WHERE versioned OR conflicted) FROM merge_final"
+    ).fetchone()
+    # The statements below change nothing without their rows; skipped, they cost nothing either
+    # (planning them is most of a small file's ingest).
+    if changes:
+        assignments = ", ".join(f"{c} = f.{c}" for c in schema.MEMORY_COLUMNS if c != "id")
+        con.execute(f"UPDATE memories SET {assignments} FROM merge_final f WHERE memories.id = f.id")
+        seq = next_history_seq(con)  # rows up to here are the lake's side; this merge's own come after
+        con.execute(
+            f"""
+            INSERT INTO memory_history ({HISTORY_COLUMNS})
+            SELECT $seq + line, id, tenant, version,
+                   CASE WHEN versioned THEN 'update' WHEN conflicted THEN 'conflict' ELSE 'usage' END,
+                   CASE WHEN versioned THEN changed_fields
+                        WHEN conflicted THEN ['status']
+                        ELSE ['access_count', 'reference_count', 'last_accessed_at'] END,
+                   CASE WHEN versioned THEN operator ELSE 'system' END, $run_id,
+                   CASE WHEN versioned AND conflicted THEN 'snapshot; conflict on '
+                             || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
+                        WHEN revived THEN 'snapshot; content changed: no longer merged into ' || m_merged_into
+                        WHEN versioned THEN 'snapshot'
+                        WHEN conflicted THEN 'conflict on ' || array_to_string(list_transform(conflict_items, x -> x.field), ', ')
+                             || ' (based on version ' || base_version || ')'
+                        ELSE 'usage counters from snapshot' END,
+                   $as_of, before, {row_image('f')}, $label, line, c_trace_id
+            FROM merge_final f
+            """,
+            {**params, "seq": seq},
+        )
+    if revived:
+        con.execute("UPDATE dedup_merges SET unmerged_at = $as_of, unmerged_by = $by FROM merge_final f "
+                    "WHERE f.revived AND dedup_merges.member_id = f.id AND dedup_merges.unmerged_at IS NULL",
+                    {"as_of": params["as_of"], "by": schema.UNMERGED_BY_WRITE})
     # The lake's side of a conflict is whoever last changed that field (a rule's move: system),
     # from the history images; the memory's last writer when the history shows no change.
-    field_changed = " ".join(f"WHEN '{n}' THEN h.before.{n} IS DISTINCT FROM h.after.{n}"
-                             for n in schema.VERSIONED_FIELDS)
-    con.execute(
-        f"""
-        INSERT INTO conflicts
-        WITH items AS (
-            SELECT *, unnest(conflict_items) AS item FROM merge_final WHERE conflicted
-        ), changers AS (
-            SELECT i.id, i.item.field AS field,
-                   arg_max(struct_pack(operator := h.operator, trace_id := h.trace_id), h.seq) AS w
-            FROM items i JOIN memory_history h ON h.memory_id = i.id
-            WHERE h.seq <= $seq AND h.before IS NOT NULL AND h.after IS NOT NULL
-              AND CASE i.item.field {field_changed} ELSE false END
-            GROUP BY ALL
+    if conflicted:
+        field_changed = " ".join(f"WHEN '{n}' THEN h.before.{n} IS DISTINCT FROM h.after.{n}"
+                                 for n in schema.VERSIONED_FIELDS)
+        con.execute(
+            f"""
+            INSERT INTO conflicts
+            WITH items AS (
+                SELECT *, unnest(conflict_items) AS item FROM merge_final WHERE conflicted
+            ), changers AS (
+                SELECT i.id, i.item.field AS field,
+                       arg_max(struct_pack(operator := h.operator, trace_id := h.trace_id), h.seq) AS w
+                FROM items i JOIN memory_history h ON h.memory_id = i.id
+                WHERE h.seq <= $seq AND h.before IS NOT NULL AND h.after IS NOT NULL
+                  AND CASE i.item.field {field_changed} ELSE false END
+                GROUP BY ALL
+            )
+            SELECT substr(md5(i.id || ':' || i.item.field || ':' || $label || ':' || line), 1, 16),
+                   CASE WHEN guard THEN 'important' ELSE 'write' END, 'open', tenant, i.id, NULL, i.item.field,
+                   base_version, m_version, i.item.base, i.item.lake, i.item.incoming,
+                   CASE WHEN c.w IS NULL THEN m_operator ELSE c.w.operator END, c_operator,
+                   CASE WHEN c.w IS NULL THEN m_trace_id ELSE c.w.trace_id END, c_trace_id, m_status, $label, line,
+                   $as_of, $run_id, NULL, NULL, NULL, NULL, NULL
+            FROM items i LEFT JOIN changers c ON c.id = i.id AND c.field = i.item.field
+            """,
+            {**params, "seq": seq},
         )
-        SELECT substr(md5(i.id || ':' || i.item.field || ':' || $label || ':' || line), 1, 16),
-               CASE WHEN guard THEN 'important' ELSE 'write' END, 'open', tenant, i.id, NULL, i.item.field,
-               base_version, m_version, i.item.base, i.item.lake, i.item.incoming,
-               CASE WHEN c.w IS NULL THEN m_operator ELSE c.w.operator END, c_operator,
-               CASE WHEN c.w IS NULL THEN m_trace_id ELSE c.w.trace_id END, c_trace_id, m_status, $label, line,
-               $as_of, $run_id, NULL, NULL, NULL, NULL, NULL
-        FROM items i LEFT JOIN changers c ON c.id = i.id AND c.field = i.item.field
-        """,
-        {**params, "seq": seq},
-    )
-    updated, conflicted = con.execute(
-        "SELECT count(*) FILTER (WHERE versioned), count(*) FILTER (WHERE conflicted) FROM merge_final").fetchone()
-    # a record that only moves usage counters changes no field: unchanged (so every record is counted)
-    unchanged = con.execute("SELECT (SELECT count(*) FROM merge_changed) - "
-                            "(SELECT count(*) FROM merge_final WHERE versioned OR conflicted)").fetchone()[0]
     con.execute("DROP TABLE merge_final; DROP TABLE merge_changed")
     return updated, unchanged, conflicted
 

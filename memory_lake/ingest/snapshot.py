@@ -432,6 +432,11 @@ def _collect_extra(con: duckdb.DuckDBPyConnection) -> None:
     """Unknown fields are kept, not rejected (DESIGN): one JSON object per record, keys sorted
     so that equal extras compare equal. A field ``extra`` holding a JSON object, or its text (as
     an export writes it), gives its members (a field beside it wins), so an export re-ingests."""
+    if not con.execute("SELECT count(*) FROM snap_parsed WHERE has_extra AND reason IS NULL").fetchone()[0]:
+        # no record may hold one: the table of none, without planning the query below (a small
+        # file's ingest is mostly planning)
+        con.execute("CREATE OR REPLACE TEMP TABLE snap_extra AS SELECT line, NULL::JSON AS extra FROM snap_parsed LIMIT 0")
+        return
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE snap_extra AS
