@@ -310,13 +310,29 @@ def _texts_of(path: Path, lake: Lake) -> list[str]:
     return forms
 
 
+_NOT_IN_NEEDLES = re.compile("[\ud800-\udfff\ufffd]")
+
+
+def _holds_a_needle(texts: list[str], needles: list[str]) -> bool:
+    """Whether any of `needles` occurs in any of `texts`: one Aho-Corasick pass (Polars'
+    ``contains_any``) instead of one scan of every text per needle (~700 needles over ~20 MB of a
+    database's forms took 14 s). Polars holds UTF-8 only, so a lone surrogate (a decoded ``\\uXXXX``
+    half) becomes U+FFFD; no needle holds either, so no occurrence is made or lost."""
+    assert not any(_NOT_IN_NEEDLES.search(needle) for needle in needles)
+    valid = [text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for text in texts]
+    return bool(pl.Series(valid, dtype=pl.String).str.contains_any(needles).any())
+
+
 def _leaks(lake: Lake, reports: Path, plants: list[Plant]) -> dict[tuple[str, str], list[str]]:
     """(category, path) -> files (and tables) that hold one of its needles."""
     found: dict[tuple[str, str], list[str]] = {}
     files = [p for p in [*lake.root.rglob("*"), *reports.rglob("*")] if p.is_file()]
     names = [str(p.relative_to(lake.root)) for p in lake.root.rglob("*")]
+    needles = sorted({needle for plant in plants for needle in plant.needles})
     for path in files:
         texts = _texts_of(path, lake)
+        if not _holds_a_needle(texts, needles):
+            continue  # the usual case; a file that holds one is searched needle by needle below
         for plant in plants:
             if any(needle in text for needle in plant.needles for text in texts):
                 found.setdefault((plant.category, plant.path), []).append(path.name)
