@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -165,7 +166,123 @@ def _watch_model_use() -> None:
                 setattr(cls, name, watched(vars(cls)[name]))
 
 
+# The session's embedding cache. The demo's first night embeds ~900 texts with both models, and
+# several tests run that night again on a lake of their own (the nightly under Prefect, `demo` from
+# the CLI, the PII scenario...), each embedding the same texts once more. What a model's `embed`
+# returns is kept for the rest of the run, in a SQLite file in the run's shared temporary folder (both
+# xdist workers read what either wrote), keyed on the model, the batch size and the text:
+# - a call of BULK texts or more (an index step's) is kept text by text: a later call gets, for each
+#   text, the vector the model made of that exact text (within float rounding of another batch's
+#   padding, as any index run's), and the model embeds only the texts not seen yet (a lake's salted
+#   PII placeholders make a few texts of each lake its own);
+# - a smaller call (the dedup guard's phrases, a test's own few texts) is kept whole, keyed on every
+#   text in order: it gets exactly what the model computed for that very call.
+# Queries (`embed_queries`) are not kept. A call still counts as model use (the watch below wraps
+# the cache). Off under `make mutate` (MUTANT_UNDER_TEST) and with MEMORY_LAKE_TEST_EMBED_CACHE=0.
+EMBED_CACHE_BULK = 16
+
+
+class _EmbeddingStore:
+    """Keyed arrays in one SQLite file, shared by processes (each opens its own connection)."""
+
+    def __init__(self, path: Path):
+        import sqlite3
+        import threading
+
+        self.path, self._lock = path, threading.Lock()
+        self._con = sqlite3.connect(path, timeout=120, isolation_level=None, check_same_thread=False)
+        self._con.execute("PRAGMA journal_mode = WAL")
+        self._con.execute("PRAGMA synchronous = OFF")  # a run's scratch: a crash loses only the cache
+        self._con.execute("CREATE TABLE IF NOT EXISTS kept (key TEXT PRIMARY KEY, vectors BLOB, unknown BLOB)")
+
+    def get(self, keys: list[str]) -> dict[str, tuple]:
+        import numpy as np
+
+        found = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                part = keys[start:start + 500]
+                found.update((k, (v, u)) for k, v, u in self._con.execute(
+                    f"SELECT key, vectors, unknown FROM kept WHERE key IN ({','.join('?' * len(part))})", part))
+        return {k: (np.load(io.BytesIO(v)), np.load(io.BytesIO(u))) for k, (v, u) in found.items()}
+
+    def put(self, items: dict[str, tuple]) -> None:
+        import numpy as np
+
+        def blob(array) -> bytes:
+            out = io.BytesIO()
+            np.save(out, np.asarray(array), allow_pickle=False)
+            return out.getvalue()
+
+        with self._lock:
+            self._con.executemany("INSERT OR IGNORE INTO kept VALUES (?, ?, ?)",
+                                  [(k, blob(v), blob(u)) for k, (v, u) in items.items()])
+
+
+_EMBED_CACHE: dict[str, _EmbeddingStore | None] = {"store": None}
+
+
+def _cache_embeddings() -> None:
+    import hashlib
+
+    import numpy as np
+
+    from memory_lake.text import models as providers
+
+    def digest(*parts) -> str:
+        return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+    def cached(method):
+        def call(self, texts, batch_size, *args, **kwargs):
+            store = _EMBED_CACHE["store"]
+            if store is None:
+                return method(self, texts, batch_size, *args, **kwargs)
+            texts, model = list(texts), (type(self).__name__, self.name, batch_size)
+            if len(texts) < EMBED_CACHE_BULK:
+                key = digest(*model, texts)
+                found = store.get([key])
+                if key in found:
+                    return providers.Embedded(*found[key])
+                out = method(self, texts, batch_size, *args, **kwargs)
+                store.put({key: (out.vectors, out.unknown)})
+                return out
+            keys = [digest(*model, text) for text in texts]
+            found = store.get(list(dict.fromkeys(keys)))
+            todo = {k: t for k, t in zip(keys, texts) if k not in found}
+            if todo:
+                out = method(self, list(todo.values()), batch_size, *args, **kwargs)
+                made = {k: (v, u) for k, v, u in zip(todo, out.vectors, out.unknown)}
+                store.put(made)
+                found.update(made)
+            return providers.Embedded(np.stack([found[k][0] for k in keys]),
+                                      np.array([found[k][1] for k in keys], dtype=np.float64))
+        call.embedding_cache = True
+        return call
+
+    for cls in (providers.SentenceTransformerProvider, providers.UniversalSentenceEncoderProvider,
+                providers.E5Provider):
+        embed = vars(cls).get("embed")
+        if embed is not None and not getattr(embed, "embedding_cache", False) and not hasattr(embed, "__wrapped__"):
+            setattr(cls, "embed", cached(embed))
+
+
+_cache_embeddings()
 _watch_model_use()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _embedding_cache(tmp_path_factory):
+    """Switch the session's embedding cache on (see `_cache_embeddings`), in the run's shared folder."""
+    if os.environ.get("MUTANT_UNDER_TEST") or os.environ.get("MEMORY_LAKE_TEST_EMBED_CACHE") == "0":
+        yield None
+        return
+    base = tmp_path_factory.getbasetemp()
+    folder = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    _EMBED_CACHE["store"] = store = _EmbeddingStore(folder / "embedding-cache.sqlite")
+    try:
+        yield store
+    finally:
+        _EMBED_CACHE["store"] = None
 
 
 @pytest.hookimpl(hookwrapper=True)
