@@ -119,12 +119,16 @@ def test_eight_writers_while_ingest_runs(lake, tmp_path):
 def test_two_ingests_of_one_inbox_both_exit_cleanly_and_every_record_lands_once(lake):
     """Two `memory-lake ingest` processes started together on the same inbox: the second used to
     list the files before the first released the lake, then crash on a file the first had taken
-    (FileNotFoundError, 4 rounds of 4). It waits for the lake and ingests what is still there."""
+    (FileNotFoundError, 4 rounds of 4). It waits for the lake and ingests what is still there.
+    10 files of 100 records (it was 30: most of the test's time) hold the lake long enough for the
+    second process to start while the first has it: one waited for the other in 6 rounds of 6, and
+    the test asserts that one did in at least one of its two rounds."""
     import subprocess
     import sys
 
     script = Path(sys.executable).parent / "memory-lake"
-    files, per_file = 30, 100
+    files, per_file = 10, 100
+    waited = 0
     for round_ in range(2):
         for f in range(files):
             write_snapshot([{"id": f"r{round_}-f{f}-{i}", "tenant": "acme", "content": f"round {round_} file {f} memory {i}"}
@@ -139,11 +143,13 @@ def test_two_ingests_of_one_inbox_both_exit_cleanly_and_every_record_lands_once(
         assert [code for code, _, _ in results] == [0, 0]
         for _, _, err in results:
             assert all(line.startswith(("ingest: ", "lake busy: ")) for line in err.splitlines()), err
+        waited += any("lake busy: " in err for _, _, err in results)
         reports = [json.loads(out) for _, out, _ in results]
         assert sum(r["files"] for r in reports) == files  # each file once, by one of the two
         assert sum(r["ingested"] for r in reports) == files * per_file
         assert sum(r["quarantined"] for r in reports) == 0
         assert sorted(lake.inbox.glob("*.jsonl")) == []
+    assert waited  # the two really ran at once: one waited for the other's lock
     total = 2 * files * per_file
     assert rows(lake, "SELECT count(*) AS n, count(DISTINCT id) AS ids FROM memories") == [{"n": total, "ids": total}]
     assert rows(lake, "SELECT count(*) AS n FROM memory_history") == [{"n": total}]
