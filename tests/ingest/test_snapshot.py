@@ -406,13 +406,14 @@ def test_random_values_never_abort_ingest_and_land_or_quarantine_exactly(new_lak
         report = lake.ingest(as_of=AS_OF).as_dict()
 
         expected = {n: reason for n, (_, reason) in enumerate(lines, start=1) if reason}
-        got = {r["line"]: r["reason"] for r in rows(lake, "SELECT line, reason FROM quarantine")}
-        assert got == expected
-        assert report["ingested"] == len(lines) - len(expected)
-        assert not path.exists()
-        # every stored value reads back, through SQL and search
-        assert len(rows(lake, "SELECT * FROM memories")) == report["ingested"]
-        rows(lake, "SELECT * FROM memory_history")
+        with lake.reading() as (con, _, _):  # one connection for the three reads
+            got = {r["line"]: r["reason"] for r in con.execute("SELECT line, reason FROM quarantine").pl().to_dicts()}
+            assert got == expected
+            assert report["ingested"] == len(lines) - len(expected)
+            assert not path.exists()
+            # every stored value reads back, through SQL and search
+            assert len(con.execute("SELECT * FROM memories").pl().to_dicts()) == report["ingested"]
+            con.execute("SELECT * FROM memory_history").pl().to_dicts()
         for (tenant,) in lake.sql("SELECT DISTINCT tenant FROM memories").iter_rows():
             lake.search("memory", tenant=tenant, mode="keyword")
 
