@@ -44,7 +44,7 @@ from .checks import batches, validate
 from .diff import diff_batches, keep_held, record_holds, scope_holds
 from .kept import MEMORIES_MARK, load_kept, put_staged, save_kept, scope_digest, table_digests, take_hashes
 from .kept import unchanged_scopes
-from .packs import AS_OF_LINE, head_tokens, load_packs, pack_key, save_packs
+from .packs import AS_OF_LINE, LINE_FIELDS, head_tokens, load_packs, pack_key, pack_view_digests, save_packs
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts, scope_fact_digests
 from ..search import markdown_text, pack_head, scope_pack
@@ -409,6 +409,7 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
     stamp = iso(as_of)
     policy = policy or Policy()
     facts = scope_fact_digests(con)  # what a pack's key reads; the facts themselves only for the packs built
+    views = pack_view_digests(con) if packs else {}  # what a pack can read of the scope's rows (packs.py)
     listed = con.execute(
         """SELECT tenant, agent_id, user_id, digest, active, by_tier FROM publish_scopes WHERE active > 0
            ORDER BY tenant, agent_id NULLS FIRST, user_id NULLS FIRST""").pl()
@@ -426,22 +427,24 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
         plan = {"path": path, "header": header, "heading": headings[n], "facts": facts.get(scope, ""),
                 "budget": policy.for_tenant(scope[0]).context.max_tokens,
                 "digest": scope_digest(row["digest"]) if kept is not None else None,
+                "view": "view:" + views.get(scope, "") if packs else None,
                 "section": changes.section(*scope) if changes else None}
         records = kept.scope_records(path, plan["digest"]) if kept is not None else None
         if records is not None:
             kept.unchanged.append(scope)
-        pack = _kept_pack(packs, plan, kept_only=True) if records is not None else None
+        pack = _kept_pack(packs, plan, kept_only=True)
         if records is not None and pack is not None:
             _write_scope(root, plan, records, pack, kept)
-        else:
-            plans[scope] = {**plan, "rows": row["active"]}
+        else:  # the query reads what is missing: the records, the pack's lines, or both
+            plans[scope] = {**plan, "rows": row["active"], "records": records, "pack": pack}
     if plans:
         for frame, batch_facts in _scope_batches(con, record, order, plans):  # a batch at a time: 1M at once ran out of memory
             for row in frame.iter_rows(named=True):
                 scope = (row["tenant"], row["agent_id"], row["user_id"])
                 plan = plans[scope]
                 try:
-                    pack = _kept_pack(packs, {**plan, "lines": row["lines"], "fact_rows": batch_facts.get(scope, [])})
+                    pack = plan["pack"] if plan["pack"] is not None else _kept_pack(
+                        packs, {**plan, "lines": row["lines"], "fact_rows": batch_facts.get(scope, [])})
                 except MemoryLakeError:
                     raise
                 except Exception as exc:
@@ -454,7 +457,7 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
                     pack = _context_pack(plan["header"], [], []) + (
                         "\n_The context pack of this scope could not be built tonight; memory.json holds its "
                         "memories._\n")
-                _write_scope(root, plan, row["records"], pack, kept)
+                _write_scope(root, plan, plan["records"] if plan["records"] is not None else row["records"], pack, kept)
     return scopes
 
 
@@ -532,27 +535,30 @@ SCOPE_BATCH_ROWS = 50_000
 def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plans: dict[tuple, dict[str, Any]]):
     """Per batch of whole scopes of `plans` (in scope order): a frame of tenant, agent_id, user_id,
     the records as JSON text and the pack's lines; and the batch's entity facts by scope."""
-    sizes = pl.DataFrame([(*scope, plan["rows"]) for scope, plan in plans.items()], orient="row",
-                         schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String, "n": pl.Int64})
+    sizes = pl.DataFrame([(*scope, plan["rows"], plan.get("records") is None, plan.get("pack") is None)
+                          for scope, plan in plans.items()], orient="row",
+                         schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String, "n": pl.Int64,
+                                 "need_records": pl.Boolean, "need_lines": pl.Boolean})
     batch = (sizes["n"].cum_sum() - 1) // SCOPE_BATCH_ROWS
+    lines = ", ".join(f"{f} := r.{f}" for f in LINE_FIELDS)
     for part in sizes.with_columns(batch=batch).partition_by("batch", maintain_order=True, include_key=False):
         con.register("scope_batch", part.drop("n"))
         try:
+            # records only for the scopes whose records were not kept, lines only for the packs to build
             records = con.execute(
                 f"""
                 SELECT r.tenant, r.agent_id, r.user_id,
-                       to_json(list(struct_pack({record}) ORDER BY {order}))::VARCHAR AS records,
-                       list(struct_pack(id := id, tier := tier, type := type, content := content, status := status,
-                                        conflict := conflict, conflict_with := conflict_with, created_at := created_at,
-                                        importance := importance) ORDER BY {order}) AS lines
-                FROM publish_rows r SEMI JOIN scope_batch b ON b.tenant = r.tenant
+                       to_json(list(struct_pack({record}) ORDER BY {order}) FILTER (WHERE b.need_records))::VARCHAR
+                           AS records,
+                       list(struct_pack({lines}) ORDER BY {order}) FILTER (WHERE b.need_lines) AS lines
+                FROM publish_rows r JOIN scope_batch b ON b.tenant = r.tenant
                      AND b.agent_id IS NOT DISTINCT FROM r.agent_id AND b.user_id IS NOT DISTINCT FROM r.user_id
                 WHERE r.status IN ('active', 'conflicted')
                 GROUP BY r.tenant, r.agent_id, r.user_id ORDER BY r.tenant, r.agent_id NULLS FIRST, r.user_id NULLS FIRST
                 """
             ).pl()
-            facts = scope_entity_facts(con, "EXISTS (SELECT 1 FROM scope_batch b WHERE b.tenant = e.tenant AND "
-                                            "b.agent_id IS NOT DISTINCT FROM e.agent_id AND "
+            facts = scope_entity_facts(con, "EXISTS (SELECT 1 FROM scope_batch b WHERE b.need_lines AND b.tenant = e.tenant "
+                                            "AND b.agent_id IS NOT DISTINCT FROM e.agent_id AND "
                                             "b.user_id IS NOT DISTINCT FROM e.user_id)")
             yield records, {key: part.to_dicts() for key, part in
                             facts.partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
@@ -569,7 +575,8 @@ def _kept_pack(packs, plan: dict[str, Any], kept_only: bool = False) -> str | No
     if packs is None:
         return None if kept_only else _context_pack(header, plan["lines"], plan["fact_rows"], plan["budget"])
     kept, version = packs
-    key = pack_key(header, plan["digest"] or plan.get("lines"), plan["facts"], plan["budget"], plan["heading"])
+    key = pack_key(header, plan.get("view") or plan["digest"] or plan.get("lines"), plan["facts"], plan["budget"],
+                   plan["heading"])
     pack = kept.kept(plan["path"], key, pack_head(header)[AS_OF_LINE])
     if pack is None:
         if kept_only:

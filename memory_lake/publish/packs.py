@@ -10,6 +10,13 @@ version it went to. The next export of a scope with the same key reads that file
 hash (a forget or a rollback may have changed or removed it since) and writes it with tonight's
 ``As of`` line: the same bytes ``scope_pack`` would give (a test compares both). Anything else is
 built again. The table holds keys, hashes, version names and scope folders, never text.
+
+The key reads a scope's rows through ``pack_view_digests``: only the rows a pack can show (every
+important memory, the newest long-term summary, the newest working and short-term memories, a
+disputed memory's other side) and which memories the scope's entity facts may count. A memory
+going dormant or moving to long-term below the newest ten is then no reason to build the pack
+again: at 1M memories the tier rules move memories in two scopes of three each night, and
+building those packs was most of a warm night's staging.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import duckdb
 import polars as pl
 
 from ..search import pack_head
-from ..store import code_fingerprint, transaction
+from ..store import code_fingerprint, set_digest_sql, transaction
 from ..text import count_tokens_many
 
 # What builds and counts a pack besides its inputs: this code, the tokenizer and its model files.
@@ -49,6 +56,52 @@ def pack_key(header: dict[str, Any], lines: list[dict[str, Any]] | str, facts: l
     payload = json.dumps([code_fingerprint(_SOURCES, _PACKAGES), scope, max_tokens, heading, lines, facts],
                          default=str, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# What a pack line reads of a memory (search.scope_pack, export._scope_batches' lines).
+LINE_FIELDS = ("id", "tier", "type", "content", "status", "conflict", "conflict_with", "created_at", "importance")
+_SCOPE = ("tenant", "agent_id", "user_id")
+
+
+def pack_view_digests(con: duckdb.DuckDBPyConnection, rows: str = "publish_rows") -> dict[tuple, str]:
+    """Per scope with an active or disputed memory in `rows`: a digest of what its context pack
+    can read of them (``search.scope_pack`` without a query), a superset of it so that a pack with
+    the same digest (and the same facts, budget and heading) is the same pack:
+
+    * every line field of each memory the pack may show: all important ones; the long-term
+      summaries and the working or short-term memories ranked within the newest 1 and
+      RECENT_LIMIT by their second of creation (the pack orders by the creation time's text, which
+      can put two memories of one second either way round, so every memory tied in that second
+      counts); and any memory another one names as its other side;
+    * the id of every other memory that an entity fact names (the pack counts an entity's
+      mentions over the scope's memories, so it reads whether they are there)."""
+    from ..search.context import RECENT_LIMIT
+
+    line = "to_json(struct_pack(" + ", ".join(f"{f} := {f}" for f in LINE_FIELDS) + "))::VARCHAR"
+    facts = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
+                        ).fetchone()[0] == 2
+    sources = ("SELECT DISTINCT f.memory_id AS id FROM entity_facts f" if facts
+               else "SELECT NULL::VARCHAR AS id WHERE false")
+    found = con.execute(f"""
+        WITH active AS (
+            SELECT {', '.join(_SCOPE)}, {', '.join(LINE_FIELDS)}, date_trunc('second', created_at) AS second,
+                   tier IN ('working', 'short_term') AS recent, type = 'summary' AND tier = 'long_term' AS summary
+            FROM {rows} WHERE status IN ('active', 'conflicted')),
+        ranked AS (
+            SELECT *, rank() OVER (PARTITION BY {', '.join(_SCOPE)}, recent, summary ORDER BY second DESC NULLS LAST) AS rank
+            FROM active),
+        named AS (SELECT DISTINCT unnest(conflict_with) AS id FROM active WHERE len(conflict_with) > 0),
+        sources AS ({sources})
+        SELECT {', '.join(_SCOPE)}, {set_digest_sql('row')}
+        FROM (SELECT {', '.join(f'r.{c}' for c in _SCOPE)},
+                     CASE WHEN r.tier = 'important' OR (r.recent AND r.rank <= {RECENT_LIMIT}) OR (r.summary AND r.rank <= 1)
+                               OR r.id IN (SELECT id FROM named)
+                          THEN {line} ELSE 'present:' || r.id END AS row
+              FROM ranked r
+              WHERE r.tier = 'important' OR (r.recent AND r.rank <= {RECENT_LIMIT}) OR (r.summary AND r.rank <= 1)
+                    OR r.id IN (SELECT id FROM named) OR r.id IN (SELECT id FROM sources))
+        GROUP BY ALL""").fetchall()
+    return {(t, a, u): digest for t, a, u, digest in found}
 
 
 @dataclass
@@ -110,4 +163,5 @@ def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pl.DataFrame)
             con.unregister("replacing_rows")
 
 
-__all__ = ["KeptPacks", "head_tokens", "load_packs", "pack_key", "replace_rows", "save_packs"]
+__all__ = ["KeptPacks", "LINE_FIELDS", "head_tokens", "load_packs", "pack_key", "pack_view_digests", "replace_rows",
+           "save_packs"]
