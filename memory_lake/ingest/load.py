@@ -598,6 +598,11 @@ def _quarantine(con: duckdb.DuckDBPyConnection, *, run_id: str, as_of: datetime,
     """Every rejected record to `quarantine` with file, line, reason and its redacted text; in a
     `replay`, not the lines in ``replay_kept`` (their open rows were brought up to date) and the
     text without the ``_quarantine_id`` export added. Returns the rejected records per reason (all)."""
+    rows = con.execute(
+        "SELECT reason, count(*) FROM snap_parsed WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason"
+    ).fetchall()
+    if not rows:
+        return {}  # nothing rejected: the insert, whose planning costs more than the count, is skipped
     skipped = "AND p.line NOT IN (SELECT line FROM replay_kept)" if replay else ""
     text = _without_link_sql("t.text") if replay else "t.text"
     con.execute(
@@ -610,9 +615,6 @@ def _quarantine(con: duckdb.DuckDBPyConnection, *, run_id: str, as_of: datetime,
         """,
         {"run_id": run_id, "as_of": as_of, "label": label, "file_hash": file_hash},
     )
-    rows = con.execute(
-        "SELECT reason, count(*) FROM snap_parsed WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason"
-    ).fetchall()
     return dict(rows)
 
 
