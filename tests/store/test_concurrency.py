@@ -20,9 +20,9 @@ from ..conftest import AS_OF, rows
 # 0.14 s CPU, so the files were most of the test's time.) The race is the same at this scale: the
 # writers still write while ingest runs take their files (6-7 runs meanwhile, measured), still read
 # while a run holds the lake, and, because each writer syncs halfway (it waits until it reads a
-# version another edit made), its later edits are based on versions other writers made: 65-81 of
-# 200 in two runs on a loaded machine, as many as 50 edits gave (71-79 of 400), with 73-78 applied
-# and 122-127 conflicts; the test asserts that runs, such edits, applied edits and conflicts all
+# version another edit made), its later edits are based on versions other writers made: 40-81 of
+# 200 in three runs on a loaded machine (50 edits gave 71-79 of 400), with 61-78 applied and
+# 122-139 conflicts; the test asserts that runs, such edits, applied edits and conflicts all
 # happened. (At 30 edits, before the halfway sync, a loaded machine once made no such edit.)
 WRITERS, EDITS, SHARED = 8, 25, 50
 
