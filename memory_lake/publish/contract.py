@@ -28,7 +28,10 @@ from ..store import PUBLISHED_STATUSES, TIERS, TYPES
 # Semantic version of the export layout. 1.0.0: the first versioned contract (issue 18). 1.1.0:
 # `base_seq` added (a record written back is merged against exactly what was read). 1.2.0:
 # `changes.parquet`, a scope's `memory.json#changes` and the manifest's `changes_from` (issue 38.3).
-FORMAT_VERSION = "1.2.0"
+# 1.3.0: the lake table `embeddings` as a folder of parts, `tables/embeddings/<YYYY-MM-DD>.parquet`,
+# one per night its vectors were made (issue 42: a night adds a part; the rest are hard-linked), in
+# place of `tables/embeddings.parquet`; the files `load_export` reads are unchanged.
+FORMAT_VERSION = "1.3.0"
 # The format versions `load_export` reads (same major: added columns or files only).
 READABLE_MAJOR = 1
 
@@ -225,6 +228,9 @@ OTHER_FILES = {
     "tables/<table>.parquet": "every other table of the lake (the PII salts are not in the database), with the same "
                               "type rules (timestamps UTC-aware, JSON columns as text); the manifest's `schema` "
                               "lists each one's columns and types",
+    "tables/<table>/<part>.parquet": "a table written in parts, read as one (DuckDB: `read_parquet('tables/embeddings/"
+                                     "*.parquet')`): `embeddings`, one part per night its vectors were made "
+                                     "(`YYYY-MM-DD`; `empty` when it has no row); a night adds a part",
 }
 
 
@@ -238,9 +244,11 @@ def manifest_schema(tables: dict[str, list[tuple[str, str]]]) -> dict[str, objec
     """The manifest's ``schema``: every contract file, and each ``tables/<name>.parquet`` with the
     (column, DuckDB type) pairs it was written with."""
     schema: dict[str, object] = {name: file_schema(name) for name in FILES}
-    for table, columns in sorted(tables.items()):
+    for table, columns in sorted(tables.items()):  # a table written in parts is named "<table>/*"
+        name = table.removesuffix("/*")
         schema[f"tables/{table}.parquet"] = {
-            "kind": "parquet", "description": f"a copy of the lake table `{table}`",
+            "kind": "parquet", "description": f"a copy of the lake table `{name}`" + (
+                ", one file per part" if name != table else ""),
             "columns": [{"column": c, "type": t} for c, t in columns]}
     return schema
 

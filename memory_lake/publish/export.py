@@ -42,14 +42,14 @@ from . import contract
 from .changes import restamp_changes, stage_changes
 from .checks import batches, validate
 from .diff import diff_batches, keep_held, record_holds, scope_holds
-from .kept import MEMORIES_MARK, load_kept, put_staged, save_kept, scope_digest, table_digests, take_hashes
+from .kept import MEMORIES_MARK, load_kept, part_digests, put_staged, save_kept, scope_digest, table_digests, take_hashes
 from .kept import unchanged_scopes
 from .packs import AS_OF_LINE, LINE_FIELDS, head_tokens, load_packs, pack_key, pack_view_digests, save_packs
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts, scope_fact_digests
 from ..search import markdown_text, pack_head, scope_pack
 from ..store import crash_point, file_sha256, iso
-from ..store import Policy
+from ..store import Policy, parquet_sql, table_files
 from ..store import MemoryLakeError, StepReport, step_error
 from ..store import transaction
 
@@ -60,6 +60,13 @@ STAGING_PREFIX = ".staging-"
 NOT_EXPORTED = {
     "memories": "exported as memories.parquet (published rows only)",
 }
+# Tables written in parts, ``tables/<table>/<part>.parquet``, one per night the rows were made (the
+# SQL of a row's part name): a night adds a part and the others are hard-linked from the version
+# that holds them. The embeddings are most of an export's bytes (1.6 GB at 1M memories), and a night
+# only adds to them. A table with no rows has the one part ``empty.parquet``, so the folder always
+# reads as the table.
+PARTED = {"embeddings": "strftime(as_of, '%Y-%m-%d')"}
+EMPTY_PART = "empty"
 # Per memory, beside the memory columns: is its value disputed, and by which other memories.
 CONFLICT_COLUMNS = ("conflict", "conflict_with")
 # Columns of a record in a scope's memory.json: the snapshot contract, so the file re-ingests
@@ -351,8 +358,11 @@ def _write_staging(con: duckdb.DuckDBPyConnection, staging: Path, as_of: datetim
     (staging / "tables").mkdir(parents=True)
     _copy_typed(con, "publish_rows", staging / "memories.parquet")
     tables = exported_tables(con)
-    digests = table_digests(con, tables) if kept is not None else {}
+    digests = table_digests(con, [t for t in tables if t not in PARTED]) if kept is not None else {}
     for table in tables:
+        if table in PARTED:
+            _write_parts(con, table, staging / "tables" / table, kept)
+            continue
         target = staging / "tables" / (table + ".parquet")
         if kept is not None and kept.link_table(table, digests[table], target):
             continue
@@ -372,13 +382,31 @@ _NAIVE_TIMESTAMP = re.compile(r"\bTIMESTAMP\b(?! WITH TIME ZONE)(?!_)")
 _JSON_TYPE = re.compile(r"\bJSON\b")
 
 
-def _copy_typed(con: duckdb.DuckDBPyConnection, table: str, target: Path) -> None:
-    """COPY a table to Parquet with contract types (the connection's time zone is UTC, so a naive
-    lake timestamp is read as the UTC time it is)."""
+def _copy_typed(con: duckdb.DuckDBPyConnection, table: str, target: Path, where: str = "true") -> None:
+    """COPY a table (its rows where `where` holds) to Parquet with contract types (the connection's
+    time zone is UTC, so a naive lake timestamp is read as the UTC time it is)."""
     columns = con.execute(f'DESCRIBE "{table}"').fetchall()
     select = ", ".join(f'"{name}"::{contract_type(kind)} AS "{name}"' if contract_type(kind) != kind else f'"{name}"'
                        for name, kind, *_ in columns)
-    con.execute(f'COPY (SELECT {select} FROM "{table}") TO \'{_sql_path(target)}\' (FORMAT parquet)')
+    con.execute(f'COPY (SELECT {select} FROM "{table}" WHERE {where}) TO \'{_sql_path(target)}\' (FORMAT parquet)')
+
+
+def _write_parts(con: duckdb.DuckDBPyConnection, table: str, folder: Path, kept=None) -> None:
+    """`table` as one file per part (PARTED) in `folder`, each hard-linked from the version holding it
+    when its rows are the same (`kept`: ``kept.KeptFiles``)."""
+    folder.mkdir()
+    part = PARTED[table]
+    digests = part_digests(con, table, part)
+    if not digests:
+        _copy_typed(con, table, folder / f"{EMPTY_PART}.parquet", "false")
+        return
+    for name, digest in digests.items():
+        target, relpath = folder / f"{name}.parquet", f"tables/{table}/{name}.parquet"
+        if kept is not None and kept.link_table(f"{table}/{name}", digest, target, relpath):
+            continue
+        _copy_typed(con, table, target, f"{part} = '{name}'")
+        if kept is not None:
+            kept.wrote_table(f"{table}/{name}", digest, target, relpath)
 
 
 def _json_time(column: str) -> str:
@@ -630,9 +658,9 @@ def _write_manifest(staging: Path, *, version: str, as_of: datetime, run_id: str
             name = str(path.relative_to(staging))
             files[name] = known.get(name) or file_sha256(path)
     with duckdb.connect(":memory:") as con:
-        tables = {p.stem: [(name, kind) for name, kind, *_ in con.execute(
-                      f"DESCRIBE SELECT * FROM read_parquet('{_sql_path(p)}')").fetchall()]
-                  for p in sorted((staging / "tables").glob("*.parquet"))}
+        tables = {name + ("/*" if name in PARTED else ""): [(column, kind) for column, kind, *_ in con.execute(
+                      f"DESCRIBE SELECT * FROM {parquet_sql(files)}").fetchall()]
+                  for name, files in table_files(staging).items()}
     manifest = {
         "format_version": contract.FORMAT_VERSION,
         "version": version, "as_of": iso(as_of), "run_id": run_id, "content_hash": content_hash, "previous": previous,

@@ -20,7 +20,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ..store import FileScrub, Scrubber, atomic_write, connect, iso, register_file_scrubber, sql_path, table_scrubbers
+from ..store import FileScrub, Scrubber, atomic_write, connect, iso, register_file_scrubber, sql_path, table_files
+from ..store import table_scrubbers
 from ..maintain import published_entity_facts
 from .export import _context_pack, folder_name as _segment
 
@@ -70,10 +71,11 @@ def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub)
     con.execute("DROP VIEW IF EXISTS memories")
     if memories.is_file():
         con.execute(f"CREATE TEMP VIEW memories AS SELECT * FROM {source}")
-    for table in sorted((folder / "tables").glob("*.parquet")):
-        scrub = names.get(table.stem)
-        if scrub is not None and _replay_scrubber(con, table, scrub):
-            changed.append(f"tables/{table.name}")
+    for name, files in table_files(folder).items():  # a table written in parts: part by part
+        scrub = names.get(name)
+        for table in files if scrub is not None else []:
+            if _replay_scrubber(con, table, scrub, name):
+                changed.append(str(table.relative_to(folder)))
     con.execute("DROP VIEW IF EXISTS memories")
     if scopes.height:
         _copy_parquet(con, f"SELECT * FROM {source} WHERE id NOT IN (SELECT id FROM forget_ids)", memories)
@@ -90,9 +92,9 @@ def _copy_parquet(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> N
     os.replace(tmp, target)
 
 
-def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubber) -> bool:
-    """Run a table scrubber on an exported copy of its table; rewrite the file if anything changed."""
-    name = table.stem
+def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubber, name: str) -> bool:
+    """Run the scrubber of table `name` on an exported copy of it (or of one of its parts); rewrite
+    the file if anything changed."""
     con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM read_parquet(\'{sql_path(table)}\')')
     con.execute(f'CREATE OR REPLACE TEMP TABLE scrub_before AS SELECT rowid AS scrub_row, * FROM "{name}"')
     try:

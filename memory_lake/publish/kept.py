@@ -6,7 +6,8 @@ table to ``tables/*.parquet`` (the embeddings alone are gigabytes) and every sco
 ``export_files`` with a digest of what it is made from and the version it went to:
 
 * a table (kind ``table``): its columns and types, its row count and the sum of its rows' hashes
-  (order aside), with the export's format version. A table with the same digest is hard-linked
+  (order aside), with the export's format version; a table written in parts (``export.PARTED``:
+  the embeddings, one file per night they were made) has one entry per part, ``<table>/<part>``. A table with the same digest is hard-linked
   from the version that holds it (its size checked), not written again: the same rows, and the
   version folders stay independent (a file is removed only when no version links to it).
 * a scope's records (kind ``scope``): the digest of the scope's published rows (``publish_scopes``)
@@ -50,9 +51,22 @@ def table_digests(con: duckdb.DuckDBPyConnection, tables: list[str]) -> dict[str
     for table in tables:
         columns = con.execute(f'DESCRIBE "{table}"').fetchall()
         count, total = con.execute(f'SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM "{table}" t').fetchone()
-        payload = json.dumps([contract.FORMAT_VERSION, [c[:2] for c in columns], count, str(total)])
-        digests[table] = hashlib.sha256(payload.encode()).hexdigest()
+        digests[table] = _digest(columns, count, total)
     return digests
+
+
+def part_digests(con: duckdb.DuckDBPyConnection, table: str, part: str) -> dict[str, str]:
+    """Per part of a table written one file per part (`part`: the SQL of a row's part name): the
+    digest `table_digests` gives a table, of the part's rows."""
+    columns = con.execute(f'DESCRIBE "{table}"').fetchall()
+    return {name: _digest(columns, count, total) for name, count, total in con.execute(
+        f'SELECT {part} AS part, count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM "{table}" t GROUP BY ALL ORDER BY 1'
+    ).fetchall()}
+
+
+def _digest(columns: list[tuple], count: int, total: int) -> str:
+    payload = json.dumps([contract.FORMAT_VERSION, [c[:2] for c in columns], count, str(total)])
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def scope_digest(rows_digest: str) -> str:
@@ -72,13 +86,15 @@ class KeptFiles:
     unchanged: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # scopes whose records were kept
     linked_tables: int = 0
 
-    def link_table(self, table: str, digest: str, target: Path) -> bool:
-        """Hard-link `table`'s file from the version that holds it when its digest is the same;
-        False when there is none (or its file is gone or another size)."""
+    def link_table(self, table: str, digest: str, target: Path, relpath: str | None = None) -> bool:
+        """Hard-link `table`'s file (`relpath` in a version, default ``tables/<file name>``; a part of
+        a table written in parts is named ``<table>/<part>``) from the version that holds it when its
+        digest is the same; False when there is none (or its file is gone or another size)."""
+        relpath = relpath or f"tables/{target.name}"
         found = self.known.get(("table", table))
         if found is None or found[0] != digest:
             return False
-        source = self.exports / found[3] / "tables" / target.name
+        source = self.exports / found[3] / relpath
         try:
             if source.stat().st_size != found[2]:
                 return False
@@ -86,11 +102,11 @@ class KeptFiles:
         except OSError:
             return False
         self.linked_tables += 1
-        self._record("table", table, digest, found[1], found[2], f"tables/{target.name}", found[3])
+        self._record("table", table, digest, found[1], found[2], relpath, found[3])
         return True
 
-    def wrote_table(self, table: str, digest: str, path: Path) -> None:
-        self._record("table", table, digest, file_sha256(path), path.stat().st_size, f"tables/{path.name}",
+    def wrote_table(self, table: str, digest: str, path: Path, relpath: str | None = None) -> None:
+        self._record("table", table, digest, file_sha256(path), path.stat().st_size, relpath or f"tables/{path.name}",
                      self.version)
 
     def scope_records(self, folder: str, digest: str) -> str | None:
@@ -165,5 +181,5 @@ def take_hashes(staging: Path) -> dict[str, str]:
     return hashes
 
 
-__all__ = ["KeptFiles", "MEMORIES_MARK", "STAGED_FILE", "load_kept", "put_staged", "save_kept", "scope_digest",
-           "table_digests", "take_hashes", "unchanged_scopes"]
+__all__ = ["KeptFiles", "MEMORIES_MARK", "STAGED_FILE", "load_kept", "part_digests", "put_staged", "save_kept",
+           "scope_digest", "table_digests", "take_hashes", "unchanged_scopes"]

@@ -127,6 +127,24 @@ def seal(con: duckdb.DuckDBPyConnection, allowed_paths: Sequence[Path] = ()) -> 
     return con
 
 
+def table_files(version_dir: Path) -> dict[str, list[Path]]:
+    """The lake tables an export version folder holds, by name: ``tables/<name>.parquet``, or the
+    parts of a table written in parts (``tables/<name>/<part>.parquet``, in name order; see
+    ``publish.export.PARTED``). ``memories.parquet`` is not among them."""
+    folder = Path(version_dir) / "tables"
+    files = {p.stem: [p] for p in folder.glob("*.parquet") if p.is_file()}
+    for sub in (p for p in folder.glob("*") if p.is_dir()):
+        parts = sorted(sub.glob("*.parquet"))
+        if parts:
+            files[sub.name] = parts
+    return dict(sorted(files.items()))
+
+
+def parquet_sql(paths: Sequence[Path]) -> str:
+    """SQL that reads `paths` (a table's file or its parts) as one table."""
+    return "read_parquet([" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "])"
+
+
 # What `Lake.sql` and `memory-lake sql` run: one query that reads (DuckDB's own parser says which
 # statement it is), on a sealed connection (see `seal`).
 READ_STATEMENTS = ("SELECT", "WITH", "FROM", "VALUES", "TABLE", "DESCRIBE", "SHOW", "SUMMARIZE", "(")
@@ -517,18 +535,18 @@ class Lake:
         con = duckdb.connect(":memory:")
         try:
             con.execute("SET TimeZone = 'UTC'")
-            tables = {"memories": version_dir / "memories.parquet"}
-            tables |= {p.stem: p for p in sorted((version_dir / "tables").glob("*.parquet"))}
-            tables = {name: file for name, file in tables.items() if file.exists()}
-            for name, file in tables.items():
-                path = str(file).replace("'", "''")
+            tables = {"memories": [version_dir / "memories.parquet"]} | table_files(version_dir)
+            tables = {name: files for name, files in tables.items() if all(f.exists() for f in files)}
+            for name, files in tables.items():
+                source = parquet_sql(files)
                 # exports store UTC-aware timestamps (the export contract); the live tables' are naive UTC
-                columns = con.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+                columns = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
                 naive = ", ".join(f'"{c}"::{t.replace("TIMESTAMP WITH TIME ZONE", "TIMESTAMP")} AS "{c}"'
                                   for c, t, *_ in columns if "TIMESTAMP WITH TIME ZONE" in t)
                 select = f"* REPLACE ({naive})" if naive else "*"
-                con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM read_parquet(\'{path}\')')
-            seal(con, allowed_paths=list(tables.values()))  # the views read these files, nothing else
+                con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM {source}')
+            # the views read these files, nothing else
+            seal(con, allowed_paths=[f for files in tables.values() for f in files])
             note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
             source = ReadSource(f"published {version_dir.name}", note)
             self._reads.last = source

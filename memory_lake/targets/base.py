@@ -6,7 +6,7 @@ The rule, in one place:
 * **The set** is the version CURRENT points at: the rows of its ``memories.parquet`` with status
   active or conflicted (``contract.SCOPE_STATUSES``, what ``load_export`` returns), each with the
   vector its content has for the target's model (the lake's ``[search] model`` unless the target
-  names another) in the same version's ``tables/embeddings.parquet``: the lake's cached vectors,
+  names another) in the same version's ``tables/embeddings/`` (one file per night, export.PARTED): the lake's cached vectors,
   never re-embedded. A memory the model does not cover (its languages; an empty vector) or has not
   embedded yet is not sent, and the report counts it (``not_covered``). Forgotten, merged,
   archived, dormant and expired memories are not in the set.
@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from ..publish import contract, current_version
-from ..store import InputError, InvalidTarget, MemoryLakeError, Policy, StepReport, connect, step_error
+from ..store import InputError, InvalidTarget, MemoryLakeError, Policy, StepReport, connect, step_error, table_files
 from .rows import HELD_COLUMNS, HELD_SCHEMA, METADATA_COLUMNS, ROW_COLUMNS
 
 # Rows per write call (each store takes a batch in one request).
@@ -167,20 +167,20 @@ def _iso_sql(column: str) -> str:
 
 def published_set(version_dir: Path, model: str, max_unknown_ratio: float) -> PublishedSet:
     """Read the set of one published version (`version_dir`, ``exports/v<N>``) for `model`: one
-    DuckDB pass over its ``memories.parquet`` and ``tables/embeddings.parquet``. A vector counts
+    DuckDB pass over its ``memories.parquet`` and ``tables/embeddings/`` (one file per night, export.PARTED). A vector counts
     where search trusts it (non-empty, unknown-token share at most `max_unknown_ratio`, the rule of
     ``search.embeddings.covered_sql``)."""
     memories = version_dir / "memories.parquet"
-    embeddings = version_dir / "tables" / "embeddings.parquet"
+    embeddings = table_files(version_dir).get("embeddings")  # the parts of tables/embeddings/
     statuses = list(contract.SCOPE_STATUSES)
     con = connect(Path(":memory:"))
     try:
-        if embeddings.exists():
+        if embeddings:
             con.execute(
                 "CREATE TEMP TABLE vectors AS SELECT text_hash, vector FROM read_parquet(?) "
                 "WHERE model = ? AND len(vector) > 0 AND unknown_ratio <= ? "
                 "QUALIFY row_number() OVER (PARTITION BY text_hash ORDER BY as_of DESC) = 1",
-                [str(embeddings), model, max_unknown_ratio])
+                [[str(p) for p in embeddings], model, max_unknown_ratio])
         else:  # a version written before the index ever ran
             con.execute("CREATE TEMP TABLE vectors (text_hash VARCHAR, vector FLOAT[])")
         written = ["id", "vector", "content", *METADATA_COLUMNS[:-2]]

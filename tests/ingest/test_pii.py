@@ -296,7 +296,7 @@ def _texts_of(path: Path, lake: Lake) -> list[str]:
     """Every text a file holds, in every form a reader could recover without a key."""
     if path.suffix == ".parquet":
         frame = pl.read_parquet(path)
-        # vectors are numbers, not text: the decimals of 384 floats per text (embeddings.parquet)
+        # vectors are numbers, not text: the decimals of 384 floats per text (tables/embeddings/)
         # hold any 8-digit run by chance now and then (a false "leak" of 6234xxxx)
         floats = [c for c, t in frame.schema.items()
                   if t.is_float() or (isinstance(t, (pl.List, pl.Array)) and t.inner.is_float())]

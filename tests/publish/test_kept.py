@@ -105,3 +105,41 @@ def test_ids_are_unique_over_the_whole_version_when_only_changed_scopes_are_chec
     assert set(failed) == {"ids unique"}, failed  # the e-mail was redacted at ingest: no raw PII
     assert twice["id"][0] in failed["ids unique"]
     assert checks.details["rows_checked"] < checks.details["rows"] == rows.height + 1
+
+
+def test_the_embeddings_are_a_part_per_night_and_a_night_writes_only_its_own(three_nights, tmp_path):
+    """``tables/embeddings/`` holds one part per night the vectors were made (export.PARTED): the
+    next export hard-links every earlier part from the version holding it (one inode) and writes
+    only tonight's; the parts read together are the lake's table."""
+    import duckdb
+
+    from memory_lake.store import table_files
+
+    as_of = resolve_as_of(night_as_of(4))
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    current = (lake.exports / "CURRENT").resolve()
+    nights = sorted(p.stem for p in (current / "tables" / "embeddings").glob("*.parquet"))
+    assert len(nights) >= 2 and not (current / "tables" / "embeddings.parquet").exists()
+    lake.ingest([write_jsonl(tmp_path / "tonight.jsonl", [  # a change to publish
+        {"id": "night-4-parts", "tenant": "acme", "content": "A new scope's only memory.",
+         "created_at": "2026-12-02T08:00:00Z"}])], as_of=as_of)
+    with lake.writer() as con:  # tonight's vectors (as the index step writes them)
+        con.execute("INSERT INTO embeddings SELECT text_hash || '-tonight', model, vector, unknown_ratio, ? "
+                    "FROM embeddings ORDER BY text_hash, model LIMIT 3", [as_of])
+    report = stage_export(lake, as_of, run_id="night-4")
+    staged = Path(report.details["staging"])
+    parts = {p.stem: p for p in (staged / "tables" / "embeddings").glob("*.parquet")}
+    assert sorted(parts) == sorted([*nights, as_of.strftime("%Y-%m-%d")])
+    # every earlier part is the file of the version export_files names (one inode), not a copy
+    # (a forget rewrites a part in each version, so that may be an older version than CURRENT)
+    tonight = as_of.strftime("%Y-%m-%d")
+    linked = dict(lake.sql("SELECT name, version FROM export_files WHERE kind = 'table' AND name LIKE 'embeddings/%' "
+                           "AND version <> ?", [report.details["changes"]["to"]]).rows())
+    assert sorted(linked) == [f"embeddings/{n}" for n in nights]
+    assert all(parts[n].stat().st_ino == (lake.exports / linked[f"embeddings/{n}"] / "tables" / "embeddings"
+                                          / f"{n}.parquet").stat().st_ino for n in nights)
+    assert parts[tonight].stat().st_nlink == 1  # tonight's, written
+    read = duckdb.sql(f"SELECT text_hash, model, vector, unknown_ratio FROM read_parquet("
+                      f"{[str(p) for p in table_files(staged)['embeddings']]}) ORDER BY ALL").fetchall()
+    assert read == lake.sql("SELECT text_hash, model, vector, unknown_ratio FROM embeddings ORDER BY ALL").rows()
+    assert len(read) == lake.sql("SELECT count(*) FROM embeddings").item()

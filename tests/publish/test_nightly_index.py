@@ -34,14 +34,14 @@ def test_the_summaries_a_nightly_writes_are_published_with_their_vectors_and_pos
             ORDER BY 1, 3
             """,
             {"memories": str(version / "memories.parquet"), "statuses": list(contract.SCOPE_STATUSES),
-             "embeddings": str(version / "tables" / "embeddings.parquet"),
+             "embeddings": str(version / "tables" / "embeddings" / "*.parquet"),
              "keywords": str(version / "tables" / "keyword_docs.parquet"), "models": list(names)}).fetchall()
         made_tonight = con.execute(
             "SELECT m.type, len(e.vector) > 0 FROM read_parquet($memories) m "
             "JOIN read_parquet($state) s ON s.summary_id = m.id AND s.status = 'published' "
             "JOIN read_parquet($embeddings) e ON e.text_hash = m.content_hash AND e.model = $model ORDER BY m.id",
             {"memories": str(version / "memories.parquet"), "state": str(version / "tables" / "summary_state.parquet"),
-             "embeddings": str(version / "tables" / "embeddings.parquet"), "model": names[-1]}).fetchall()
+             "embeddings": str(version / "tables" / "embeddings" / "*.parquet"), "model": names[-1]}).fetchall()
     finally:
         con.close()
     assert unindexed == []

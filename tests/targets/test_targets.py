@@ -85,7 +85,7 @@ def expected(lake) -> dict[str, dict]:
     MODEL in the same version, each with its text, metadata and vector."""
     version = (lake.exports / "CURRENT").resolve()
     memories = pl.read_parquet(version / "memories.parquet").filter(pl.col("status").is_in(["active", "conflicted"]))
-    vectors = pl.read_parquet(version / "tables" / "embeddings.parquet").filter(
+    vectors = pl.read_parquet(version / "tables" / "embeddings" / "*.parquet").filter(
         (pl.col("model") == MODEL) & (pl.col("vector").list.len() > 0))
     rows = memories.join(vectors.select(pl.col("text_hash").alias("content_hash"), "vector"), on="content_hash")
     return {r["id"]: {"content": r["content"], "tenant": r["tenant"], "agent_id": r["agent_id"], "user_id": r["user_id"],
