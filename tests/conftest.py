@@ -189,11 +189,17 @@ class _EmbeddingStore:
         import sqlite3
         import threading
 
+        import fcntl
+
         self.path, self._lock = path, threading.Lock()
         self._con = sqlite3.connect(path, timeout=120, isolation_level=None, check_same_thread=False)
-        self._con.execute("PRAGMA journal_mode = WAL")
+        # Both workers open the file at once: switching it to WAL and creating the table answered
+        # "database is locked" at once to the second (SQLite does not wait there), so one at a time.
+        with open(path.with_name(path.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._con.execute("PRAGMA journal_mode = WAL")
+            self._con.execute("CREATE TABLE IF NOT EXISTS kept (key TEXT PRIMARY KEY, vectors BLOB, unknown BLOB)")
         self._con.execute("PRAGMA synchronous = OFF")  # a run's scratch: a crash loses only the cache
-        self._con.execute("CREATE TABLE IF NOT EXISTS kept (key TEXT PRIMARY KEY, vectors BLOB, unknown BLOB)")
 
     def get(self, keys: list[str]) -> dict[str, tuple]:
         import numpy as np
