@@ -562,7 +562,8 @@ SCOPE_BATCH_ROWS = 50_000
 
 def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plans: dict[tuple, dict[str, Any]]):
     """Per batch of whole scopes of `plans` (in scope order): a frame of tenant, agent_id, user_id,
-    the records as JSON text and the pack's lines; and the batch's entity facts by scope."""
+    the records as JSON text (null where ``plan["records"]`` has them) and the pack's lines (null
+    where ``plan["pack"]`` is kept); and the entity facts of the batch's packs to build, by scope."""
     sizes = pl.DataFrame([(*scope, plan["rows"], plan.get("records") is None, plan.get("pack") is None)
                           for scope, plan in plans.items()], orient="row",
                          schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String, "n": pl.Int64,
