@@ -30,7 +30,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ..search import pack_head
+from ..search import RECENT_LIMIT, pack_head
 from ..store import code_fingerprint, set_digest_sql, transaction
 from ..text import count_tokens_many
 
@@ -75,7 +75,6 @@ def pack_view_digests(con: duckdb.DuckDBPyConnection, rows: str = "publish_rows"
       counts); and any memory another one names as its other side;
     * the id of every other memory that an entity fact names (the pack counts an entity's
       mentions over the scope's memories, so it reads whether they are there)."""
-    from ..search.context import RECENT_LIMIT
 
     line = "to_json(struct_pack(" + ", ".join(f"{f} := {f}" for f in LINE_FIELDS) + "))::VARCHAR"
     facts = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
