@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from ..store import Lake, LakeBusy, InputError, is_lake, lake_not_found, parquet_sql, resolve_lake_dir, table_files, unknown_message
+from ..store import Lake, LakeBusy, InputError, is_lake, lake_not_found, published_views, resolve_lake_dir, unknown_message
 from ..publish import compose_changes
 from ..store import views as lake_views
 
@@ -152,17 +152,7 @@ class LakeView:
         return exports / name
 
     def _read_version(self, folder: Path) -> None:
-        files = {"memories": [folder / "memories.parquet"]} | table_files(folder)
-        for name, paths in files.items():
-            if not all(p.exists() for p in paths):
-                continue
-            source = parquet_sql(paths)
-            columns = self.con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
-            # exports store UTC-aware timestamps (the export contract); the live tables' are naive UTC
-            naive = ", ".join(f'"{c}"::{t.replace("TIMESTAMP WITH TIME ZONE", "TIMESTAMP")} AS "{c}"'
-                              for c, t, *_ in columns if "TIMESTAMP WITH TIME ZONE" in t)
-            select = f"* REPLACE ({naive})" if naive else "*"
-            self.con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT {select} FROM {source}')
+        published_views(self.con, folder)
         self.source, self.version, self._lazy = f"published {folder.name}", folder.name, ()
 
     def _derive(self) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from ..maintain import has_entity_tables
 from ..search import RECENT_LIMIT, pack_head
 from ..store import code_fingerprint, set_digest_sql, transaction
 from ..text import count_tokens_many
@@ -77,28 +78,22 @@ def pack_view_digests(con: duckdb.DuckDBPyConnection, rows: str = "publish_rows"
       mentions over the scope's memories, so it reads whether they are there)."""
 
     line = "to_json(struct_pack(" + ", ".join(f"{f} := {f}" for f in LINE_FIELDS) + "))::VARCHAR"
-    facts = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
-                        ).fetchone()[0] == 2
-    sources = ("SELECT DISTINCT f.memory_id AS id FROM entity_facts f" if facts
+    sources = ("SELECT DISTINCT memory_id AS id FROM entity_facts" if has_entity_tables(con)
                else "SELECT NULL::VARCHAR AS id WHERE false")
     found = con.execute(f"""
         WITH active AS (
             SELECT {', '.join(_SCOPE)}, {', '.join(LINE_FIELDS)}, date_trunc('second', created_at) AS second,
                    tier IN ('working', 'short_term') AS recent, type = 'summary' AND tier = 'long_term' AS summary
             FROM {rows} WHERE status IN ('active', 'conflicted')),
-        ranked AS (
-            SELECT *, rank() OVER (PARTITION BY {', '.join(_SCOPE)}, recent, summary ORDER BY second DESC NULLS LAST) AS rank
-            FROM active),
         named AS (SELECT DISTINCT unnest(conflict_with) AS id FROM active WHERE len(conflict_with) > 0),
-        sources AS ({sources})
+        shown AS (
+            SELECT *, tier = 'important' OR id IN (SELECT id FROM named)
+                      OR rank() OVER (PARTITION BY {', '.join(_SCOPE)}, recent, summary ORDER BY second DESC NULLS LAST)
+                         <= CASE WHEN recent THEN {RECENT_LIMIT} WHEN summary THEN 1 ELSE 0 END AS shown
+            FROM active)
         SELECT {', '.join(_SCOPE)}, {set_digest_sql('row')}
-        FROM (SELECT {', '.join(f'r.{c}' for c in _SCOPE)},
-                     CASE WHEN r.tier = 'important' OR (r.recent AND r.rank <= {RECENT_LIMIT}) OR (r.summary AND r.rank <= 1)
-                               OR r.id IN (SELECT id FROM named)
-                          THEN {line} ELSE 'present:' || r.id END AS row
-              FROM ranked r
-              WHERE r.tier = 'important' OR (r.recent AND r.rank <= {RECENT_LIMIT}) OR (r.summary AND r.rank <= 1)
-                    OR r.id IN (SELECT id FROM named) OR r.id IN (SELECT id FROM sources))
+        FROM (SELECT {', '.join(_SCOPE)}, CASE WHEN shown THEN {line} ELSE 'present:' || id END AS row
+              FROM shown WHERE shown OR id IN (SELECT id FROM ({sources})))
         GROUP BY ALL""").fetchall()
     return {(t, a, u): digest for t, a, u, digest in found}
 

@@ -18,7 +18,7 @@ from .errors import InputError, LakeBusy, LakeNotFound, MemoryLakeError, NotAppl
 from .history import HISTORY_COLUMNS, next_history_seq, row_image
 from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wait_s, ReadSource, check_held_query, connect
 from .names import LISTED, SUGGESTIONS, check_ids, check_scope
-from .lake import is_lake, lake_not_found, parquet_sql, resolve_lake_dir, table_files
+from .lake import is_lake, lake_not_found, parquet_sql, published_views, resolve_lake_dir, table_files
 from .names import unknown_message
 from .registry import (FORGOTTEN, REPORT_FOLDERS, SCRUBBED_FILES, SCRUBBED_TABLES, FileScrub, Scrubber, atomic_write, file_scrubber_list,
                        file_scrubbers, register_file_scrubber, register_scrubber, scrubbers, sql_path, table_scrubbers)
@@ -33,7 +33,7 @@ __all__ = [
     "HISTORY_COLUMNS", "next_history_seq", "row_image",
     "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_held_query", "connect",
     "check_ids", "check_scope", "LISTED", "SUGGESTIONS",
-    "is_lake", "lake_not_found", "parquet_sql", "resolve_lake_dir", "table_files", "unknown_message",
+    "is_lake", "lake_not_found", "parquet_sql", "published_views", "resolve_lake_dir", "table_files", "unknown_message",
     "FORGOTTEN", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",
     "file_scrubbers", "register_file_scrubber", "register_scrubber", "scrubbers", "sql_path", "table_scrubbers",
     "INVALID_TARGET_LISTENERS", "HealthPolicy", "IngestPolicy", "InvalidTarget", "Policy", "load_policy",

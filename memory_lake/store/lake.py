@@ -145,6 +145,25 @@ def parquet_sql(paths: Sequence[Path]) -> str:
     return "read_parquet([" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "])"
 
 
+def published_views(con: duckdb.DuckDBPyConnection, version_dir: Path) -> list[Path]:
+    """A view per table of an export version folder (``memories`` and `table_files`), with the
+    lake's naive UTC timestamps (exports store UTC-aware ones, the export contract); returns the
+    files the views read."""
+    tables = {"memories": [Path(version_dir) / "memories.parquet"]} | table_files(version_dir)
+    read: list[Path] = []
+    for name, files in tables.items():
+        if not all(f.exists() for f in files):
+            continue
+        source = parquet_sql(files)
+        columns = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+        naive = ", ".join(f'"{c}"::{t.replace("TIMESTAMP WITH TIME ZONE", "TIMESTAMP")} AS "{c}"'
+                          for c, t, *_ in columns if "TIMESTAMP WITH TIME ZONE" in t)
+        select = f"* REPLACE ({naive})" if naive else "*"
+        con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT {select} FROM {source}')
+        read += files
+    return read
+
+
 # What `Lake.sql` and `memory-lake sql` run: one query that reads (DuckDB's own parser says which
 # statement it is), on a sealed connection (see `seal`).
 READ_STATEMENTS = ("SELECT", "WITH", "FROM", "VALUES", "TABLE", "DESCRIBE", "SHOW", "SUMMARIZE", "(")
@@ -535,18 +554,8 @@ class Lake:
         con = duckdb.connect(":memory:")
         try:
             con.execute("SET TimeZone = 'UTC'")
-            tables = {"memories": [version_dir / "memories.parquet"]} | table_files(version_dir)
-            tables = {name: files for name, files in tables.items() if all(f.exists() for f in files)}
-            for name, files in tables.items():
-                source = parquet_sql(files)
-                # exports store UTC-aware timestamps (the export contract); the live tables' are naive UTC
-                columns = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
-                naive = ", ".join(f'"{c}"::{t.replace("TIMESTAMP WITH TIME ZONE", "TIMESTAMP")} AS "{c}"'
-                                  for c, t, *_ in columns if "TIMESTAMP WITH TIME ZONE" in t)
-                select = f"* REPLACE ({naive})" if naive else "*"
-                con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM {source}')
             # the views read these files, nothing else
-            seal(con, allowed_paths=[f for files in tables.values() for f in files])
+            seal(con, allowed_paths=published_views(con, version_dir))
             note = f"the lake is busy (a run holds it); answered from published {version_dir.name}"
             source = ReadSource(f"published {version_dir.name}", note)
             self._reads.last = source

@@ -18,19 +18,23 @@ import polars as pl
 from ...store import check_scope, iso, set_digest_sql
 
 
+def has_entity_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con` has the entity tables (a version published before them has not)."""
+    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
+                       ).fetchone()[0] == 2
+
+
 def scope_entity_facts(con: duckdb.DuckDBPyConnection, where: str = "", params: list | None = None) -> pl.DataFrame:
     """Entities with their facts, one row per fact (canonical or not), for `where` over ``e``
     (entities) - what listings and context packs read. Empty when the lake has no entity tables
     (a version published before them)."""
-    has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
-                      ).fetchone()[0]
     columns = {"entity_id": pl.String, "tenant": pl.String, "agent_id": pl.String, "user_id": pl.String,
                "name": pl.String, "kind": pl.String, "mention_count": pl.Int64, "first_mentioned": pl.Datetime("us"),
                "last_mentioned": pl.Datetime("us"), "fact_id": pl.String, "memory_id": pl.String,
                "content": pl.String, "confidence": pl.Float64, "mentioned_at": pl.Datetime("us"),
                "merged_into": pl.String, "superseded_by": pl.String, "change": pl.String,
                "valid_from": pl.Datetime("us"), "valid_to": pl.Datetime("us")}
-    if has < 2:
+    if not has_entity_tables(con):
         return pl.DataFrame(schema=columns)
     return con.execute(
         f"""
@@ -53,9 +57,7 @@ def scope_fact_digests(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | 
     context pack's facts did not change without reading them; publish/packs.py): the row count and
     the sums of both halves of each row's md5. A row holds the fields its order is read by, so the
     set of rows fixes their order, and sums need no sort (an ordered concatenation took twice as long)."""
-    has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('entities', 'entity_facts')"
-                      ).fetchone()[0]
-    if has < 2:
+    if not has_entity_tables(con):
         return {}
     rows = con.execute(
         f"""
