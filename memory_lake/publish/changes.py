@@ -40,7 +40,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ..store import InputError
+from ..store import InputError, parquet_sql, table_files
 from . import contract
 
 CHANGES_FILE = "changes.parquet"
@@ -164,10 +164,10 @@ def _before_sql(con: duckdb.DuckDBPyConnection, previous: Path | None) -> str:
     parquet = f"read_parquet('{_sql_path(previous / 'memories.parquet')}')"
     rows = (f"SELECT tenant, agent_id, user_id, id, version, {_digest(_columns(con, parquet))} AS digest "
             f"FROM {parquet} WHERE {ACTIVE}")
-    history = previous / "tables" / "memory_history.parquet"
-    if not history.is_file():
+    history = table_files(previous).get("memory_history")  # its parts (format 1.4.0) or its one file
+    if not history:
         return rows
-    (watermark,) = con.execute(f"SELECT max(seq) FROM read_parquet('{_sql_path(history)}')").fetchone()
+    (watermark,) = con.execute(f"SELECT max(seq) FROM {parquet_sql(history)}").fetchone()
     if watermark is None:
         return rows
     return f"""

@@ -30,8 +30,9 @@ from ..store import PUBLISHED_STATUSES, TIERS, TYPES
 # `changes.parquet`, a scope's `memory.json#changes` and the manifest's `changes_from` (issue 38.3).
 # 1.3.0: the lake table `embeddings` as a folder of parts, `tables/embeddings/<YYYY-MM-DD>.parquet`,
 # one per night its vectors were made (issue 42: a night adds a part; the rest are hard-linked), in
-# place of `tables/embeddings.parquet`; the files `load_export` reads are unchanged.
-FORMAT_VERSION = "1.3.0"
+# place of `tables/embeddings.parquet`; the files `load_export` reads are unchanged. 1.4.0: so are
+# `memory_history`, `entity_facts` and `entity_extractions` (one part per night of their `as_of`).
+FORMAT_VERSION = "1.4.0"
 # The format versions `load_export` reads (same major: added columns or files only).
 READABLE_MAJOR = 1
 
@@ -229,8 +230,10 @@ OTHER_FILES = {
                               "type rules (timestamps UTC-aware, JSON columns as text); the manifest's `schema` "
                               "lists each one's columns and types",
     "tables/<table>/<part>.parquet": "a table written in parts, read as one (DuckDB: `read_parquet('tables/embeddings/"
-                                     "*.parquet')`): `embeddings`, one part per night its vectors were made "
-                                     "(`YYYY-MM-DD`; `empty` when it has no row); a night adds a part",
+                                     "*.parquet')`): `embeddings`, `memory_history`, `entity_facts` and "
+                                     "`entity_extractions`, one part per night of their rows' `as_of` (`YYYY-MM-DD`; "
+                                     "`undated` for a row without one, `empty` when the table has no row); a night "
+                                     "adds a part",
 }
 
 

@@ -24,7 +24,7 @@ ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z")
 S, T, I, J = "string", "timestamp", "int64", "json"
 # The contract as released. Changing a column, a type or nullability changes what agents read:
 # bump contract.FORMAT_VERSION (major when a reader breaks), regenerate docs/EXPORT.md, update this.
-PINNED_VERSION = "1.3.0"
+PINNED_VERSION = "1.4.0"
 PINNED_MEMORY = [
     ("id", S, False), ("tenant", S, False), ("agent_id", S, True), ("user_id", S, True), ("context_id", S, True),
     ("session_id", S, True), ("tier", S, False), ("type", S, False), ("content", S, False), ("summary", S, True),
@@ -129,7 +129,8 @@ def test_the_manifest_carries_format_version_and_every_files_schema(lake, tmp_pa
         "column": "created_at", "type": "timestamp[us, tz=UTC]", "nullable": False, "meaning": "when the memory was created"}
     tables = sorted(p.name for p in (version / "tables").glob("*.parquet"))
     parted = sorted(p.name for p in (version / "tables").iterdir() if p.is_dir())
-    assert parted == ["embeddings"]  # a folder of parts (export.PARTED), one schema entry for them all
+    # folders of parts (export.PARTED), one schema entry per table for all its parts
+    assert parted == ["embeddings", "entity_extractions", "entity_facts", "memory_history"]
     assert sorted(k for k in manifest["schema"] if k.startswith("tables/")) == sorted(
         [f"tables/{t}" for t in tables] + [f"tables/{t}/*.parquet" for t in parted])
     # one type per field in the lake tables too: no naive timestamp, no JSON as binary, nested fields included
@@ -139,5 +140,5 @@ def test_the_manifest_carries_format_version_and_every_files_schema(lake, tmp_pa
         for name, dtype in pl.read_parquet_schema(version / "tables" / table).items():
             text = str(dtype)
             assert "Binary" not in text and ("Datetime" not in text or "time_zone='UTC'" in text), (table, name, text)
-    history = manifest["schema"]["tables/memory_history.parquet"]["columns"]
+    history = manifest["schema"]["tables/memory_history/*.parquet"]["columns"]
     assert {"column": "as_of", "type": "TIMESTAMP WITH TIME ZONE"} in history

@@ -107,10 +107,11 @@ def test_ids_are_unique_over_the_whole_version_when_only_changed_scopes_are_chec
     assert checks.details["rows_checked"] < checks.details["rows"] == rows.height + 1
 
 
-def test_the_embeddings_are_a_part_per_night_and_a_night_writes_only_its_own(three_nights, tmp_path):
-    """``tables/embeddings/`` holds one part per night the vectors were made (export.PARTED): the
-    next export hard-links every earlier part from the version holding it (one inode) and writes
-    only tonight's; the parts read together are the lake's table."""
+def test_the_growing_tables_are_a_part_per_night_and_a_night_writes_only_its_own(three_nights, tmp_path):
+    """``tables/embeddings/`` holds one part per night the vectors were made (export.PARTED), and
+    the history and entity tables one per night of their rows: the next export hard-links every
+    earlier part from the version holding it (one inode) and writes only tonight's; the parts read
+    together are the lake's table."""
     import duckdb
 
     from memory_lake.store import table_files
@@ -143,3 +144,17 @@ def test_the_embeddings_are_a_part_per_night_and_a_night_writes_only_its_own(thr
                       f"{[str(p) for p in table_files(staged)['embeddings']]}) ORDER BY ALL").fetchall()
     assert read == lake.sql("SELECT text_hash, model, vector, unknown_ratio FROM embeddings ORDER BY ALL").rows()
     assert len(read) == lake.sql("SELECT count(*) FROM embeddings").item()
+    # the other tables that grow night by night, the same way (format 1.4.0): tonight's ingest made
+    # history rows (a part of tonight's), no entity was extracted tonight (every part linked)
+    keys = {"memory_history": "seq, memory_id, change", "entity_facts": "fact_id, memory_id, entity_id",
+            "entity_extractions": "memory_id, extractor, content_hash"}
+    for table, columns in keys.items():
+        folder = staged / "tables" / table
+        assert not (staged / "tables" / f"{table}.parquet").exists()
+        days = lake.sql(f"SELECT DISTINCT strftime(as_of, '%Y-%m-%d') FROM {table} ORDER BY 1").to_series().to_list()
+        assert sorted(p.stem for p in folder.glob("*.parquet")) == days and len(days) >= 1, table
+        assert [(p.stem, p.stat().st_nlink > 1) for p in sorted(folder.glob("*.parquet"))] == [
+            (day, day != tonight or table != "memory_history") for day in days], table
+        read = duckdb.sql(f"SELECT {columns} FROM read_parquet({[str(p) for p in table_files(staged)[table]]}) "
+                          "ORDER BY ALL").fetchall()
+        assert read == lake.sql(f"SELECT {columns} FROM {table} ORDER BY ALL").rows(), table

@@ -44,7 +44,7 @@ def test_rollback_switches_current_records_who_and_why_and_the_next_run_goes_for
     assert listing["current"] == "v1"
     assert [(v["version"], v["current"], v["previous"], v["checks_passed"] == v["checks_total"] > 10, v["failed"])
             for v in listing["versions"]] == [("v2", False, "v1", True, []), ("v1", True, None, True, [])]
-    assert listing["versions"][0]["counts"]["rows"] == 2 and listing["versions"][0]["format_version"] == "1.3.0"
+    assert listing["versions"][0]["counts"]["rows"] == 2 and listing["versions"][0]["format_version"] == "1.4.0"
     assert [(r["from_version"], r["to_version"], r["rolled_back_by"]) for r in listing["rollbacks"]] == [
         ("v2", "v1", "ops-anna")]
 
@@ -85,7 +85,7 @@ def test_the_cli_lists_versions_and_rolls_back(lake, tmp_path, capsys, monkeypat
     assert listing["rollbacks"][0]["rolled_back_by"] == "ops-ben"
     assert main(["--lake", str(lake.root), "publishes"]) == 0
     text = capsys.readouterr().out.splitlines()
-    assert text[1].startswith("* v1  as_of 2026-11-30T00:00:00Z  rows 1  format 1.3.0  checks 16/16 passed")
+    assert text[1].startswith("* v1  as_of 2026-11-30T00:00:00Z  rows 1  format 1.4.0  checks 16/16 passed")
     assert text[2] == "rollback v2 -> v1 at 2026-12-01T03:00:00Z by ops-ben: bad night"
     assert main(["--lake", str(lake.root), "rollback", "v7", "--reason", "x"]) == 2
     assert capsys.readouterr().err.strip() == "error: version 'v7' is not kept; kept versions: v1, v2"

@@ -143,12 +143,12 @@ def test_every_refusal_says_why_in_full_and_changes_nothing(lake, tmp_path):
     found = manifest(lake, "v1")
     (lake.exports / "v1" / "manifest.json").write_text(json.dumps({**found, "format_version": "2.0.0"}))
     assert refused(lake, "v1") == (
-        "v1 was written in export format '2.0.0', which agents loading format 1.3.0 cannot read; "
+        "v1 was written in export format '2.0.0', which agents loading format 1.4.0 cannot read; "
         "roll back to a version published since")
     (lake.exports / "v1" / "manifest.json").write_text(json.dumps({k: v for k, v in found.items()
                                                                     if k != "format_version"}))
     assert refused(lake, "v1") == (
-        "v1 was written in export format None, which agents loading format 1.3.0 cannot read; "
+        "v1 was written in export format None, which agents loading format 1.4.0 cannot read; "
         "roll back to a version published since")
     # every manifest unreadable (damaged by hand): no version is kept
     for name in ("v1", "v2", "v3"):

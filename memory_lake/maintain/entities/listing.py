@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ...store import check_scope, iso, set_digest_sql
+from ...store import check_scope, iso, parquet_sql, set_digest_sql, table_files
 
 
 def has_entity_tables(con: duckdb.DuckDBPyConnection) -> bool:
@@ -76,10 +76,10 @@ def published_entity_facts(version: Path) -> pl.DataFrame:
     rebuild a scope's context.md after a forget."""
     con = duckdb.connect(":memory:")
     try:
+        files = table_files(version)  # a table's file or its parts (format 1.4.0: entity_facts)
         for name in ("entities", "entity_facts"):
-            path = version / "tables" / f"{name}.parquet"
-            if path.is_file():
-                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{str(path).replace(chr(39), chr(39) * 2)}')")
+            if files.get(name):
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM {parquet_sql(files[name])}")
         return scope_entity_facts(con)
     finally:
         con.close()
