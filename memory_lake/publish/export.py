@@ -44,7 +44,8 @@ from .checks import batches, validate
 from .diff import diff_batches, keep_held, record_holds, scope_holds
 from .kept import MEMORIES_MARK, load_kept, part_digests, put_staged, save_kept, scope_digest, table_digests, take_hashes
 from .kept import unchanged_scopes
-from .packs import AS_OF_LINE, LINE_FIELDS, head_tokens, load_packs, pack_key, pack_view_digests, save_packs
+from .packs import AS_OF_LINE, LINE_FIELDS, PackHelpers, build_packs, head_tokens, load_packs, pack_key, pack_processes
+from .packs import pack_view_digests, save_packs
 from ..maintain import CONTRADICTION_PARTNERS_SQL
 from ..maintain import scope_entity_facts, scope_fact_digests
 from ..search import markdown_text, pack_head, scope_pack
@@ -61,11 +62,13 @@ NOT_EXPORTED = {
     "memories": "exported as memories.parquet (published rows only)",
 }
 # Tables written in parts, ``tables/<table>/<part>.parquet``, one per night the rows were made (the
-# SQL of a row's part name): a night adds a part and the others are hard-linked from the version
-# that holds them. The embeddings are most of an export's bytes (1.6 GB at 1M memories), and a night
-# only adds to them. A table with no rows has the one part ``empty.parquet``, so the folder always
-# reads as the table.
-PARTED = {"embeddings": "strftime(as_of, '%Y-%m-%d')"}
+# SQL of a row's part name, its ``as_of`` day; ``undated`` when it has none): a night adds a part
+# and the others are hard-linked from the version that holds them. These tables only grow night by
+# night (a forget rewrites the parts it scrubs): at 1M memories the embeddings are 1.6 GB and the
+# history, the entity facts and their extractions 0.45 GB more, all written again every night
+# before. A table with no rows has the one part ``empty.parquet``, so the folder always reads as the table.
+_NIGHT_PART = "coalesce(strftime(as_of, '%Y-%m-%d'), 'undated')"
+PARTED = {table: _NIGHT_PART for table in ("embeddings", "entity_extractions", "entity_facts", "memory_history")}
 EMPTY_PART = "empty"
 # Per memory, beside the memory columns: is its value disputed, and by which other memories.
 CONFLICT_COLUMNS = ("conflict", "conflict_with")
@@ -119,7 +122,8 @@ def stage_export(lake, as_of: datetime, policy: Policy | None = None, run_id: st
             put_staged(staging, kept)
             save_packs(con, packs)
             save_kept(con, kept)
-            counts.update(packs_kept=packs.reused, scopes_kept=len(kept.unchanged), tables_linked=kept.linked_tables)
+            counts.update(packs_kept=packs.reused, packs_by_helpers=packs.by_helpers, scopes_kept=len(kept.unchanged),
+                          tables_linked=kept.linked_tables)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -465,14 +469,30 @@ def _write_scopes(con: duckdb.DuckDBPyConnection, root: Path, as_of: datetime,
             _write_scope(root, plan, records, pack, kept)
         else:  # the query reads what is missing: the records, the pack's lines, or both
             plans[scope] = {**plan, "rows": row["active"], "records": records, "pack": pack}
-    if plans:
-        for frame, batch_facts in _scope_batches(con, record, order, plans):  # a batch at a time: 1M at once ran out of memory
-            for row in frame.iter_rows(named=True):
+    if not plans:
+        return scopes
+    to_build = sum(plan["pack"] is None for plan in plans.values())
+    with PackHelpers(pack_processes(policy), to_build) as helpers:
+        for frame, facts in _scope_batches(con, record, order, plans):  # a batch at a time: 1M at once ran out of memory
+            rows = list(frame.iter_rows(named=True))
+            todo = [s for s in ((r["tenant"], r["agent_id"], r["user_id"]) for r in rows) if plans[s]["pack"] is None]
+            specs = {s: (plans[s]["header"], plans[s]["budget"]) for s in todo}
+            handed = helpers.hand(frame, facts, todo, specs, _context_pack)  # the helpers build the last ones meanwhile
+            built = build_packs(frame, facts, {s: specs[s] for s in todo if s not in handed.scopes}, _context_pack)
+            built.update(handed.collect())
+            if packs:
+                packs[0].by_helpers += handed.built_there
+            for row in rows:
                 scope = (row["tenant"], row["agent_id"], row["user_id"])
                 plan = plans[scope]
                 try:
-                    pack = plan["pack"] if plan["pack"] is not None else _kept_pack(
-                        packs, {**plan, "lines": row["lines"], "fact_rows": batch_facts.get(scope, [])})
+                    if plan["pack"] is not None:
+                        pack = plan["pack"]
+                    else:
+                        ok, pack = built[scope]
+                        if not ok:
+                            raise pack
+                        pack = _kept_pack(packs, {**plan, "built": pack})
                 except MemoryLakeError:
                     raise
                 except Exception as exc:
@@ -563,7 +583,8 @@ SCOPE_BATCH_ROWS = 50_000
 def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plans: dict[tuple, dict[str, Any]]):
     """Per batch of whole scopes of `plans` (in scope order): a frame of tenant, agent_id, user_id,
     the records as JSON text (null where ``plan["records"]`` has them) and the pack's lines (null
-    where ``plan["pack"]`` is kept); and the entity facts of the batch's packs to build, by scope."""
+    where ``plan["pack"]`` is kept); and the entity facts of the batch's packs to build
+    (``maintain.scope_entity_facts`` rows)."""
     sizes = pl.DataFrame([(*scope, plan["rows"], plan.get("records") is None, plan.get("pack") is None)
                           for scope, plan in plans.items()], orient="row",
                          schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String, "n": pl.Int64,
@@ -586,31 +607,28 @@ def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plan
                 GROUP BY r.tenant, r.agent_id, r.user_id ORDER BY r.tenant, r.agent_id NULLS FIRST, r.user_id NULLS FIRST
                 """
             ).pl()
-            facts = scope_entity_facts(con, "EXISTS (SELECT 1 FROM scope_batch b WHERE b.need_lines AND b.tenant = e.tenant "
-                                            "AND b.agent_id IS NOT DISTINCT FROM e.agent_id AND "
-                                            "b.user_id IS NOT DISTINCT FROM e.user_id)")
-            yield records, {key: part.to_dicts() for key, part in
-                            facts.partition_by("tenant", "agent_id", "user_id", as_dict=True).items()}
+            yield records, scope_entity_facts(con, "EXISTS (SELECT 1 FROM scope_batch b WHERE b.need_lines AND "
+                                                   "b.tenant = e.tenant AND b.agent_id IS NOT DISTINCT FROM e.agent_id "
+                                                   "AND b.user_id IS NOT DISTINCT FROM e.user_id)")
         finally:
             con.unregister("scope_batch")
 
 
 def _kept_pack(packs, plan: dict[str, Any], kept_only: bool = False) -> str | None:
     """The scope's context.md: kept from the last export when nothing it is built from changed
-    (``packs.py``; the scope's rows digest stands for its lines when there is one), else built from
-    ``plan["lines"]`` and ``plan["fact_rows"]`` (None with `kept_only`; ``plan["facts"]``, the facts'
-    digest, is what the key reads); recorded for the next export either way."""
+    (``packs.py``: the key reads the pack's view of the scope's rows, ``plan["view"]``, and
+    ``plan["facts"]``, the facts' digest), else ``plan["built"]``, the pack built tonight (None with
+    `kept_only`); recorded for the next export either way."""
     header = plan["header"]
     if packs is None:
-        return None if kept_only else _context_pack(header, plan["lines"], plan["fact_rows"], plan["budget"])
+        return None if kept_only else plan["built"]
     kept, version = packs
-    key = pack_key(header, plan.get("view") or plan["digest"] or plan.get("lines"), plan["facts"], plan["budget"],
-                   plan["heading"])
+    key = pack_key(header, plan["view"] or plan["digest"], plan["facts"], plan["budget"], plan["heading"])
     pack = kept.kept(plan["path"], key, pack_head(header)[AS_OF_LINE])
     if pack is None:
         if kept_only:
             return None
-        pack = _context_pack(header, plan["lines"], plan["fact_rows"], plan["budget"])
+        pack = plan["built"]
     kept.record(plan["path"], key, pack, version)
     return pack
 

@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 import polars as pl
 
 from ..maintain import has_entity_tables
 from ..search import RECENT_LIMIT, pack_head
-from ..store import code_fingerprint, set_digest_sql, transaction
+from ..store import Policy, code_fingerprint, set_digest_sql, spawn_pool, transaction
 from ..text import count_tokens_many
 
 # What builds and counts a pack besides its inputs: this code, the tokenizer and its model files.
@@ -106,6 +108,7 @@ class KeptPacks:
     known: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # folder -> (key, sha256, version)
     tonight: list[tuple[str, str, str, str]] = field(default_factory=list)  # (folder, key, sha256, version)
     reused: int = 0
+    by_helpers: int = 0  # packs built tonight by a helper process (PackHelpers)
 
     def kept(self, folder: str, key: str, as_of_line: str) -> str | None:
         """The pack kept for `folder` under `key`, with `as_of_line` as its As-of line; None when
@@ -157,5 +160,120 @@ def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pl.DataFrame)
             con.unregister("replacing_rows")
 
 
-__all__ = ["KeptPacks", "LINE_FIELDS", "head_tokens", "load_packs", "pack_key", "pack_view_digests", "replace_rows",
-           "save_packs"]
+# ---------------------------------------------------------------------------- more than one core
+# A night with fewer packs to build than this builds them in this process alone: the demo and the
+# tests build a few dozen, and a helper takes about 3 s to start. At 1M memories a night builds
+# 5,000-10,000 (the tier rules move memories in half the scopes), about 10 ms each.
+HELPER_MIN_PACKS = 1_000
+
+Scope = tuple[str, str | None, str | None]
+
+
+def pack_processes(policy: Policy) -> int:
+    """How many processes build packs: ``[context] pack_processes``, or the cores when it is 0."""
+    wanted = policy.context.pack_processes
+    return wanted if wanted > 0 else (os.cpu_count() or 1)
+
+
+def scope_fact_rows(facts: pl.DataFrame, scopes=None) -> dict[Scope, list[dict[str, Any]]]:
+    """``maintain.scope_entity_facts`` rows by scope (of `scopes`, default all), as
+    ``search.scope_pack`` reads them."""
+    return {key: part.to_dicts() for key, part in facts.partition_by("tenant", "agent_id", "user_id", as_dict=True).items()
+            if scopes is None or key in scopes}
+
+
+def build_packs(frame: pl.DataFrame, facts: pl.DataFrame, specs: dict[Scope, tuple[dict[str, Any], int]],
+                build: Callable[..., str]) -> dict[Scope, tuple[bool, Any]]:
+    """Per scope of `specs` (its header and budget) in `frame` (tenant, agent_id, user_id, lines):
+    (True, its context.md from ``build(header, lines, fact rows, budget)``, ``export._context_pack``)
+    or (False, the exception that raised)."""
+    fact_rows = scope_fact_rows(facts, specs)  # a helper's share of the batch is not converted here
+    out: dict[Scope, tuple[bool, Any]] = {}
+    for row in frame.iter_rows(named=True):
+        scope = (row["tenant"], row["agent_id"], row["user_id"])
+        if scope not in specs:
+            continue
+        header, budget = specs[scope]
+        try:
+            out[scope] = (True, build(header, row["lines"], fact_rows.get(scope, []), budget))
+        except Exception as exc:  # the caller records it (or raises a MemoryLakeError)
+            out[scope] = (False, exc)
+    return out
+
+
+@dataclass
+class Handed:
+    """The packs of a batch a helper builds: their scopes and the helper's answer."""
+
+    scopes: set[Scope]
+    future: Future | None = None
+    frame: pl.DataFrame | None = None
+    facts: pl.DataFrame | None = None
+    specs: dict[Scope, tuple[dict[str, Any], int]] = field(default_factory=dict)
+    build: Callable[..., str] | None = None
+    built_there: int = 0  # packs the helper built (0 when this process had to)
+
+    def collect(self) -> dict[Scope, tuple[bool, Any]]:
+        """The helper's packs; built here when the helper failed (it died, or the builder or an
+        answer could not be sent across), so a pack is the same whoever built it."""
+        if self.future is None:
+            return {}
+        try:
+            built = self.future.result()
+        except Exception:
+            return build_packs(self.frame, self.facts, self.specs, self.build)
+        self.built_there = len(built)
+        return built
+
+
+class PackHelpers:
+    """Helper processes (``store.spawn_pool``) that build a share of each batch's packs while this
+    process builds the rest, when the night has at least HELPER_MIN_PACKS to build; one per core
+    beyond the first up to ``[context] pack_processes``. A `with` block ends them."""
+
+    def __init__(self, processes: int, to_build: int):
+        self.count = processes - 1 if to_build >= HELPER_MIN_PACKS else 0
+        self._pool = None
+
+    def __enter__(self) -> "PackHelpers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def hand(self, frame: pl.DataFrame, facts: pl.DataFrame, todo: list[Scope],
+             specs: dict[Scope, tuple[dict[str, Any], int]], build: Callable[..., str]) -> Handed:
+        """Hand the last of `todo` (scopes whose packs to build, in `frame`'s order), a share of
+        count / (count + 1) of their lines, to the helpers, which build them with `build` (a
+        module-level function: a helper imports it by name); nothing when there is no helper or it
+        will not start."""
+        if self.count < 1 or len(todo) < 2:
+            return Handed(set())
+        sizes = dict(zip(zip(frame["tenant"], frame["agent_id"], frame["user_id"]), frame["lines"].list.len()))
+        goal, taken, theirs = sum(sizes[s] or 0 for s in todo) * self.count / (self.count + 1), 0, set()
+        for scope in reversed(todo):
+            if taken >= goal:
+                break
+            theirs.add(scope)
+            taken += sizes[scope] or 0
+        keys = pl.DataFrame(list(theirs), schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String},
+                            orient="row")
+        share = frame.select("tenant", "agent_id", "user_id", "lines").join(keys, on=["tenant", "agent_id", "user_id"],
+                                                                            nulls_equal=True, maintain_order="left")
+        share_facts = facts.join(keys, on=["tenant", "agent_id", "user_id"], nulls_equal=True, maintain_order="left")
+        specs = {s: specs[s] for s in theirs}
+        try:
+            if self._pool is None:
+                self._pool = spawn_pool(self.count)
+            future = self._pool.submit(build_packs, share, share_facts, specs, build)
+        except Exception:  # no helper could start: this process builds alone
+            self.count = 0
+            return Handed(set())
+        return Handed(theirs, future, share, share_facts, specs, build)
+
+
+__all__ = ["HELPER_MIN_PACKS", "Handed", "KeptPacks", "LINE_FIELDS", "PackHelpers", "build_packs", "head_tokens",
+           "load_packs", "pack_key", "pack_processes", "pack_view_digests", "replace_rows", "save_packs",
+           "scope_fact_rows"]

@@ -22,6 +22,7 @@ from .lake import is_lake, lake_not_found, parquet_sql, published_views, resolve
 from .names import unknown_message
 from .registry import (FORGOTTEN, REPORT_FOLDERS, SCRUBBED_FILES, SCRUBBED_TABLES, FileScrub, Scrubber, atomic_write, file_scrubber_list,
                        file_scrubbers, register_file_scrubber, register_scrubber, scrubbers, sql_path, table_scrubbers)
+from .processes import main_hidden, spawn_pool
 from .policy import INVALID_TARGET_LISTENERS, HealthPolicy, IngestPolicy, InvalidTarget, Policy, load_policy
 from .schema import PUBLISHED_STATUSES, TIERS, TYPES
 from .steps import SCOPE_FIELDS, StepReport, describe_error, error_scope, step_error, tenant_limits
@@ -36,6 +37,7 @@ __all__ = [
     "is_lake", "lake_not_found", "parquet_sql", "published_views", "resolve_lake_dir", "table_files", "unknown_message",
     "FORGOTTEN", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",
     "file_scrubbers", "register_file_scrubber", "register_scrubber", "scrubbers", "sql_path", "table_scrubbers",
+    "main_hidden", "spawn_pool",
     "INVALID_TARGET_LISTENERS", "HealthPolicy", "IngestPolicy", "InvalidTarget", "Policy", "load_policy",
     "PUBLISHED_STATUSES", "TIERS", "TYPES",
     "SCOPE_FIELDS", "StepReport", "describe_error", "error_scope", "step_error", "tenant_limits",

@@ -283,6 +283,11 @@ class ContextPolicy:
     # Issue 16: the published context.md is the query-less context pack within this many tokens
     # (counted with the embedding model's tokenizer); `memory-lake context` uses it as its default.
     max_tokens: int = 2000
+    # Issue 42: processes that build the packs staging must build, when a night has thousands (a
+    # night at 1M memories, when the tier rules moved memories in half the scopes;
+    # publish/packs.py); 0 = one per core, 1 = this process alone. Who builds a pack does not
+    # change it.
+    pack_processes: int = field(default=0, repr=False)
 
 
 # Issue 38.4: the vector stores a publish is copied into (memory_lake.targets); one [[targets]] table each.

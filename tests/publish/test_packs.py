@@ -77,6 +77,34 @@ def test_scopes_written_in_batches_are_the_scopes_written_at_once(three_nights, 
     assert _files(staged[1]) == _files(staged[0])
 
 
+def test_packs_built_by_a_helper_process_are_the_packs_built_here(three_nights, tmp_path, monkeypatch):
+    """A night with many packs to build hands a share of each batch to a helper process
+    (packs.PackHelpers; at 1M memories about half of 10,000 scopes): the files are the ones one
+    process writes. Here every pack is built (none kept), in batches of a few memories, and the
+    helper starts at the first pack instead of the thousandth."""
+    import memory_lake.publish.export as export
+    import memory_lake.publish.packs as packs
+    from memory_lake.store import Policy
+
+    as_of = resolve_as_of(night_as_of(4))
+    alone, helped = (copy_lake(three_nights.root, tmp_path / name / "lake") for name in ("alone", "helped"))
+    for lake in (alone, helped):
+        lake.ingest([write_jsonl(tmp_path / "tonight.jsonl", [  # a change, so that there is a version to stage
+            {"id": "night-4-helped", "tenant": "acme", "content": "A new scope's only memory.",
+             "created_at": "2026-12-02T08:00:00Z"}])], as_of=as_of)
+        with lake.writer() as con:
+            con.execute("DELETE FROM export_packs")  # every pack is built
+    monkeypatch.setattr(export, "SCOPE_BATCH_ROWS", 250)  # several batches of several scopes
+    one = stage_export(alone, as_of, Policy().with_overrides({"context": {"pack_processes": 1}}), run_id="night-4")
+    monkeypatch.setattr(packs, "HELPER_MIN_PACKS", 1)
+    two = stage_export(helped, as_of, Policy().with_overrides({"context": {"pack_processes": 2}}), run_id="night-4")
+    scopes = len(one.details["scope_list"])
+    assert (one.counts["packs_kept"], one.counts["packs_by_helpers"], two.counts["packs_kept"]) == (0, 0, 0)
+    assert scopes // 4 <= two.counts["packs_by_helpers"] < scopes  # a share of each batch went to the helper
+    staged = [Path(r.details["staging"]) / "scopes" for r in (one, two)]
+    assert len(_files(staged[0])) == 2 * scopes and _files(staged[1]) == _files(staged[0])
+
+
 def test_a_changed_fact_changes_its_scopes_fact_digest_and_no_other(three_nights, tmp_path):
     from memory_lake.maintain import scope_fact_digests
 
