@@ -9,31 +9,24 @@ A pair a helper could not judge (it raised, or the helper died) is left to the p
 again and records its error as it always did.
 
 Helpers start only when a batch has at least ``HELPER_MIN_PAIRS`` unjudged pairs (a warm night, the
-demo and the tests judge a few hundred and never start one), as spawned processes (a forked copy of
-a process that has run torch can hang), one per core beyond the first up to ``[dedup]
-guard_processes`` (0: the cores). Each helper loads the dictionaries and the models itself, once a
+demo and the tests judge a few hundred and never start one), from ``store.spawn_pool`` (spawned:
+a forked copy of a process that has run torch can hang), one per core beyond the first up to
+``[dedup] guard_processes`` (0: the cores). Each helper loads the dictionaries and the models itself, once a
 step, about 20 s of its own time while the step goes on without it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import os
-import sys
-import threading
-import time
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 
-from ...store import Policy
+from ...store import Policy, spawn_pool
 
 
 # A batch with fewer unjudged pairs than this is judged in this process alone.
 HELPER_MIN_PAIRS = 4_000
 # Pairs per chunk handed to a helper (about a second of a helper's work).
 CHUNK_PAIRS = 1_000
-# A helper checks this often whether the step that started it still runs.
-PARENT_CHECK_SECONDS = 1.0
 # A helper's verdict for a pair it raised on: the plan judges that pair again itself.
 RAISED = "\x00raised"
 
@@ -63,11 +56,7 @@ class GuardHelpers:
     @property
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_start, initargs=(self.policy, self.window, os.getpid()))
-            with _main_hidden():  # each submit starts a helper while none is idle
-                for _ in range(self.count):
-                    self._pool.submit(_ready)
+            self._pool = spawn_pool(self.count, _start, (self.policy, self.window))
         return self._pool
 
     def close(self) -> None:
@@ -117,48 +106,15 @@ def prejudge(pairs: list[tuple[str, str]], judge_here, helpers: GuardHelpers | N
     return verdicts
 
 
-@contextlib.contextmanager
-def _main_hidden():
-    """A spawned process runs the parent's ``__main__`` again (a script up to the line that started
-    the helpers: an ingest, a lock it would wait for) unless the script keeps its work under ``if
-    __name__ == "__main__"``. A helper needs nothing of it, so ``__main__`` shows no file and no
-    module name while the helpers start."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved_file, saved_spec = main.__dict__.get("__file__"), getattr(main, "__spec__", None)
-    main.__dict__.pop("__file__", None)
-    main.__spec__ = None
-    try:
-        yield
-    finally:
-        main.__spec__ = saved_spec
-        if saved_file is not None:
-            main.__file__ = saved_file
-
-
-def _ready() -> None:
-    """A helper's first task: it is started."""
-
-
 _HELPER: dict = {}
 
 
-def _start(policy: Policy, window: int, parent: int) -> None:
-    """A helper's start: the judge of rewordings for `policy` (vectors kept for the step), and a
-    watch on the step's process: a helper whose step was killed (a crash, an operator's kill -9)
-    ends instead of holding its models for ever."""
+def _start(policy: Policy, window: int) -> None:
+    """A helper's start (after ``store.spawn_pool``'s watch on the step's process): the judge of
+    rewordings for `policy`, vectors kept for the step."""
     from .guard import closeness
 
     _HELPER.update(judge=closeness(policy), window=window)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_CHECK_SECONDS)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="memory-lake-parent-watch", daemon=True).start()
 
 
 def _judge_chunk(chunk: list[tuple[str, str]]) -> list[str | None]:
