@@ -203,27 +203,27 @@ def build_packs(frame: pl.DataFrame, facts: pl.DataFrame, specs: dict[Scope, tup
 
 @dataclass
 class Handed:
-    """The packs of a batch a helper builds: their scopes and the helper's answer."""
+    """The packs of a batch the helpers build: their scopes, and per helper its share and answer."""
 
-    scopes: set[Scope]
-    future: Future | None = None
-    frame: pl.DataFrame | None = None
-    facts: pl.DataFrame | None = None
-    specs: dict[Scope, tuple[dict[str, Any], int]] = field(default_factory=dict)
+    scopes: set[Scope] = field(default_factory=set)
+    shares: list[tuple[Future, pl.DataFrame, pl.DataFrame, dict[Scope, tuple[dict[str, Any], int]]]] = field(
+        default_factory=list)
     build: Callable[..., str] | None = None
-    built_there: int = 0  # packs the helper built (0 when this process had to)
+    built_there: int = 0  # packs the helpers built (not those this process built for a failed one)
 
     def collect(self) -> dict[Scope, tuple[bool, Any]]:
-        """The helper's packs; built here when the helper failed (it died, or the builder or an
-        answer could not be sent across), so a pack is the same whoever built it."""
-        if self.future is None:
-            return {}
-        try:
-            built = self.future.result()
-        except Exception:
-            return build_packs(self.frame, self.facts, self.specs, self.build)
-        self.built_there = len(built)
-        return built
+        """The helpers' packs; a failed helper's (it died, or the builder or an answer could not be
+        sent across) built here, so a pack is the same whoever built it."""
+        out: dict[Scope, tuple[bool, Any]] = {}
+        for future, frame, facts, specs in self.shares:
+            try:
+                built = future.result()
+            except Exception:
+                built = build_packs(frame, facts, specs, self.build)
+            else:
+                self.built_there += len(built)
+            out.update(built)
+        return out
 
 
 class PackHelpers:
@@ -245,33 +245,40 @@ class PackHelpers:
 
     def hand(self, frame: pl.DataFrame, facts: pl.DataFrame, todo: list[Scope],
              specs: dict[Scope, tuple[dict[str, Any], int]], build: Callable[..., str]) -> Handed:
-        """Hand the last of `todo` (scopes whose packs to build, in `frame`'s order), a share of
-        count / (count + 1) of their lines, to the helpers, which build them with `build` (a
-        module-level function: a helper imports it by name); nothing when there is no helper or it
-        will not start."""
+        """Hand the last of `todo` (scopes whose packs to build, in `frame`'s order) to the helpers,
+        about 1 / (count + 1) of their lines each, to be built with `build` (a module-level
+        function: a helper imports it by name); nothing when there is no helper or it will not
+        start."""
         if self.count < 1 or len(todo) < 2:
-            return Handed(set())
+            return Handed()
         sizes = dict(zip(zip(frame["tenant"], frame["agent_id"], frame["user_id"]), frame["lines"].list.len()))
-        goal, taken, theirs = sum(sizes[s] or 0 for s in todo) * self.count / (self.count + 1), 0, set()
-        for scope in reversed(todo):
-            if taken >= goal:
+        share = sum(sizes[s] or 0 for s in todo) / (self.count + 1)  # lines per process
+        groups: list[list[Scope]] = [[] for _ in range(self.count)]
+        taken, helper = 0, 0
+        for scope in reversed(todo):  # helper 1 takes the last scopes, helper 2 the ones before, ...
+            if helper == self.count:
                 break
-            theirs.add(scope)
+            groups[helper].append(scope)
             taken += sizes[scope] or 0
-        keys = pl.DataFrame(list(theirs), schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String},
-                            orient="row")
-        share = frame.select("tenant", "agent_id", "user_id", "lines").join(keys, on=["tenant", "agent_id", "user_id"],
-                                                                            nulls_equal=True, maintain_order="left")
-        share_facts = facts.join(keys, on=["tenant", "agent_id", "user_id"], nulls_equal=True, maintain_order="left")
-        specs = {s: specs[s] for s in theirs}
+            if taken >= share:
+                helper, taken = helper + 1, 0
+        handed = Handed(build=build)
         try:
             if self._pool is None:
                 self._pool = spawn_pool(self.count)
-            future = self._pool.submit(build_packs, share, share_facts, specs, build)
-        except Exception:  # no helper could start: this process builds alone
+            for group in (g for g in groups if g):
+                keys = pl.DataFrame(group, schema={"tenant": pl.String, "agent_id": pl.String, "user_id": pl.String},
+                                    orient="row")
+                rows = frame.select("tenant", "agent_id", "user_id", "lines").join(
+                    keys, on=["tenant", "agent_id", "user_id"], nulls_equal=True, maintain_order="left")
+                rows_facts = facts.join(keys, on=["tenant", "agent_id", "user_id"], nulls_equal=True, maintain_order="left")
+                group_specs = {s: specs[s] for s in group}
+                handed.shares.append((self._pool.submit(build_packs, rows, rows_facts, group_specs, build), rows,
+                                      rows_facts, group_specs))
+                handed.scopes.update(group)
+        except Exception:  # no helper could start: this process builds the rest alone
             self.count = 0
-            return Handed(set())
-        return Handed(theirs, future, share, share_facts, specs, build)
+        return handed
 
 
 __all__ = ["HELPER_MIN_PACKS", "Handed", "KeptPacks", "LINE_FIELDS", "PackHelpers", "build_packs", "head_tokens",

@@ -78,10 +78,10 @@ def test_scopes_written_in_batches_are_the_scopes_written_at_once(three_nights, 
 
 
 def test_packs_built_by_a_helper_process_are_the_packs_built_here(three_nights, tmp_path, monkeypatch):
-    """A night with many packs to build hands a share of each batch to a helper process
+    """A night with many packs to build hands a share of each batch to each helper process
     (packs.PackHelpers; at 1M memories about half of 10,000 scopes): the files are the ones one
-    process writes. Here every pack is built (none kept), in batches of a few memories, and the
-    helper starts at the first pack instead of the thousandth."""
+    process writes. Here every pack is built (none kept), in batches of a few scopes, by three
+    processes, and the helpers start at the first pack instead of the thousandth."""
     import memory_lake.publish.export as export
     import memory_lake.publish.packs as packs
     from memory_lake.store import Policy
@@ -97,11 +97,11 @@ def test_packs_built_by_a_helper_process_are_the_packs_built_here(three_nights, 
     monkeypatch.setattr(export, "SCOPE_BATCH_ROWS", 250)  # several batches of several scopes
     one = stage_export(alone, as_of, Policy().with_overrides({"context": {"pack_processes": 1}}), run_id="night-4")
     monkeypatch.setattr(packs, "HELPER_MIN_PACKS", 1)
-    two = stage_export(helped, as_of, Policy().with_overrides({"context": {"pack_processes": 2}}), run_id="night-4")
+    three = stage_export(helped, as_of, Policy().with_overrides({"context": {"pack_processes": 3}}), run_id="night-4")
     scopes = len(one.details["scope_list"])
-    assert (one.counts["packs_kept"], one.counts["packs_by_helpers"], two.counts["packs_kept"]) == (0, 0, 0)
-    assert scopes // 4 <= two.counts["packs_by_helpers"] < scopes  # a share of each batch went to the helper
-    staged = [Path(r.details["staging"]) / "scopes" for r in (one, two)]
+    assert (one.counts["packs_kept"], one.counts["packs_by_helpers"], three.counts["packs_kept"]) == (0, 0, 0)
+    assert scopes // 3 <= three.counts["packs_by_helpers"] < scopes  # two shares of each batch went to the helpers
+    staged = [Path(r.details["staging"]) / "scopes" for r in (one, three)]
     assert len(_files(staged[0])) == 2 * scopes and _files(staged[1]) == _files(staged[0])
 
 
