@@ -95,22 +95,49 @@ def _copy_parquet(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> N
 def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubber, name: str) -> bool:
     """Run the scrubber of table `name` on an exported copy of it (or of one of its parts); rewrite
     the file if anything changed."""
-    con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM read_parquet(\'{sql_path(table)}\')')
-    con.execute(f'CREATE OR REPLACE TEMP TABLE scrub_before AS SELECT rowid AS scrub_row, * FROM "{name}"')
+    source = f"read_parquet('{sql_path(table)}')"
+    con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM {source}')
     try:
         scrub(con)
-        if _changed_rows(con, name):
+        if _changed(con, name, table):
             _copy_parquet(con, f'SELECT * FROM "{name}"', table)
             return True
         return False
     finally:
         con.execute(f'DROP TABLE IF EXISTS "{name}"')
-        con.execute("DROP TABLE IF EXISTS scrub_before")
+
+
+def _changed(con: duckdb.DuckDBPyConnection, name: str, table: Path) -> bool:
+    """Whether the scrubber changed table `name`: whether its rows differ, as a multiset, from those
+    of the file it was read from (`table`, not yet rewritten).
+
+    The file is compared, not a copy of the table made before the scrub (copying the embeddings'
+    vectors cost as much as reading them). Most replays change nothing, and then the table's rows
+    are the file's, in the file's order: when the counts are equal and every row equals the file's
+    row at the same position, the two are the same multiset (a one-to-one pairing of equal rows).
+    Otherwise a different count is a change, and the rest is `_changed_rows`, the exact count."""
+    columns = [d[0] for d in con.execute(f'SELECT * FROM "{name}" LIMIT 0').description]
+    source = f"read_parquet('{sql_path(table)}')"
+    same = " AND ".join(f'a."{c}" IS NOT DISTINCT FROM b."{c}"' for c in columns)
+    after, before, paired = con.execute(
+        f'SELECT (SELECT count(*) FROM "{name}"), (SELECT count(*) FROM {source}), '
+        f'(SELECT count(*) FROM "{name}" a POSITIONAL JOIN {source} b WHERE {same})').fetchone()
+    if after != before:
+        return True
+    if paired == after:
+        return False
+    con.execute(f"CREATE OR REPLACE TEMP VIEW scrub_before AS SELECT file_row_number AS scrub_row, "
+                f"* EXCLUDE (file_row_number) FROM read_parquet('{sql_path(table)}', file_row_number = true)")
+    try:
+        return _changed_rows(con, name) > 0
+    finally:
+        con.execute("DROP VIEW IF EXISTS scrub_before")
 
 
 def _changed_rows(con: duckdb.DuckDBPyConnection, name: str) -> int:
     """Rows the scrubber changed, added or removed: the size of the multiset difference, both ways,
-    between the table and ``scrub_before`` (its copy, each row's rowid in ``scrub_row``).
+    between the table and ``scrub_before`` (the file it was read from, each row's position in
+    ``scrub_row``, which is the table's rowid as read).
 
     A row that kept its rowid and every value is the same row on both sides, so it leaves both
     before the comparison; the rest (rows an UPDATE or DELETE touched, which DuckDB may move to a

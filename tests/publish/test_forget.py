@@ -2,14 +2,15 @@
 scrubber changed are counted as a full EXCEPT ALL of the table against its copy counts them, whatever
 the scrubber did (an update in place, an update DuckDB carries out as a delete and an insert, a
 delete, an insert, a rebuild of the same rows), so a forget rewrites exactly the files it rewrote
-when every row was compared."""
+when every row was compared. `_changed`, which compares the table with the file it was read from
+(row by row in the file's order first), answers "changed" exactly when that count is not zero."""
 
 from __future__ import annotations
 
 import duckdb
 import pytest
 
-from memory_lake.publish.forget import _changed_rows
+from memory_lake.publish.forget import _changed, _changed_rows
 
 ROWS = ("SELECT range AS id, 'text ' || range AS content, [range::FLOAT, 0.5] AS vector, "
         "CASE WHEN range % 3 = 0 THEN NULL ELSE {'k': range, 'v': NULL} END AS meta FROM range(50)")
@@ -48,3 +49,18 @@ def test_changed_rows_count_as_a_full_except_all(case):
                 "an update in place": 4, "a list update (a delete and an insert inside DuckDB)": 2,
                 "a null set": 2, "a delete": 3, "an insert of a copy": 1, "a row swapped for another's values": 2}
     assert full == expected[case]
+
+
+@pytest.mark.parametrize("case", SCRUBS)
+def test_changed_against_the_file_is_a_nonzero_full_except_all(case, tmp_path):
+    con = duckdb.connect()
+    source = tmp_path / "t.parquet"
+    con.execute(f"COPY ({ROWS}) TO '{source}' (FORMAT parquet)")
+    con.execute(f"CREATE TABLE t AS SELECT * FROM read_parquet('{source}')")
+    con.execute("CREATE TEMP TABLE whole_before AS SELECT * FROM t")
+    for statement in SCRUBS[case]:
+        con.execute(statement)
+    (full,) = con.execute("SELECT (SELECT count(*) FROM (FROM t EXCEPT ALL FROM whole_before)) "
+                          "+ (SELECT count(*) FROM (FROM whole_before EXCEPT ALL FROM t))").fetchone()
+    assert _changed(con, "t", source) is (full > 0)
+    assert con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = 'scrub_before'").fetchone() == (0,)
