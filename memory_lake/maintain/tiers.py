@@ -166,9 +166,11 @@ def enforce_tiers(lake, as_of: datetime, policy: Policy | None = None, run_id: s
                     report.details.setdefault("disabled", []).append(name)
                     continue
                 sql = rule(policy)
-                con.execute(f"CREATE OR REPLACE TEMP TABLE tier_moves AS SELECT *, '{name}' AS rule FROM ({sql})",
-                            {k: v for k, v in params.items() if f"${k}" in sql})
-                report.counts[name] = apply_moves(con, as_of=as_of, run_id=run_id, log_lines=log_lines)
+                (proposed,) = con.execute(  # a CREATE ... AS answers with the number of rows it wrote
+                    f"CREATE OR REPLACE TEMP TABLE tier_moves AS SELECT *, '{name}' AS rule FROM ({sql})",
+                    {k: v for k, v in params.items() if f"${k}" in sql}).fetchone()
+                # most rules propose nothing on most nights: no moves to apply (apply_moves would count 0)
+                report.counts[name] = apply_moves(con, as_of=as_of, run_id=run_id, log_lines=log_lines) if proposed else 0
             if SUGGEST_ARCHIVE not in policy.tiers.disabled_rules:
                 report.counts[SUGGEST_ARCHIVE] = _refresh_flags(con, as_of, run_id)
     append_cleanup_log(lake.root, log_lines)
