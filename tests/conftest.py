@@ -92,9 +92,12 @@ MODEL_FIXTURES = {"first_night", "three_nights", "fourteen_nights", "nights_lake
 # for, on both: 4 min of the 15 of a run went to that). First match wins; a file's own
 # `xdist_group` mark is kept. (`first_night` alone, the publish tests' demo lake, is not grouped:
 # the group "notebooks" builds it first thing.) A test with none of these that uses a module-scoped
-# fixture shares a group with the rest of its module, for the same reason (`_group`).
-GROUP_FIXTURES = {"three_nights": "notebooks", "fourteen_nights": "notebooks", "nights_lake_dir": "notebooks",
-                  "warm_python": "warm", "prefect_harness": "prefect"}
+# fixture shares a group with the rest of its module, for the same reason (`_group`). A process
+# started per worker comes first: a test of the demo nights under Prefect (tests/demo/test_nights.py)
+# in the group "notebooks" started a second Prefect API (~10 s of CPU) whenever the group "prefect"
+# ran on the other worker, while a lake built once per run is only read by the other worker.
+GROUP_FIXTURES = {"prefect_harness": "prefect", "warm_python": "warm",
+                  "three_nights": "notebooks", "fourteen_nights": "notebooks", "nights_lake_dir": "notebooks"}
 
 
 def _group(item, fixtures: set[str]) -> str | None:
