@@ -7,12 +7,17 @@ of the same file measures the idempotent skip. The lake file's size after the in
 beside the baseline table's, and the process's CPU seconds beside the wall clock (on a machine others
 load, CPU time is the steadier figure; the load average is printed too).
 Target (issues 2 and 42): >= 100k rows/s at 200k rows, redaction and validation included, no embeddings.
+`--against DIR` runs a second checkout (a folder holding memory_lake/, e.g. `git worktree add` or
+`git archive` of main) on the same files, interleaved with this one (A B, B A, ...), so that a change is
+judged against its base in one run on a machine whose load moves; `--repeat N` runs each N times and
+prints the medians. The children import memory_lake from the checkout named, never from whatever the
+environment installed (an editable install points at one checkout only).
 `--profile` ingests the first size once in this process and prints where the time goes: per function
 of memory_lake, the seconds spent in it and in what it calls outside memory_lake (DuckDB statements,
 Polars), wall clock or, with `--cpu`, the process's CPU time (both cores; steadier when others load
 the machine).
 
-    python benchmarks/ingest.py [--sizes 200000 1000000] [--profile [--cpu]]
+    python benchmarks/ingest.py [--sizes 200000 1000000] [--repeat N] [--against DIR] [--profile [--cpu]]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 import polars as pl
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent  # the checkout this file is in: its memory_lake is the one measured
 WORDS = ("user prefers dark mode in the editor", "meeting moved to thursday afternoon", "用户喜欢喝咖啡，不加糖",
          "deploy the billing service after review", "the customer asked about the refund policy",
          "项目截止日期是下周五", "remember to rotate the staging credentials", "lesson: pin dependency versions")
@@ -60,8 +66,9 @@ def generate(path: Path, rows: int, bad_every: int = 1000) -> None:
     path.write_text("\n".join(lines.to_list()) + "\n", encoding="utf-8")
 
 
-def child(mode: str, file: str, lake_dir: str) -> None:
-    """Runs in a fresh process; prints one JSON line."""
+def child(mode: str, file: str, lake_dir: str, code: str) -> None:
+    """Runs in a fresh process, with memory_lake from checkout `code`; prints one JSON line."""
+    sys.path.insert(0, code)
     started, cpu_started = time.perf_counter(), time.process_time()
     if mode == "baseline":
         import duckdb
@@ -86,6 +93,7 @@ def child(mode: str, file: str, lake_dir: str) -> None:
         result["ingest_s"] = started_again - started
         result["cpu_s"] = cpu_mid - cpu_started
         result["db_mb"] = lake.db_path.stat().st_size / 1e6
+        result["code"] = str(Path(sys.modules["memory_lake"].__file__).parents[1])
     result["wall_s"] = result.get("ingest_s", time.perf_counter() - started)
     result.setdefault("cpu_s", time.process_time() - cpu_started)
     result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -97,6 +105,7 @@ def profile(file: Path, lake_dir: Path, cpu: bool, top: int = 14) -> None:
     import cProfile
     import pstats
 
+    sys.path.insert(0, str(ROOT))
     from memory_lake import Lake
 
     lake = Lake.open(lake_dir, create=True)
@@ -120,20 +129,62 @@ def profile(file: Path, lake_dir: Path, cpu: bool, top: int = 14) -> None:
         print(f"{seconds:7.2f}  {fn[0].split('memory_lake/')[-1]}:{fn[1]} {fn[2]}")
 
 
-def run_child(mode: str, file: Path, lake_dir: Path) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", mode, str(file), str(lake_dir)],
+def run_child(mode: str, file: Path, lake_dir: Path, code: Path = ROOT) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", mode, str(file), str(lake_dir), str(code)],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{mode} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if mode == "ingest" and Path(result["code"]) != Path(code).resolve():
+        raise SystemExit(f"the child imported memory_lake from {result['code']}, not {code}")
+    return result
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def measure(size: int, tmp: Path, codes: dict[str, Path], repeat: int) -> list[dict]:
+    """Per checkout, the medians of `repeat` ingests of one generated file of `size` rows, each next
+    to a run of DuckDB's read_json on it (the floor: loading the bytes, no checks, no history)."""
+    file = tmp / f"snapshot-{size}.jsonl"
+    generate(file, size)
+    runs: dict[str, list[tuple[dict, dict, float]]] = {name: [] for name in codes}
+    for n in range(repeat):
+        order = list(codes) if n % 2 == 0 else list(codes)[::-1]  # A B, B A: neither always goes first
+        for name in order:
+            base = run_child("baseline", file, Path(tempfile.mkdtemp(dir=tmp)))
+            ours = run_child("ingest", file, Path(tempfile.mkdtemp(dir=tmp)), codes[name])
+            runs[name].append((ours, base, os.getloadavg()[0]))
+    rows = []
+    for name, done in runs.items():
+        mid = lambda key, which=0: median([r[which][key] for r in done])  # noqa: E731
+        wall, floor = mid("wall_s"), mid("wall_s", 1)
+        ratio = median([ours["wall_s"] / base["wall_s"] for ours, base, _ in done])
+        rows.append({
+            "code": name, "size": size, "runs": len(done), "file_mb": round(file.stat().st_size / 1e6, 1),
+            "landed": done[0][0]["rows"], "quarantined": done[0][0]["quarantined"],
+            "ingest_s": round(wall, 2), "rows_per_s": round(size / wall), "cpu_s": round(mid("cpu_s"), 2),
+            "peak_mb": round(max(r[0]["peak_mb"] for r in done)), "lake_mb": round(mid("db_mb"), 1),
+            "baseline_s": round(floor, 2), "baseline_rows_per_s": round(size / floor),
+            "baseline_cpu_s": round(mid("cpu_s", 1), 2), "baseline_peak_mb": round(max(r[1]["peak_mb"] for r in done)),
+            "baseline_db_mb": round(mid("db_mb", 1), 1), "ratio_vs_baseline": round(ratio, 1),
+            "reingest_s": round(mid("again_s"), 2), "reingest_landed": done[0][0]["again_ingested"],
+            "load_avg": round(median([r[2] for r in done]), 2), "load_avgs": [round(r[2], 2) for r in done],
+        })
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200_000, 1_000_000])
+    parser.add_argument("--repeat", type=int, default=1, help="runs per size and checkout; medians are printed")
+    parser.add_argument("--against", type=Path, help="another checkout (holding memory_lake/) to run interleaved")
     parser.add_argument("--profile", action="store_true", help="profile one ingest of the first size")
     parser.add_argument("--cpu", action="store_true", help="with --profile: CPU time instead of wall clock")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
@@ -144,33 +195,28 @@ def main() -> None:
             generate(file, args.sizes[0])
             profile(file, Path(tmp) / "lake", args.cpu)
         return
+    codes = {"this": ROOT}
+    if args.against:
+        if not (args.against / "memory_lake" / "__init__.py").is_file():
+            raise SystemExit(f"--against {args.against}: no memory_lake/ in it (give a checkout's root folder)")
+        codes["against"] = args.against.resolve()
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         for size in args.sizes:
-            file = Path(tmp) / f"snapshot-{size}.jsonl"
-            generate(file, size)
-            mb = file.stat().st_size / 1e6
-            base = run_child("baseline", file, Path(tempfile.mkdtemp(dir=tmp)))
-            ours = run_child("ingest", file, Path(tempfile.mkdtemp(dir=tmp)))
-            row = {
-                "size": size, "file_mb": round(mb, 1), "landed": ours["rows"], "quarantined": ours["quarantined"],
-                "ingest_s": round(ours["wall_s"], 2), "rows_per_s": round(size / ours["wall_s"]),
-                "cpu_s": round(ours["cpu_s"], 2), "baseline_cpu_s": round(base["cpu_s"], 2), "load_avg": os.getloadavg()[0],
-                "peak_mb": round(ours["peak_mb"]), "baseline_s": round(base["wall_s"], 2),
-                "baseline_rows_per_s": round(size / base["wall_s"]), "ratio_vs_baseline": round(ours["wall_s"] / base["wall_s"], 1),
-                "baseline_peak_mb": round(base["peak_mb"]), "reingest_s": round(ours["again_s"], 2),
-                "reingest_landed": ours["again_ingested"], "lake_mb": round(ours["db_mb"], 1),
-                "baseline_db_mb": round(base["db_mb"], 1),
-            }
-            results.append(row)
-            print(json.dumps(row), flush=True)
+            for row in measure(size, Path(tmp), codes, args.repeat):
+                results.append(row)
+                print(json.dumps(row), flush=True)
     print()
-    print(f"{'size':>9} {'rows/s':>9} {'wall s':>7} {'CPU s':>6} {'peak MB':>8} {'lake MB':>8} | "
-          f"{'duckdb read_json rows/s':>24} {'wall s':>7} {'CPU s':>6} {'ratio':>6} | {'re-ingest s':>11} {'load':>5}")
+    for name, code in codes.items():
+        print(f"{name}: {code}")
+    print(f"{'code':>7} {'size':>9} {'rows/s':>9} {'wall s':>7} {'CPU s':>6} {'peak MB':>8} {'lake MB':>8} | "
+          f"{'floor: duckdb read_json rows/s':>30} {'wall s':>7} {'CPU s':>6} {'ratio':>6} | {'re-ingest s':>11} {'load':>5}")
     for r in results:
-        print(f"{r['size']:>9} {r['rows_per_s']:>9} {r['ingest_s']:>7} {r['cpu_s']:>6} {r['peak_mb']:>8} {r['lake_mb']:>8} | "
-              f"{r['baseline_rows_per_s']:>24} {r['baseline_s']:>7} {r['baseline_cpu_s']:>6} {r['ratio_vs_baseline']:>6} | "
-              f"{r['reingest_s']:>11} {r['load_avg']:>5.2f}")
+        print(f"{r['code']:>7} {r['size']:>9} {r['rows_per_s']:>9} {r['ingest_s']:>7} {r['cpu_s']:>6} {r['peak_mb']:>8} "
+              f"{r['lake_mb']:>8} | {r['baseline_rows_per_s']:>30} {r['baseline_s']:>7} {r['baseline_cpu_s']:>6} "
+              f"{r['ratio_vs_baseline']:>6} | {r['reingest_s']:>11} {r['load_avg']:>5.2f}")
+    print(f"(medians of {args.repeat} run(s); ratio = ingest wall / floor wall; load = 1-minute load average "
+          f"on {os.cpu_count()} cores, others' work included)")
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     (out / "ingest.json").write_text(json.dumps(results, indent=2))
