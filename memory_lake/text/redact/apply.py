@@ -138,10 +138,12 @@ def _redact_plain(
 ) -> pl.Series:
     """Every rule over ``original`` as written (no escape decoding); a redacted copy."""
     out = original.clone()
-    touched = [_redact_secrets(out)]
-    for pattern, classify, prefilter, worth_checking in _CANDIDATE_STAGES:
+    triggered = _redact_secrets(out)
+    touched = [triggered]
+    for pattern, classify, prefilter, worth_checking, only_triggered in _CANDIDATE_STAGES:
         touched.append(_redact_candidates(out, salt_keys, salts, default_salt, pattern, classify,
-                                          prefilter=prefilter, worth_checking=worth_checking))
+                                          prefilter=prefilter, worth_checking=worth_checking,
+                                          among=triggered if only_triggered else None))
     _repair_broken_json(original, out, salt_keys, pl.concat(touched).unique(), salts, default_salt, redact_series)
     return out
 

@@ -20,13 +20,15 @@ from .validate import _aws_secret_hits, _digit_run_hits, _email_hits, _ip_hits
 
 _CUT_CHARACTERS = ("\x00", "\x01", "\x02", "\x03", "\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3")
 
-# (pattern, classify, prefilter, worth_checking) of the stages after the pattern-only secrets,
-# in the order they run: a later stage never sees what an earlier one replaced.
+# (pattern, classify, prefilter, worth_checking, triggered) of the stages after the pattern-only
+# secrets, in the order they run: a later stage never sees what an earlier one replaced. A
+# `triggered` stage looks only at the rows the secret trigger matched: its prefilter is one of the
+# trigger's alternatives, and the secret rules changed none of the other rows.
 _CANDIDATE_STAGES = (
-    (_AWS_SECRET_RUN, _aws_secret_hits, _AWS_SECRET_RUN_PREFILTER, None),
-    (_EMAIL, _email_hits, _EMAIL_PREFILTER, None),
-    (_IP_RUN, _ip_hits, _IP_PREFILTER, None),
-    (_DIGIT_RUN, _digit_run_hits, None, _DIGIT_RUN_WORTH_CHECKING),
+    (_AWS_SECRET_RUN, _aws_secret_hits, _AWS_SECRET_RUN_PREFILTER, None, True),
+    (_EMAIL, _email_hits, _EMAIL_PREFILTER, None, False),
+    (_IP_RUN, _ip_hits, _IP_PREFILTER, None, False),
+    (_DIGIT_RUN, _digit_run_hits, None, _DIGIT_RUN_WORTH_CHECKING, False),
 )
 
 
@@ -62,11 +64,12 @@ def _redact_candidates(
     *,
     prefilter: str | tuple[str, ...] | None,
     worth_checking: str | None,
+    among: pl.Series | None = None,
 ) -> pl.Series:
     """Replace, in place, the values ``classify`` finds in the matches of ``pattern``; return the
     indices of the rows changed. Only unique candidates reach Python; ``worth_checking`` drops
-    hopeless ones before that, vectorised."""
-    candidates = _extract_candidates(texts, salt_keys, pattern, prefilter=prefilter)
+    hopeless ones before that, vectorised. `among`: the only rows that can hold a match (indices)."""
+    candidates = _extract_candidates(texts, salt_keys, pattern, prefilter=prefilter, among=among)
     checked = candidates if worth_checking is None else candidates.filter(
         pl.col("candidate").str.contains(worth_checking))
     hits = {}
@@ -109,14 +112,19 @@ def _rows_matching(texts: pl.Series, pattern: str) -> pl.Series:
 
 
 def _extract_candidates(
-    texts: pl.Series, salt_keys: pl.Series, pattern: str, *, prefilter: str | tuple[str, ...] | None = None
+    texts: pl.Series, salt_keys: pl.Series, pattern: str, *, prefilter: str | tuple[str, ...] | None = None,
+    among: pl.Series | None = None,
 ) -> pl.DataFrame:
     """One (row, salt_key, candidate) per match of ``pattern``, in text order within a row.
 
     ``prefilter`` is a simple pattern every row with a match holds (or several, one of which it
-    holds): a far cheaper scan than the regex.
+    holds): a far cheaper scan than the regex. ``among``, when given, are the indices of the only
+    rows that can hold a match (in order): the others are not scanned at all.
     """
-    frame = pl.DataFrame({"text": texts, "salt_key": salt_keys}).lazy().with_row_index("row")
+    if among is None:
+        frame = pl.DataFrame({"text": texts, "salt_key": salt_keys}).lazy().with_row_index("row")
+    else:
+        frame = pl.DataFrame({"row": among, "text": texts.gather(among), "salt_key": salt_keys.gather(among)}).lazy()
     if prefilter is not None:
         prefilters = (prefilter,) if isinstance(prefilter, str) else prefilter
         frame = frame.filter(pl.any_horizontal(pl.col("text").str.contains(p) for p in prefilters))
