@@ -30,7 +30,7 @@ import polars as pl
 
 from ..store import schema
 from ..store import IngestPolicy
-from ..text import normalise_content, redact_text
+from ..text import normalise_contents, redact_text
 from ..store import InputError, resolve_as_of
 
 # Quarantine reasons, as users see them in `memory-lake quarantine list`.
@@ -474,7 +474,7 @@ def assign_ids(con: duckdb.DuckDBPyConnection) -> None:
     leaves it, and its rows are not copied (the merge reads them once).
     """
     good = con.execute("SELECT line, content FROM snap_parsed WHERE reason IS NULL AND content IS NOT NULL").pl()
-    norm = good.select("line", norm=normalise_content(pl.col("content")))
+    norm = pl.DataFrame({"line": good["line"], "norm": normalise_contents(good["content"])})
     con.register("snap_norm", norm)
     try:
         con.execute(

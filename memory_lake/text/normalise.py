@@ -12,7 +12,22 @@ import polars as pl
 
 def normalise_content(expr: pl.Expr) -> pl.Expr:
     """Content as compared for identity: NFKC (full/half width), lower case, single spaces."""
-    return expr.str.normalize("NFKC").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+    return _folded(expr.str.normalize("NFKC"))
+
+
+def normalise_contents(texts: pl.Series) -> pl.Series:
+    """``normalise_content`` of a whole Series, with NFKC applied only to the texts that are not
+    plain ASCII: it changes no ASCII text, and it is most of the cost (ingest computes every
+    record's id and hash from this form)."""
+    wide = (texts.str.len_bytes() != texts.str.len_chars()).fill_null(False).arg_true()
+    if wide.len():
+        texts = texts.clone()
+        texts.scatter(wide, texts.gather(wide).str.normalize("NFKC"))
+    return pl.select(_folded(pl.lit(texts))).to_series().alias(texts.name)
+
+
+def _folded(expr: pl.Expr) -> pl.Expr:
+    return expr.str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
 
 
 # Issue 37.2: characters that hide a value from every detector while a reader (or a model) reads it
