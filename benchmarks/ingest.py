@@ -173,6 +173,7 @@ def measure(size: int, tmp: Path, codes: dict[str, Path], repeat: int) -> list[d
             "baseline_db_mb": round(mid("db_mb", 1), 1), "ratio_vs_baseline": round(ratio, 1),
             "reingest_s": round(mid("again_s"), 2), "reingest_landed": done[0][0]["again_ingested"],
             "load_avg": round(median([r[2] for r in done]), 2), "load_avgs": [round(r[2], 2) for r in done],
+            "runs_wall_s": [round(r[0]["wall_s"], 2) for r in done], "runs_cpu_s": [round(r[0]["cpu_s"], 2) for r in done],
         })
     return rows
 
