@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 import duckdb
 import polars as pl
 
-from ..text import redact_records, redact_text, without_hidden_characters
+from ..text import beyond_ascii, redact_records, redact_text, without_hidden_characters
 from ..store import crash_point, iso
 from ..store import InputError, keys
 from .merge import MASS_FORGET_HELD, merge_records
@@ -570,6 +570,7 @@ def count_invisible(texts: pl.Series) -> int:
     """How many characters of `texts` the plain form (redaction's first step) removes as invisible:
     tag characters, bidi controls, zero-width spaces and joiners, soft hyphens ... Folded spaces
     and hyphens are not counted (they are replaced, not removed)."""
+    texts = beyond_ascii(texts)  # ASCII holds none of them
     texts = texts.filter(texts.str.contains(_IGNORABLE).fill_null(False))  # rare: lists only for those
     found = texts.str.extract_all(_IGNORABLE).explode().drop_nulls()
     if found.is_empty():

@@ -13,7 +13,7 @@ from .models import (PACKAGED_MODEL, USE_MODEL, Embedded, ModelUnavailable, Sent
                      encode, get_provider, load_model, model_scripts, script_class)
 from .models import models as embedding_models
 from .names import COMPOUND_SURNAMES, SURNAMES
-from .normalise import normalise_content, normalise_contents
+from .normalise import beyond_ascii, normalise_content, normalise_contents
 from .redact import pii_mask, redact_records, redact_text
 from .normalise import plain_one as without_hidden_characters
 from .tokenize import CHINESE_STOP_WORDS, ENGLISH_STOP_WORDS, TOKENIZER_VERSION, term_counts, tokenize
@@ -26,7 +26,7 @@ __all__ = [
     "PACKAGED_MODEL", "USE_MODEL", "Embedded", "ModelUnavailable", "SentenceTransformerProvider", "coverage_first",
     "encode", "get_provider", "load_model", "model_scripts", "script_class", "embedding_models",
     "COMPOUND_SURNAMES", "SURNAMES",
-    "normalise_content", "normalise_contents",
+    "beyond_ascii", "normalise_content", "normalise_contents",
     "pii_mask", "redact_records", "redact_text", "without_hidden_characters",
     "CHINESE_STOP_WORDS", "ENGLISH_STOP_WORDS", "TOKENIZER_VERSION", "term_counts", "tokenize", "jieba_segmenter",
     "count_tokens", "count_tokens_many",
