@@ -26,8 +26,10 @@ from memory_lake.store import resolve_as_of
 from ..conftest import copy_lake
 from .test_demo import problems
 
-# the lake of three nights (the session's `three_nights`) is built once, on the notebooks' worker
-pytestmark = pytest.mark.xdist_group("notebooks")
+# the lake of three nights (the session's `three_nights`) is built once, on the notebooks' worker: the
+# tests that use it join the xdist group "notebooks" by tests/conftest.py (GROUP_FIXTURES), except the
+# one that also needs Prefect's API, which joins "prefect" (a module-wide group here started a second
+# Prefect API for it)
 
 NIGHT_FILES = ["01-acme-support.jsonl", "02-globex-ops.jsonl", "03-zhongke-assistant.jsonl", "04-edits.jsonl",
                "05-late-sync.jsonl"]
