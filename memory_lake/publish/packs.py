@@ -175,11 +175,10 @@ def pack_processes(policy: Policy) -> int:
     return wanted if wanted > 0 else (os.cpu_count() or 1)
 
 
-def scope_fact_rows(facts: pl.DataFrame, scopes=None) -> dict[Scope, list[dict[str, Any]]]:
-    """``maintain.scope_entity_facts`` rows by scope (of `scopes`, default all), as
-    ``search.scope_pack`` reads them."""
+def _fact_rows(facts: pl.DataFrame, scopes) -> dict[Scope, list[dict[str, Any]]]:
+    """``maintain.scope_entity_facts`` rows of `scopes`, by scope, as ``search.scope_pack`` reads them."""
     return {key: part.to_dicts() for key, part in facts.partition_by("tenant", "agent_id", "user_id", as_dict=True).items()
-            if scopes is None or key in scopes}
+            if key in scopes}
 
 
 def build_packs(frame: pl.DataFrame, facts: pl.DataFrame, specs: dict[Scope, tuple[dict[str, Any], int]],
@@ -187,7 +186,7 @@ def build_packs(frame: pl.DataFrame, facts: pl.DataFrame, specs: dict[Scope, tup
     """Per scope of `specs` (its header and budget) in `frame` (tenant, agent_id, user_id, lines):
     (True, its context.md from ``build(header, lines, fact rows, budget)``, ``export._context_pack``)
     or (False, the exception that raised)."""
-    fact_rows = scope_fact_rows(facts, specs)  # a helper's share of the batch is not converted here
+    fact_rows = _fact_rows(facts, specs)  # a helper's share of the batch is not converted here
     out: dict[Scope, tuple[bool, Any]] = {}
     for row in frame.iter_rows(named=True):
         scope = (row["tenant"], row["agent_id"], row["user_id"])
@@ -282,5 +281,4 @@ class PackHelpers:
 
 
 __all__ = ["HELPER_MIN_PACKS", "Handed", "KeptPacks", "LINE_FIELDS", "PackHelpers", "build_packs", "head_tokens",
-           "load_packs", "pack_key", "pack_processes", "pack_view_digests", "replace_rows", "save_packs",
-           "scope_fact_rows"]
+           "load_packs", "pack_key", "pack_processes", "pack_view_digests", "replace_rows", "save_packs"]
