@@ -587,6 +587,16 @@ MIGRATIONS.append((
     """,
 ))
 
+MIGRATIONS.append((
+    22,
+    "the rows a closed settled scope's plan read, so that one that only lost memories is not planned again "
+    "(maintain/dedup/settled.py)",
+    """
+    -- md5 of each eligible row the plan read (sorted) when it left the scope closed; NULL otherwise
+    ALTER TABLE dedup_scopes ADD COLUMN members UHUGEINT[];
+    """,
+))
+
 # Python that runs in a migration's transaction before its DDL (data the DDL would drop).
 MIGRATION_STEPS = {15: keys.move_salts_out}
 

@@ -138,3 +138,34 @@ def test_a_scope_that_merged_settles_the_same_night(three_nights, tmp_path):
     after = dedup(lake, resolve_as_of(night_as_of(5)), run_id="night-5")
     assert (after.counts["examined"], after.counts["merged"], after.counts["rounds"]) == (0, 0, 1)
     assert after.counts["scopes_settled"] == scopes
+
+
+def test_scopes_that_only_lost_memories_give_the_tables_planning_them_gives(three_nights, tmp_path):
+    """On the demo lake after three nights: memories of closed settled scopes are forgotten (a
+    person's forget) and others go dormant (as the tier rule leaves them). The night after plans
+    none of those scopes, and writes every table as a night that plans every scope."""
+    lake = copy_lake(three_nights.root, tmp_path / "lake" / "lake")
+    closed = lake.sql("SELECT tenant, agent_id, user_id FROM dedup_scopes WHERE settled AND members IS NOT NULL "
+                      "ORDER BY ALL").rows()
+    assert len(closed) >= 4
+    # in each of four closed scopes, a memory with a kept verdict (two forgotten, two dormant)
+    leaving = [lake.sql("""SELECT m.id FROM memories m JOIN dedup_verdicts v ON m.id IN (v.a_memory_id, v.b_memory_id)
+                           WHERE m.tenant = ? AND m.agent_id IS NOT DISTINCT FROM ? AND m.user_id IS NOT DISTINCT FROM ?
+                             AND m.status = 'active' AND m.tier <> 'important' ORDER BY m.id LIMIT 1""",
+                        list(scope)).to_series().to_list() for scope in closed]
+    leaving = [ids[0] for ids in leaving if ids][:4]
+    assert len(leaving) == 4
+    as_of = resolve_as_of(night_as_of(4))
+    forget(lake, ids=leaving[:2], operator="user", reason="user asked to forget", as_of=as_of)
+    with lake.writer() as con:
+        con.execute("UPDATE memories SET status = 'dormant' WHERE id IN (?, ?)", leaving[2:])
+    kept, planned = (copy_lake(lake.root, tmp_path / name / "lake") for name in ("kept", "planned"))
+    with planned.writer() as con:
+        con.execute("DELETE FROM dedup_scopes")  # plans every scope
+    skipped, full = dedup(kept, as_of, run_id="night-4"), dedup(planned, as_of, run_id="night-4")
+
+    assert skipped.counts["scopes_settled_after_removals"] == 4 and full.counts["scopes_settled_after_removals"] == 0
+    assert skipped.counts["examined"] < full.counts["examined"]
+    for key in ("merged", "clusters", "contradictions_filed"):
+        assert skipped.counts[key] == full.counts[key], key
+    assert _tables(kept) == _tables(planned)

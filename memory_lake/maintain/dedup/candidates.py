@@ -31,6 +31,10 @@ from .words import _chinese_synonym_map
 _SHINGLE = 3
 # Within an LSH bucket, each member is paired with the first one and with this many before it.
 BUCKET_WINDOW = 4
+# A bucket of at most this many members is paired whole (the first member with each other one,
+# and the others at most BUCKET_WINDOW apart): then the pairs among any of its members are pairs of
+# the bucket, which ``settled.py`` relies on. A larger bucket's rows are noted as ``crowded``.
+WHOLE_BUCKET = BUCKET_WINDOW + 2
 
 
 def _strict_key(expr: pl.Expr) -> pl.Expr:
@@ -43,10 +47,14 @@ def _strict_key(expr: pl.Expr) -> pl.Expr:
             .str.replace_all(r"[\p{P}\p{S}\s]+", ""))
 
 
-def _bucket_pairs(buckets: pl.DataFrame, member: str = "row") -> pl.DataFrame:
+def _bucket_pairs(buckets: pl.DataFrame, crowded: set[int] | None = None) -> pl.DataFrame:
     """(a, b) pairs within each bucket (a list column `members`, sorted): every member with the
     first one and with the ``BUCKET_WINDOW`` before it (linear, never quadratic). A path through
-    one neighbour is not enough: the guard may cut it (a sibling that differs in a number)."""
+    one neighbour is not enough: the guard may cut it (a sibling that differs in a number). The
+    members of a bucket larger than ``WHOLE_BUCKET`` are added to `crowded` when it is given."""
+    if crowded is not None:
+        crowded.update(buckets.filter(pl.col("members").list.len() > WHOLE_BUCKET)
+                       .select(pl.col("members").explode().unique())["members"].to_list())
     exploded = (buckets.filter(pl.col("members").list.len() > 1)
                 .with_columns(first=pl.col("members").list.first())
                 .explode("members")
@@ -58,9 +66,11 @@ def _bucket_pairs(buckets: pl.DataFrame, member: str = "row") -> pl.DataFrame:
             .select(a=pl.min_horizontal("a", "b"), b=pl.max_horizontal("a", "b")).unique())
 
 
-def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) -> pl.DataFrame:
+def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float,
+               crowded: set[int] | None = None) -> pl.DataFrame:
     """Verified near-duplicate pairs (a, b, score = Jaccard of 3-gram sets) among `frame`'s rows
-    (columns ``row``, ``scope``, ``text``), from MinHash LSH buckets within a scope."""
+    (columns ``row``, ``scope``, ``text``), from MinHash LSH buckets within a scope; the rows of a
+    bucket too large to pair whole are added to `crowded` when it is given."""
     patterns, heads = _chinese_synonym_map()
     texts = frame.select("row", "scope", norm=pl.col("text").str.normalize("NFKC").str.to_lowercase()
                          # a number reads as "0" here: texts that differ only in a number are
@@ -87,7 +97,7 @@ def near_pairs(frame: pl.DataFrame, *, bands: int, rows: int, threshold: float) 
     buckets = (keyed.unpivot(index=["row", "scope"], variable_name="band", value_name="key")
                .group_by("scope", "band", "key").agg(members=pl.col("row").sort())
                .with_row_index("bucket"))
-    pairs = _bucket_pairs(buckets)
+    pairs = _bucket_pairs(buckets, crowded)
     if pairs.height == 0:
         return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
     sets = grams.group_by("row").agg(grams=pl.col("h"))
@@ -111,7 +121,7 @@ SUBSTITUTION_WIDTHS = (1, 2, 3)
 SUBSTITUTION_KEPT = {3: 4}
 
 
-def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
+def substitution_pairs(frame: pl.DataFrame, crowded: set[int] | None = None) -> pl.DataFrame:
     """Pairs (a, b, score) of `frame`'s rows (columns ``row``, ``scope``, ``text``) in one scope whose
     word sequences differ in one stretch of at most two words, replaced by another ("the old couch"
     / "the old sofa", "不吃香菜" / "不吃芫荽", "turned down" / "declined"). In a short memory one replaced word moves too many n-grams for
@@ -121,7 +131,8 @@ def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
     that stretch blanked out; texts sharing a key are the pairs (linear in the words, never all
     pairs). Words as ``_phrase_words`` reads
     them: Latin words and codes by a regular expression in Polars, Chinese cut by jieba (only the
-    texts with Chinese go through Python). Score: the share of words kept."""
+    texts with Chinese go through Python). Score: the share of words kept. The rows of a key shared
+    by too many texts to pair whole are added to `crowded` when it is given."""
     empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
     if frame.height == 0:
         return empty
@@ -154,7 +165,7 @@ def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
     if keyed.height == 0:
         return empty
     buckets = keyed.group_by("key").agg(members=pl.col("row").unique().sort()).with_row_index("bucket")
-    pairs = _bucket_pairs(buckets)
+    pairs = _bucket_pairs(buckets, crowded)
     if pairs.height == 0:
         return empty
     sizes = words.select("row", "n", "content")
@@ -172,10 +183,11 @@ def substitution_pairs(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def semantic_pairs(frame: pl.DataFrame, vectors: np.ndarray, *, threshold: float, bands: int = 16,
-                   bits: int = 8, seed: int = 11) -> pl.DataFrame:
+                   bits: int = 8, seed: int = 11, crowded: set[int] | None = None) -> pl.DataFrame:
     """Pairs (a, b, score = cosine) with cosine > `threshold` among rows that have a vector
     (``frame``: ``row``, ``scope``, ``type``, ``tags``; `vectors` aligned with it, L2-normalised),
-    sharing a scope and a type or a tag; candidates from random-hyperplane LSH buckets."""
+    sharing a scope and a type or a tag; candidates from random-hyperplane LSH buckets (the rows of
+    a bucket too large to pair whole are added to `crowded` when it is given)."""
     empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "score": pl.Float64})
     if frame.height < 2:
         return empty
@@ -188,7 +200,7 @@ def semantic_pairs(frame: pl.DataFrame, vectors: np.ndarray, *, threshold: float
     buckets = (keyed.unpivot(index=["row", "scope"], variable_name="band", value_name="key")
                .group_by("scope", "band", "key").agg(members=pl.col("row").sort())
                .with_row_index("bucket"))
-    pairs = _bucket_pairs(buckets)
+    pairs = _bucket_pairs(buckets, crowded)
     if pairs.height == 0:
         return empty
     position = {row: i for i, row in enumerate(frame["row"].to_list())}

