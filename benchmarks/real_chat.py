@@ -253,6 +253,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="build the lakes under this folder and keep them")
     parser.add_argument("--limit-tenants", type=int, default=None, help="only the first N conversations / users")
     args = parser.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)  # its lakes go in <keep>/<corpus>; a folder to make is fine
     pairs = chat_pairs()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "chat_pairs.json").write_text(json.dumps(pairs, indent=2), encoding="utf-8")
