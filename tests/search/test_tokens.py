@@ -1,5 +1,7 @@
 """Token counts for budgets: the embedding model's tokenizer, Chinese one token per character."""
 
+import random
+
 from memory_lake.text import count_tokens, count_tokens_many
 from memory_lake.text import tokens
 
@@ -44,3 +46,21 @@ def test_invisible_format_characters_count_one_token_each():
     assert count_tokens("hello world" + tags) == count_tokens("hello world") + len(tags)
     assert count_tokens("pay\u200bment\u202e") == count_tokens("payment") + 2 == 3
     assert count_tokens_many(["hello\u200b world\u200b"]) == [count_tokens("hello world") + 2]
+
+
+def test_a_text_counts_as_the_sum_of_its_words():
+    # count_tokens adds up a line's space-separated words; count_tokens_many encodes each text
+    # whole. Random text built to break that: combining marks, control and format characters,
+    # final sigma, Hangul jamo, compatibility ideographs, surrogates and over-long words, each
+    # next to a space.
+    odd = [chr(c) for c in (0x301, 0x308, 0x85, 0x1C, 0x0, 0x9, 0xA, 0xD, 0x3A3, 0x130, 0xDF, 0xFB01, 0xF900,
+                            0xAC00, 0x1100, 0x1161, 0x200B, 0xFE0F, 0x1F3FB, 0xE0041, 0xA0, 0x3000, 0x2028, 0xD800,
+                            0x302A, 0x3099, 0x2026, 0x5C, 0x2C, 0x4E00, 0x20000)]
+    plain = [*"abcdefghijklmnopqrstuvwxyz", "A", "Σ", "É", "1", "."]
+    rng = random.Random(42)
+    texts = ["".join(" " if r < 0.25 else rng.choice(odd) if r < 0.6 else rng.choice(plain)
+                     for r in (rng.random() for _ in range(rng.randint(1, 30)))) for _ in range(3000)]
+    texts += [" ".join("x" * rng.randint(95, 105) + rng.choice(odd) for _ in range(3)) for _ in range(50)]
+    texts += ["- 2026-03-04 (fact) 王芳决定下周三在北京举行发布会，预算500元。 [disputed, id m\\_1: another value]",
+              "- Ana (person, 12 mentions): moved to Lisbon (2026-01-02); and 2 more"]
+    assert [count_tokens(t) for t in texts] == count_tokens_many(texts)
