@@ -7,7 +7,7 @@ from .conflicts import (CONTRADICTION_PARTNERS_SQL, list_conflicts, parse_field_
 from .decisions import apply_decisions
 from .queue import pending_decisions, queue_decision
 from .dedup import dedup, plan_dedup, unmerge
-from .entities import extract_entities, group_facts, list_entities, published_entity_facts, scope_entity_facts
+from .entities import FACT_ROW_FIELDS, extract_entities, group_facts, list_entities, published_entity_facts, scope_entity_facts
 from .entities import has_entity_tables, scope_fact_digests
 from .evaluate import SummaryScore, evaluate_summary
 from .events import apply_events
@@ -20,7 +20,7 @@ __all__ = [
     "CONTRADICTION_PARTNERS_SQL", "list_conflicts", "parse_field_value", "parse_take", "resolve_conflict",
     "apply_decisions", "pending_decisions", "queue_decision",
     "dedup", "plan_dedup", "unmerge",
-    "extract_entities", "has_entity_tables", "group_facts", "list_entities", "published_entity_facts", "scope_entity_facts", "scope_fact_digests",
+    "FACT_ROW_FIELDS", "extract_entities", "has_entity_tables", "group_facts", "list_entities", "published_entity_facts", "scope_entity_facts", "scope_fact_digests",
     "SummaryScore", "evaluate_summary",
     "apply_events",
     "forget",

@@ -32,8 +32,8 @@ from typing import Any, Callable
 import duckdb
 import polars as pl
 
-from ..maintain import has_entity_tables
-from ..search import RECENT_LIMIT, pack_head
+from ..maintain import FACT_ROW_FIELDS, has_entity_tables
+from ..search import ENTITY_FIELDS, RECENT_LIMIT, pack_head
 from ..store import Policy, code_fingerprint, set_digest_sql, spawn_pool, transaction
 from ..text import count_tokens_many
 
@@ -176,9 +176,11 @@ def pack_processes(policy: Policy) -> int:
 
 
 def _fact_rows(facts: pl.DataFrame, scopes) -> dict[Scope, list[dict[str, Any]]]:
-    """``maintain.scope_entity_facts`` rows of `scopes`, by scope, as ``search.scope_pack`` reads them."""
-    return {key: part.to_dicts() for key, part in facts.partition_by("tenant", "agent_id", "user_id", as_dict=True).items()
-            if key in scopes}
+    """``maintain.scope_entity_facts`` rows of `scopes`, by scope, with the fields ``search.scope_pack``
+    reads (converting the other seven, three of them timestamps, was 40 % of the conversion)."""
+    parts = facts.select(*_SCOPE, *ENTITY_FIELDS, *FACT_ROW_FIELDS).partition_by(
+        *_SCOPE, as_dict=True, include_key=False)
+    return {key: part.to_dicts() for key, part in parts.items() if key in scopes}
 
 
 def build_packs(frame: pl.DataFrame, facts: pl.DataFrame, specs: dict[Scope, tuple[dict[str, Any], int]],

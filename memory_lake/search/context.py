@@ -187,6 +187,10 @@ def entity_line(entity: dict[str, Any], facts: list[dict[str, Any]]) -> str:
             f"{'s' if entity['mentions'] != 1 else ''}): {shown}" + (f"; and {more} more" if more > 0 else ""))
 
 
+# What _entities reads of an entity fact row besides what maintain.group_facts reads (FACT_ROW_FIELDS).
+ENTITY_FIELDS = ("entity_id", "name", "kind")
+
+
 def _entities(entity_rows: list[dict[str, Any]], allowed: set[str]) -> list[dict[str, Any]]:
     """Entities with their current facts counted over `allowed` memories only (the pack's), newest
     fact first; entities with no current fact left out."""

@@ -45,13 +45,13 @@ from .chinese import _chinese_mentions, _chinese_tokenizer
 from .english import _english_mentions, phatic_words
 from .extract import extract_mentions
 from .facts import SAME, compare_facts, link_facts
-from .listing import group_facts, list_entities, published_entity_facts, scope_entity_facts
+from .listing import FACT_ROW_FIELDS, group_facts, list_entities, published_entity_facts, scope_entity_facts
 from .listing import has_entity_tables, scope_fact_digests
 from .rows import CONFIDENCE, EXTRACTOR_VERSION, KINDS, extractor_key, sentences
 from .step import extract_entities
 
 __all__ = [
     "CONFIDENCE", "EXTRACTOR_VERSION", "KINDS", "SAME", "_chinese_mentions", "_chinese_tokenizer", "_english_mentions",
-    "compare_facts", "extract_entities", "extract_mentions", "extractor_key", "group_facts", "link_facts",
+    "FACT_ROW_FIELDS", "compare_facts", "extract_entities", "extract_mentions", "extractor_key", "group_facts", "link_facts",
     "has_entity_tables", "list_entities", "phatic_words", "published_entity_facts", "scope_entity_facts", "scope_fact_digests", "sentences",
 ]

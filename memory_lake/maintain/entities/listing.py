@@ -85,6 +85,11 @@ def published_entity_facts(version: Path) -> pl.DataFrame:
         con.close()
 
 
+# What group_facts reads of a row (a context pack converts only these: publish/packs.py).
+FACT_ROW_FIELDS = ("fact_id", "memory_id", "content", "confidence", "mentioned_at", "merged_into", "superseded_by",
+                   "change", "valid_to")
+
+
 def group_facts(rows: list[dict[str, Any]], allowed: set[str] | None = None) -> list[dict[str, Any]]:
     """One entity's fact rows as merged facts: each fact with its text (the earliest mention), its
     sources, mention count, confidence, valid_from / valid_to and whether it is current, oldest
