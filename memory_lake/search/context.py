@@ -91,8 +91,14 @@ def _day(value: Any) -> str:
 
 
 def _when(value: Any) -> tuple:
-    """A sort key for a timestamp given as a datetime or ISO text."""
-    return (0, "") if value is None else (1, iso(value) if isinstance(value, datetime) else str(value))
+    """A sort key for a timestamp given as a datetime or ISO text: its ``iso`` text (a pack sorts its
+    memories and entities by it, a few hundred keys each: a naive datetime, as the lake holds them,
+    skips ``iso``'s dropping of the time zone)."""
+    if value is None:
+        return (0, "")
+    if isinstance(value, datetime):
+        return (1, value.isoformat() + "Z" if value.tzinfo is None else iso(value))
+    return (1, str(value))
 
 
 def _text(content: str | None) -> str:
@@ -208,8 +214,27 @@ def _entities(entity_rows: list[dict[str, Any]], allowed: set[str]) -> list[dict
         sources = {s for f in facts for s in f["sources"]}
         out.append({"entity_id": entity_id, "name": rows[0]["name"], "kind": rows[0]["kind"],
                     "mentions": len(sources), "sources": sources, "facts": current,
-                    "last": max(_when(f["valid_from"]) for f in facts)})
+                    "last": _latest(facts)})
     return out
+
+
+def _latest(facts: list[dict[str, Any]]) -> tuple:
+    """``max(_when(f["valid_from"]) for f in facts)`` for facts in ``group_facts``' order (oldest first),
+    keying only the newest second's when they are naive datetimes: their iso texts order as they do
+    but within one second (a whole second's text has no fraction), so no earlier fact can be later."""
+    newest = facts[-1]["valid_from"]
+    if not isinstance(newest, datetime) or newest.tzinfo is not None:
+        return max(_when(f["valid_from"]) for f in facts)
+    second = newest.replace(microsecond=0)
+    latest = _when(newest)
+    for fact in reversed(facts[:-1]):
+        value = fact["valid_from"]
+        if not isinstance(value, datetime) or value.tzinfo is not None:
+            return max(_when(f["valid_from"]) for f in facts)
+        if value < second:
+            break
+        latest = max(latest, _when(value))
+    return latest
 
 
 def pack_head(header: dict[str, Any], query: str | None = None, cap: int = 0) -> list[str]:

@@ -102,7 +102,8 @@ def group_facts(rows: list[dict[str, Any]], allowed: set[str] | None = None) -> 
     head_of = {row["fact_id"]: row for row in rows}
     facts = []
     for head_id, members in groups.items():
-        members.sort(key=lambda r: (r["mentioned_at"], r["fact_id"]))
+        if len(members) > 1:  # most facts have one mention (a context pack groups thousands)
+            members.sort(key=_mention_order)
         head = head_of.get(head_id, members[0])
         by = head.get("superseded_by")
         current = by is None or by not in groups
@@ -116,8 +117,16 @@ def group_facts(rows: list[dict[str, Any]], allowed: set[str] | None = None) -> 
             "valid_to": None if current else head.get("valid_to"), "current": current,
             "superseded_by": None if current else by, "change": None if current else head.get("change"),
         })
-    facts.sort(key=lambda f: (f["valid_from"], f["fact_id"]))
+    facts.sort(key=_fact_order)
     return facts
+
+
+def _mention_order(row: dict[str, Any]) -> tuple:
+    return row["mentioned_at"], row["fact_id"]
+
+
+def _fact_order(fact: dict[str, Any]) -> tuple:
+    return fact["valid_from"], fact["fact_id"]
 
 
 def list_entities(lake, *, tenant: str | None = None, agent: str | None = None, user: str | None = None
