@@ -221,20 +221,32 @@ def test_whenever_a_scopes_view_digest_holds_its_pack_is_the_same(three_nights, 
         if None not in pair:
             for side, other in (pair, pair[::-1]):
                 con.execute("UPDATE publish_rows SET conflict = true, conflict_with = [?] WHERE id = ?", [other, side])
+    # Every edit is rolled back, so each one starts from these rows: the digests, and per scope its
+    # ids, the ids its pack may read and its pack, are computed once for this state (the same 300
+    # edits as when they were computed again before each edit: 300 more digests and packs).
+    before_digests = pack_view_digests(con)
+    before: dict[tuple, tuple[list[str], list[str], str]] = {}
+
+    def scope_before(scope) -> tuple[list[str], list[str], str]:
+        if scope not in before:
+            ids = [i for (i,) in con.execute(f"SELECT id FROM publish_rows WHERE {same_scope} ORDER BY id",
+                                             list(scope)).fetchall()]
+            # half the edits hit a memory the pack may read: the newest twelve short-term ones, the
+            # important ones, the summaries, the disputed ones, the entities' sources
+            read = [i for (i,) in con.execute(f"""
+                SELECT id FROM (SELECT id, tier, type, conflict, row_number() OVER (PARTITION BY tier IN ('working', 'short_term')
+                                                                               ORDER BY created_at DESC, id) AS n
+                                FROM publish_rows WHERE {same_scope} AND status IN ('active', 'conflicted'))
+                WHERE (tier IN ('working', 'short_term') AND n <= 12) OR tier = 'important' OR type = 'summary' OR conflict
+                   OR id IN (SELECT memory_id FROM entity_facts) ORDER BY id""", list(scope)).fetchall()]
+            before[scope] = ids, read, pack(scope)
+        return before[scope]
+
     outcomes = {"kept": 0, "changed": 0}
     for _ in range(300):
         scope = rng.choice(scopes)
-        ids = [i for (i,) in con.execute(f"SELECT id FROM publish_rows WHERE {same_scope} ORDER BY id",
-                                         list(scope)).fetchall()]
-        # half the edits hit a memory the pack may read: the newest twelve short-term ones, the
-        # important ones, the summaries, the disputed ones, the entities' sources
-        read = [i for (i,) in con.execute(f"""
-            SELECT id FROM (SELECT id, tier, type, conflict, row_number() OVER (PARTITION BY tier IN ('working', 'short_term')
-                                                                           ORDER BY created_at DESC, id) AS n
-                            FROM publish_rows WHERE {same_scope} AND status IN ('active', 'conflicted'))
-            WHERE (tier IN ('working', 'short_term') AND n <= 12) OR tier = 'important' OR type = 'summary' OR conflict
-               OR id IN (SELECT memory_id FROM entity_facts) ORDER BY id""", list(scope)).fetchall()]
-        before_digest, before_pack = pack_view_digests(con).get(scope), pack(scope)
+        ids, read, before_pack = scope_before(scope)
+        before_digest = before_digests.get(scope)
         one = rng.choice(read if read and rng.random() < 0.5 else ids)
         other = rng.choice(ids)
         edits = [
@@ -259,3 +271,4 @@ def test_whenever_a_scopes_view_digest_holds_its_pack_is_the_same(three_nights, 
         outcomes["kept" if kept else "changed"] += 1
         con.execute("ROLLBACK")
     assert outcomes["kept"] >= 50 and outcomes["changed"] >= 50, outcomes
+    assert pack_view_digests(con) == before_digests  # the rollbacks left the rows every edit started from
