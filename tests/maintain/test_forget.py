@@ -7,8 +7,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from memory_lake.maintain.forget import CRASH_AT_ENV, compact_database, file_scr
 from memory_lake.publish.export import publish
 from memory_lake.observe.runs import write_report
 
-from ..conftest import AS_OF, code_env, rows, unsigned, write_jsonl
+from ..conftest import AS_OF, CLI_MAIN, rows, unsigned, write_jsonl
 
 LATER = datetime(2026, 12, 1)
 # The forgotten memory's distinctive text, and the query that found it; compared case-insensitively.
@@ -481,14 +479,12 @@ def test_forgetting_the_other_side_closes_the_contradiction_and_keeps_the_first(
 
 
 # ---------------------------------------------------------------------------- a forget killed before compaction
-def cli(lake, *args: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
-    """`memory-lake --lake LAKE --json ARGS` in its own process (this checkout's code)."""
-    env = code_env()
-    env.pop(CRASH_AT_ENV, None)
-    if crash_at:
-        env[CRASH_AT_ENV] = crash_at
-    return subprocess.run([sys.executable, "-m", "memory_lake.cli", "--lake", str(lake.root), "--json", *args],
-                          env=env, capture_output=True, text=True, timeout=300)
+def cli(warm, lake, *args: str, crash_at: str | None = None):
+    """`memory-lake --lake LAKE --json ARGS` in its own process (this checkout's code), forked from
+    the warm Python: a real process, killed by a real SIGKILL at `crash_at`, without a new
+    interpreter's start-up (about a second of CPU each, twice per case)."""
+    return warm.run(CLI_MAIN, "--lake", str(lake.root), "--json", *args,
+                    env={CRASH_AT_ENV: crash_at} if crash_at else None, remove_env=() if crash_at else (CRASH_AT_ENV,))
 
 
 def database_bytes(lake) -> bytes:
@@ -498,13 +494,13 @@ def database_bytes(lake) -> bytes:
 
 @pytest.mark.parametrize("next_command", ["forget again", "another forget", "nightly"])
 @pytest.mark.process  # starts a process (the subject here)
-def test_a_forget_killed_after_its_commit_is_compacted_by_the_next_command(lake, tmp_path, next_command):
+def test_a_forget_killed_after_its_commit_is_compacted_by_the_next_command(lake, tmp_path, next_command, warm_python):
     lake.ingest([write_jsonl(tmp_path / "s.jsonl", [
         {"id": "diary", "tenant": "acme", "content": "my secret diary ZEBRA-42"},
         {"id": "milk", "tenant": "acme", "content": "buy milk on friday"}])], as_of=AS_OF)
     assert b"ZEBRA-42" in database_bytes(lake)
 
-    killed = cli(lake, "forget", "diary", "--reason", "user asked", "--as-of", "2026-12-01T00:00:00Z",
+    killed = cli(warm_python, lake, "forget", "diary", "--reason", "user asked", "--as-of", "2026-12-01T00:00:00Z",
                  crash_at="forget:committed")
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     # committed: the tombstone and the debt; not compacted: the text is still in the file's bytes
@@ -519,7 +515,7 @@ def test_a_forget_killed_after_its_commit_is_compacted_by_the_next_command(lake,
         assert compact_database(lake, only_if_pending=True) is True
     else:
         target = "diary" if next_command == "forget again" else "milk"
-        done = cli(lake, "forget", target, "--reason", "retry", "--as-of", "2026-12-01T00:00:00Z")
+        done = cli(warm_python, lake, "forget", target, "--reason", "retry", "--as-of", "2026-12-01T00:00:00Z")
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         assert (result["forgotten"], result["already_deleted"], result["compaction"], result["files"]["database"]) == (
