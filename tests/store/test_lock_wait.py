@@ -17,7 +17,7 @@ import pytest
 from memory_lake import Lake
 from memory_lake.cli import main
 
-from ..conftest import AS_OF, cli_process, held_by_another_process, rows, write_jsonl
+from ..conftest import AS_OF, cli_process, copy_lake, held_by_another_process, rows, write_jsonl
 
 CLI = str(Path(sys.executable).parent / "memory-lake")
 
@@ -34,6 +34,12 @@ def published_lake(tmp_path: Path, versions: int = 2) -> Lake:
     return lake
 
 
+@pytest.fixture(scope="module")
+def two_versions(tmp_path_factory) -> Path:
+    """`published_lake` with v1 and v2, built once per module (~1.5 s of CPU); a test takes a copy."""
+    return published_lake(tmp_path_factory.mktemp("published")).root
+
+
 @pytest.fixture
 def cli(warm_python):
     """`memory-lake ARGS` in its own process (forked from the warm Python), waiting `wait` s."""
@@ -41,10 +47,10 @@ def cli(warm_python):
 
 
 @pytest.mark.parametrize("command", [["publish"], ["backup", "{tmp}/bk1"], ["rollback", "--reason", "test"]])
-def test_publish_backup_and_rollback_wait_only_memory_lake_wait_s(tmp_path, command, cli):
+def test_publish_backup_and_rollback_wait_only_memory_lake_wait_s(two_versions, tmp_path, command, cli):
     """Finding 5: with MEMORY_LAKE_WAIT_S=2 these said "waiting up to 600 s" and waited for the whole
     run; ingest and index gave up after 2 s with exit 3."""
-    lake = published_lake(tmp_path)
+    lake = copy_lake(two_versions, tmp_path / "lake")
     args = [a.format(tmp=tmp_path) for a in command]
     with held_by_another_process(lake, seconds=90) as pid:
         started = time.monotonic()
@@ -62,11 +68,11 @@ def test_publish_backup_and_rollback_wait_only_memory_lake_wait_s(tmp_path, comm
     assert os.readlink(lake.exports / "CURRENT") == "v2" and not (tmp_path / "bk1").exists()
 
 
-def test_a_read_that_needs_the_live_lake_waits_and_names_the_published_version(tmp_path, cli):
+def test_a_read_that_needs_the_live_lake_waits_and_names_the_published_version(two_versions, tmp_path, cli):
     """Finding 9: `dedup --dry-run` during a run said "nothing is published yet" while v2 was
     published (its live-only read borrowed the message of `sql`'s no-published-version case) and
     did not wait at all."""
-    lake = published_lake(tmp_path)
+    lake = copy_lake(two_versions, tmp_path / "lake")
     with held_by_another_process(lake, seconds=90) as pid:
         dry = cli("--lake", str(lake.root), "dedup", "--dry-run", wait="1")
         summary = cli("--lake", str(lake.root), "sql", "SELECT count(*) AS n FROM memories", wait="1")
@@ -90,10 +96,10 @@ def test_a_read_before_anything_is_published_still_says_so(tmp_path, cli):
                            "published yet to read from; try again when it finishes\n")
 
 
-def test_a_dry_run_waits_for_the_run_then_answers_live(tmp_path, capsys, monkeypatch):
+def test_a_dry_run_waits_for_the_run_then_answers_live(two_versions, tmp_path, capsys, monkeypatch):
     """In this process (a command started as a new process may take longer than the 3 s hold to
     import, and then finds the lake free)."""
-    lake = published_lake(tmp_path)
+    lake = copy_lake(two_versions, tmp_path / "lake")
     monkeypatch.setenv("MEMORY_LAKE_WAIT_S", "60")
     with held_by_another_process(lake, seconds=3) as pid:
         started = time.monotonic()
@@ -124,10 +130,10 @@ with lake.hold('nightly run'):
 
 @pytest.mark.parametrize("version", [[], ["v1"]])
 @pytest.mark.process  # starts a process (the subject here)
-def test_a_rollback_never_undoes_a_version_published_while_it_waited(tmp_path, version, cli):
+def test_a_rollback_never_undoes_a_version_published_while_it_waited(two_versions, tmp_path, version, cli):
     """Finding 5: CURRENT was v2 when the rollback was typed; it waited, the run published v3, and
     the rollback then undid v3 (`CURRENT v3 -> v2`)."""
-    lake = published_lake(tmp_path)
+    lake = copy_lake(two_versions, tmp_path / "lake")
     repo = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
     holder = subprocess.Popen([sys.executable, "-c", HOLD_THEN_PUBLISH, str(lake.root)], stdin=subprocess.PIPE,
