@@ -218,19 +218,24 @@ def _hold_changed(con: duckdb.DuckDBPyConnection, previous: Path, after: str, ho
             f"""
             WITH b AS (SELECT * FROM {_parquet(previous / 'memories.parquet')}),
                  a AS (SELECT * FROM {after})
-            SELECT b.tenant, b.agent_id, b.user_id,
-                   'important memory ' || b.id || CASE WHEN a.id IS NULL THEN ' disappeared' ELSE ' changed' END
-                   || ' with no user history row' AS reason
-            FROM b JOIN judged_scopes j ON {_same('j', 'b')}
-            LEFT JOIN a ON a.id = b.id
-            WHERE b.tier = 'important' AND {ACTIVE.replace('status', 'b.status')}
-              AND b.id NOT IN (SELECT memory_id FROM memory_history WHERE operator = 'user' AND change <> 'insert'
-                               AND as_of >= j.since)
-              AND (a.id IS NULL OR {changed} OR {status.format('a')} <> {status.format('b')})
-            UNION ALL
-            SELECT s.tenant, s.agent_id, s.user_id, 'memory ' || b.id || ' moved from tenant ' || b.tenant || ' to ' || a.tenant
-            FROM b JOIN a ON a.id = b.id AND a.tenant <> b.tenant,
-                 LATERAL (SELECT b.tenant, b.agent_id, b.user_id UNION ALL SELECT a.tenant, a.agent_id, a.user_id) s
+            SELECT tenant, agent_id, user_id, reason FROM (
+                SELECT b.tenant, b.agent_id, b.user_id, 0 AS kind, b.id,
+                       'important memory ' || b.id || CASE WHEN a.id IS NULL THEN ' disappeared' ELSE ' changed' END
+                       || ' with no user history row' AS reason
+                FROM b JOIN judged_scopes j ON {_same('j', 'b')}
+                LEFT JOIN a ON a.id = b.id
+                WHERE b.tier = 'important' AND {ACTIVE.replace('status', 'b.status')}
+                  AND b.id NOT IN (SELECT memory_id FROM memory_history WHERE operator = 'user' AND change <> 'insert'
+                                   AND as_of >= j.since)
+                  AND (a.id IS NULL OR {changed} OR {status.format('a')} <> {status.format('b')})
+                UNION ALL
+                SELECT s.tenant, s.agent_id, s.user_id, 1, b.id,
+                       'memory ' || b.id || ' moved from tenant ' || b.tenant || ' to ' || a.tenant
+                FROM b JOIN a ON a.id = b.id AND a.tenant <> b.tenant,
+                     LATERAL (SELECT b.tenant, b.agent_id, b.user_id UNION ALL SELECT a.tenant, a.agent_id, a.user_id) s)
+            -- a scope's reasons in one order whatever the join's threads did: the changed important
+            -- memories by id, then the moves
+            ORDER BY kind, id, tenant, agent_id NULLS FIRST, user_id NULLS FIRST
             """).pl()
     finally:
         con.unregister("judged_scopes")
