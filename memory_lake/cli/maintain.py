@@ -178,6 +178,11 @@ def dedup(
                   f"(exact {c['merged_exact']}, near {c['merged_near']}, semantic {c['merged_semantic']}); "
                   f"{c['contradictions']} contradiction(s) kept apart for a person, "
                   f"{c['kept_apart_different']} similar but different pair(s) kept apart")
+        if c.get("scopes_settled"):  # a run plans only the scopes that changed (a dry run plans every one)
+            shrunk = c.get("scopes_settled_after_removals") or 0
+            out.print(f"  {c['scopes_settled']} scope(s) not planned, as since a night that merged nothing there they are "
+                      + (f"unchanged ({c['scopes_settled'] - shrunk}) or only lost memories ({shrunk})" if shrunk
+                         else "unchanged"))
         reasons = report.details.get("kept_apart_reasons") or {}
         if reasons:
             out.print("  kept apart: " + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda r: -r[1]))

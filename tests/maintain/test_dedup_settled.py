@@ -8,6 +8,7 @@ from itertools import combinations
 
 import polars as pl
 
+from memory_lake.cli import main
 from memory_lake.maintain.dedup import dedup, find_duplicates
 from memory_lake.maintain.dedup.candidates import WHOLE_BUCKET, _bucket_pairs
 from memory_lake.store import resolve_as_of
@@ -71,11 +72,11 @@ def _tables(lake) -> dict[str, list]:
         return {name: sorted(map(repr, con.execute(f'SELECT * FROM "{name}"').fetchall())) for name in names}
 
 
-def test_a_closed_scope_that_only_lost_memories_is_not_planned_and_the_tables_are_a_plans(lake, tmp_path):
+def test_a_closed_scope_that_only_lost_memories_is_not_planned_and_the_tables_are_a_plans(lake, tmp_path, capsys):
     """Night 1 settles a closed scope (two budgets kept apart as a contradiction, other notes) and an
     open one (a crowded bucket). A memory of each leaves (dormant, as the tier rule leaves it), and
-    night 2 does not plan the closed scope, plans the open one, and writes every table as a night
-    that plans both. When the memory of the closed scope comes back, night 3 plans it again."""
+    night 2 does not plan the closed scope, plans the open one, writes every table as a night
+    that plans both, and `memory-lake dedup` says so. When the memory of the closed scope comes back, night 3 plans it again."""
     closed = ["The team budget for the offsite is $500 this year", "The team budget for the offsite is $600 this year",
               "The printer on floor 3 jams", "Lunch is at noon on Fridays", "Standup moved to 9:30 on Mondays"]
     crowded = [f"The build server has {10 + i} cores and a queue" for i in range(WHOLE_BUCKET + 2)]
@@ -88,7 +89,7 @@ def test_a_closed_scope_that_only_lost_memories_is_not_planned_and_the_tables_ar
         ("u", True, True), ("v", True, False)]
     with lake.writer() as con:
         con.execute("UPDATE memories SET status = 'dormant' WHERE id IN ('m1', 'c2')")
-    kept, planned = (copy_lake(lake.root, tmp_path / name / "lake") for name in ("kept", "planned"))
+    kept, planned, told = (copy_lake(lake.root, tmp_path / name / "lake") for name in ("kept", "planned", "told"))
     with planned.writer() as con:
         con.execute("DELETE FROM dedup_scopes")  # plans every scope
 
@@ -98,6 +99,11 @@ def test_a_closed_scope_that_only_lost_memories_is_not_planned_and_the_tables_ar
     assert second.counts["merged"] == full.counts["merged"] == 0
     assert _tables(kept) == _tables(planned)
     assert kept.sql("SELECT count(*) FROM dedup_verdicts WHERE 'm1' IN (a_memory_id, b_memory_id)").item() == 0
+
+    assert main(["--lake", str(told.root), "dedup", "--as-of", night[1].isoformat()]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  1 scope(s) not planned, as since a night that merged nothing there they are unchanged (0) or only lost "
+        "memories (1)"]
 
     with kept.writer() as con:  # the memory comes back: still one of the rows the closed plan read
         con.execute("UPDATE memories SET status = 'active' WHERE id = 'm1'")
