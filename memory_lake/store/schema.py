@@ -592,8 +592,8 @@ MIGRATIONS.append((
     "the rows a closed settled scope's plan read, so that one that only lost memories is not planned again "
     "(maintain/dedup/settled.py)",
     """
-    -- md5 of each eligible row the plan read (sorted) when it left the scope closed; NULL otherwise
-    ALTER TABLE dedup_scopes ADD COLUMN members UHUGEINT[];
+    -- 64 bits of the md5 of each eligible row the plan read (sorted) when it left the scope closed; NULL otherwise
+    ALTER TABLE dedup_scopes ADD COLUMN members UBIGINT[];
     """,
 ))
 
