@@ -120,16 +120,17 @@ def _spaces(con, policy: Policy, names: tuple[str, ...], part: pl.DataFrame) -> 
     return spaces
 
 
-def _joined(plans: list[Plan], frame: pl.DataFrame, policy: Policy, apart: set) -> Plan:
-    """One plan of the batches' plans (the plan of an empty frame when there are none)."""
-    empty = find_duplicates(frame.head(0), None, policy, apart, spaces={})
-    if len(plans) == 1:
+def _joined(plans: list[Plan], frame: pl.DataFrame, policy: Policy, apart: set, errors: list | None = None) -> Plan:
+    """One plan of `frame`'s plans (of its batches, or of its scopes) with `errors` first (the plan
+    of an empty frame when there are none)."""
+    if len(plans) == 1 and not errors:
         return plans[0]
+    empty = find_duplicates(frame.head(0), None, policy, apart, spaces={})
     return Plan(pl.concat([empty.merges, *(p.merges for p in plans)]),
                 pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
                 candidates=sum(p.candidates for p in plans), examined=frame.height,
                 different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
-                errors=[e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart],
+                errors=(errors or []) + [e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart],
                 open_scopes=set().union(*(p.open_scopes for p in plans)))
 
 
@@ -186,13 +187,7 @@ def _isolated_plan(frame: pl.DataFrame, policy: Policy, kept_apart: set, spaces:
         except Exception as exc:
             errors.append(step_error("dedup", exc, item=f"{part.height} memor{'y' if part.height == 1 else 'ies'}",
                                      tenant=tenant, agent_id=agent, user_id=user))
-    empty = find_duplicates(frame.head(0), None, policy, kept_apart, spaces={})
-    return Plan(pl.concat([empty.merges, *(p.merges for p in plans)]),
-                pl.concat([empty.contradictions, *(p.contradictions for p in plans)]),
-                candidates=sum(p.candidates for p in plans), examined=frame.height,
-                different=sum(p.different for p in plans), left_out=sum(p.left_out for p in plans),
-                errors=errors + [e for p in plans for e in p.errors], apart=[x for p in plans for x in p.apart],
-                open_scopes=set().union(*(p.open_scopes for p in plans)))
+    return _joined(plans, frame, policy, kept_apart, errors)
 
 
 def dedup(lake, as_of: datetime, policy: Policy | None = None, run_id: str | None = None,
