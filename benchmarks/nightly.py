@@ -21,12 +21,13 @@ with a changed number (contradictions for the guard), tiers and types mixed, cre
 days before the first night. Targets (issue 42): warm 1M with 1 % of scopes < 60 s, with 1 %
 spread < 3 min, cold 1M < 8 min, 100k -> 1M no more than ~12x, peak < 8 GB.
 
-    python benchmarks/nightly.py [--sizes 100000 1000000] [--scopes 10000] [--json]
+    python benchmarks/nightly.py [--sizes 100000 1000000] [--scopes 10000] [--json] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -205,14 +206,22 @@ class TreePeak:
         self._thread.join()
 
 
+def cpu_s() -> float:
+    """CPU seconds of this process and of its children that ended (dedup's guard helpers): on a
+    machine others load, the steadier figure beside the wall clock."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def night(lake, as_of: datetime, reports: Path) -> dict:
-    """Ingest, precomputed vectors, then the nightly run with every step timed."""
+    """Ingest, precomputed vectors, then the nightly run with every step timed (wall and CPU)."""
     from memory_lake.observe.runs import run_nightly_steps
 
     seconds: dict[str, float] = {}
-    start = time.perf_counter()
+    cpu: dict[str, float] = {}
+    start, cpu_start = time.perf_counter(), cpu_s()
     ingested = lake.ingest(as_of=as_of).as_dict()
-    seconds["ingest"] = time.perf_counter() - start
+    seconds["ingest"], cpu["ingest"] = time.perf_counter() - start, cpu_s() - cpu_start
     start = time.perf_counter()
     precompute_vectors(lake, as_of)
     vectors_s = time.perf_counter() - start
@@ -221,7 +230,7 @@ def night(lake, as_of: datetime, reports: Path) -> dict:
     peaks = {"ingest": round(peak_mb())}  # the process's peak so far after each step: where it grows is that step
 
     def runner(step, run_id, done):
-        began = time.perf_counter()
+        began, cpu_began = time.perf_counter(), cpu_s()
         try:
             result = step.run(lake, as_of, run_id, done, str(reports))
             if step.name in ("enforce_tiers", "dedup", "summarize", "stage_export", "check_export"):
@@ -229,6 +238,7 @@ def night(lake, as_of: datetime, reports: Path) -> dict:
             return result
         finally:
             seconds[step.name] = time.perf_counter() - began
+            cpu[step.name] = cpu_s() - cpu_began
             peaks[step.name] = round(peak_mb())
 
     start = time.perf_counter()
@@ -236,8 +246,10 @@ def night(lake, as_of: datetime, reports: Path) -> dict:
         summary = run_nightly_steps(lake, as_of, reports_dir=reports, runner=runner)
     run_s = time.perf_counter() - start
     counted = sum(s for name, s in seconds.items() if name not in EXCLUDED)
+    counted_cpu = sum(s for name, s in cpu.items() if name not in EXCLUDED)
     return {"status": summary.get("status"), "steps": {k: round(v, 2) for k, v in seconds.items()},
-            "total_s": round(counted, 1), "run_s": round(run_s, 1), "vectors_s": round(vectors_s, 1),
+            "cpu_steps": {k: round(v, 2) for k, v in cpu.items()}, "total_s": round(counted, 1),
+            "total_cpu_s": round(counted_cpu, 1), "load_avg": round(os.getloadavg()[0], 1), "run_s": round(run_s, 1), "vectors_s": round(vectors_s, 1),
             "peak_mb": round(peak_mb()), "peak_with_helpers_mb": round(tree.peak), "peak_after_mb": peaks,
             "counts": counts}
 
@@ -257,11 +269,28 @@ def child(size: int, scopes: int, folder: str) -> None:
     print(json.dumps(out))
 
 
+@contextlib.contextmanager
+def _folder(keep: Path | None, size: int):
+    """A temporary folder, or with --keep, DIR/<size> (kept)."""
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix="bench-nightly-") as tmp:
+            yield tmp
+        return
+    folder = keep / str(size)
+    if folder.exists() and any(folder.iterdir()):
+        raise SystemExit(f"--keep: {folder} is not empty; name another folder or remove it")
+    folder.mkdir(parents=True, exist_ok=True)
+    yield str(folder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--scopes", type=int, default=10_000)
     parser.add_argument("--json", action="store_true", help="print the results as one JSON document")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep each size's lake and snapshots in DIR/<size> (made if missing; must not hold "
+                             "that size already) instead of a temporary folder")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -269,7 +298,7 @@ def main() -> None:
         return
     results = []
     for size in args.sizes:
-        with tempfile.TemporaryDirectory(prefix="bench-nightly-") as tmp:
+        with _folder(args.keep, size) as tmp:
             print(f"{size:,} memories across {args.scopes:,} scopes: three nights ...", file=sys.stderr, flush=True)
             prepare(size, args.scopes, Path(tmp))
             proc = subprocess.Popen([sys.executable, __file__, "--child", str(size), str(args.scopes), tmp],
@@ -279,7 +308,8 @@ def main() -> None:
                 said.append(line)
                 if line.startswith('{"night"'):
                     done = json.loads(line)
-                    print(f"  {done['night']}: {done['total_s']} s, peak {done['peak_mb']:,} MB "
+                    print(f"  {done['night']}: {done['total_s']} s ({done['total_cpu_s']} s of CPU, load "
+                          f"{done['load_avg']}), peak {done['peak_mb']:,} MB "
                           f"(with dedup's helpers, sampled: {done['peak_with_helpers_mb']:,} MB)", file=sys.stderr,
                           flush=True)
             out = proc.stdout.read()
@@ -296,13 +326,19 @@ def main() -> None:
     for step in steps:
         print(f"{step:<18}" + "".join(f"{r['nights'][name]['steps'].get(step, 0):>16.2f}"
                                       for r in results for name in r["nights"]))
-    for label, key in (("total s", "total_s"), ("peak MB", "peak_mb"), ("with helpers MB", "peak_with_helpers_mb")):
+    print("CPU seconds per step (this process and its helpers; steadier than the wall clock on a loaded machine)")
+    for step in steps:
+        print(f"{step:<18}" + "".join(f"{r['nights'][name]['cpu_steps'].get(step, 0):>16.2f}"
+                                      for r in results for name in r["nights"]))
+    for label, key in (("total s", "total_s"), ("total CPU s", "total_cpu_s"), ("load", "load_avg"), ("peak MB", "peak_mb"), ("with helpers MB", "peak_with_helpers_mb")):
         print(f"{label:<18}" + "".join(f"{r['nights'][name][key]:>16}" for r in results for name in r["nights"]))
     if len(results) > 1:
         small, large = results[0], results[-1]
         for name in small["nights"]:
             ratio = large["nights"][name]["total_s"] / max(small["nights"][name]["total_s"], 1e-9)
-            print(f"{name}: {large['size'] // small['size']}x the memories took {ratio:.1f}x the time")
+            cpu_ratio = large["nights"][name]["total_cpu_s"] / max(small["nights"][name]["total_cpu_s"], 1e-9)
+            print(f"{name}: {large['size'] // small['size']}x the memories took {ratio:.1f}x the time "
+                  f"({cpu_ratio:.1f}x the CPU)")
 
 
 if __name__ == "__main__":
