@@ -4,14 +4,19 @@ scope writing exactly the tables a night that plans it writes."""
 
 from __future__ import annotations
 
+import ast
+import shutil
 from itertools import combinations
+from pathlib import Path
 
 import polars as pl
 
 from memory_lake.cli import main
 from memory_lake.maintain.dedup import dedup, find_duplicates
+from memory_lake.maintain.dedup import verdictcache
 from memory_lake.maintain.dedup.candidates import WHOLE_BUCKET, _bucket_pairs
-from memory_lake.store import resolve_as_of
+from memory_lake.store import fingerprint, resolve_as_of
+from memory_lake.store.fingerprint import PACKAGE, source_files
 from memory_lake.store.policy import Policy
 
 from ..conftest import AS_OF, copy_lake, write_jsonl
@@ -111,28 +116,171 @@ def test_a_closed_scope_that_only_lost_memories_is_not_planned_and_the_tables_ar
     assert (back.counts["scopes_settled_after_removals"], back.counts["examined"]) == (0, len(closed))
 
 
+# ---------------------------------------------------------------- what the kept verdicts depend on
+
+# Names the guard imports from memory_lake that the fingerprint covers otherwise: Policy's [dedup]
+# and [search] settings are in it (guard_fingerprint), not store's code.
+_OUTSIDE = {"store": {"Policy"}}
+# Calls that could load a module or a file of memory_lake by name, out of sight of the imports.
+_LOADERS = {"import_module", "__import__", "files", "get_data", "open_text", "open_binary", "read_binary"}
+
+
+def _dotted(path: Path) -> list[str]:
+    """memory_lake/text/lexicon/__init__.py -> [text, lexicon]; memory_lake/text/tokens.py -> [text, tokens]."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _module(parts: list[str]) -> Path | None:
+    base = PACKAGE.joinpath(*parts)
+    return next((p for p in (base / "__init__.py", base.with_suffix(".py")) if p.is_file()), None)
+
+
+def _imports(path: Path, top_only: bool = False):
+    """(module parts, imported names, bound names) of each import of memory_lake in `path`, in
+    functions too (the guard imports text/ lazily) unless `top_only`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _dotted(path) if path.name == "__init__.py" else _dotted(path)[:-1]
+    for node in (tree.body if top_only else ast.walk(tree)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[:len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            yield base, [a.name for a in node.names], [a.asname or a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "memory_lake":
+            yield node.module.split(".")[1:], [a.name for a in node.names], [a.asname or a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "memory_lake":
+                    yield a.name.split(".")[1:], None, [a.asname or a.name]
+
+
+def _files_opened(path: Path) -> tuple[set[Path], list[str]]:
+    """The files below memory_lake/ that `path` opens by a path made from its own (``Path(__file__)
+    .parent / "data" / "x.tsv"``; a folder stands for every file in it), and what it loads in a way
+    this test cannot follow (a loader called with a name of memory_lake, a path it cannot work out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    opened, unknown = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "__file__":
+            while isinstance(up := parents.get(node), ast.BinOp | ast.Attribute | ast.Subscript) or (
+                    isinstance(up, ast.Call) and (up.func is node or ast.unparse(up.func) == "Path")):
+                if isinstance(up, ast.Attribute) and up.attr not in {"parent", "parents", "resolve", "absolute"}:
+                    break
+                node = up
+            try:
+                found = Path(eval(compile(ast.Expression(node), str(path), "eval"), {"Path": Path, "__file__": str(path)}))
+            except Exception:
+                unknown.append(f"{path.relative_to(PACKAGE)}: {ast.unparse(node)}")
+                continue
+            if found.is_dir():
+                opened |= {p.resolve() for p in found.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+            elif found.resolve().is_relative_to(PACKAGE):
+                opened.add(found.resolve())
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in _LOADERS:
+            first = node.args[0] if node.args else None  # a literal name, or an f-string's literal start
+            first = first.values[0] if isinstance(first, ast.JoinedStr) and first.values else first
+            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) \
+                    or first.value.startswith(("memory_lake", ".")):
+                unknown.append(f"{path.relative_to(PACKAGE)}: {ast.unparse(node)}")
+    return opened, unknown
+
+
+def _guard_closure() -> tuple[set[Path], list[str]]:
+    """The files of memory_lake the guard's verdict can depend on: guard.py and what it imports,
+    directly or through another, and the files those open next to themselves (`_files_opened`);
+    with what this walk cannot follow. A name imported from a package (``from ...text import
+    lexicon, ENGLISH_STOP_WORDS``) reaches the package's __init__.py and, through the import there
+    that binds it, only the module it comes from (text/lexicon/, text/tokenize.py): text/__init__.py
+    also imports text/tokens.py, which defines the names it imports and nothing the guard reads."""
+    reached, unknown, seen, read_whole = set(), [], set(), set()
+
+    def whole(path: Path) -> None:
+        if path in read_whole:
+            return
+        read_whole.add(path)
+        reached.add(path)
+        opened, cannot = _files_opened(path)
+        reached.update(opened)
+        unknown.extend(cannot)
+        for parts, names, _ in _imports(path):
+            names_from(parts, names)
+
+    def names_from(parts: list[str], names: list[str] | None) -> None:
+        if parts and parts[0] in _OUTSIDE and not parts[1:]:
+            assert set(names or ["*"]) <= _OUTSIDE[parts[0]], f"the guard imports {names} from {parts[0]}"
+            return
+        path = _module(parts)
+        assert path is not None, f"no module memory_lake.{'.'.join(parts)}"
+        if names is None or path.name != "__init__.py" or "*" in names:
+            return whole(path)
+        reached.add(path)  # the package's __init__.py binds the names
+        bound = {b: (p, n) for p, ns, bs in _imports(path, top_only=True) if ns for n, b in zip(ns, bs)}
+        for name in names:
+            if (*parts, name) in seen:
+                continue
+            seen.add((*parts, name))
+            if _module([*parts, name]) is not None:
+                whole(_module([*parts, name]))  # a submodule
+            elif name in bound:
+                names_from(bound[name][0], [bound[name][1]])
+            else:
+                whole(path)  # defined in __init__.py itself
+
+    whole(PACKAGE / "maintain" / "dedup" / "guard.py")
+    return reached, unknown
+
+
+def _relative(paths) -> list[str]:
+    return sorted(str(p.relative_to(PACKAGE)) for p in paths)
+
+
 def test_the_verdicts_fingerprint_covers_every_module_the_guard_imports():
-    """The kept verdicts hold while the guard's own modules do not change (verdictcache.GUARD_MODULES):
-    that list is exactly what guard.py imports from dedup, directly or through another, and beyond
-    dedup it imports only what the fingerprint covers too (chat.py, text/) or Policy from store."""
-    import ast
-    from pathlib import Path
+    """The kept verdicts hold while what the guard reads does not change: the fingerprint's files
+    (verdictcache._SOURCES) are exactly guard.py, the modules it imports from memory_lake, directly
+    or through another, name by name through a package's __init__.py (so text/ only in part, and
+    Policy from store, whose settings the fingerprint holds), and the word lists they open."""
+    reached, unknown = _guard_closure()
+    assert unknown == []  # nothing loaded in a way this walk cannot follow
+    assert {p.name for p in reached if p.parent == PACKAGE / "maintain" / "dedup"} == set(verdictcache.GUARD_MODULES)
+    covered = set(source_files(verdictcache._SOURCES))
+    assert _relative(reached - covered) == []  # each file the guard reads is in the fingerprint
+    assert _relative(covered - reached) == []  # and nothing else is
+    assert {"maintain/chat.py", "maintain/data/antonyms.tsv", "maintain/data/synonyms.tsv", "text/__init__.py",
+            "text/lexicon/wordnet.py", "text/tokenize.py", "text/models.py"} <= set(_relative(reached))
 
-    from memory_lake.maintain.dedup import verdictcache
 
-    folder = Path(verdictcache.__file__).parent
-    found, todo, beyond = set(), ["guard.py"], set()
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        found.add(name)
-        for node in ast.walk(ast.parse((folder / name).read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                todo.append(f"{node.module}.py")
-            elif isinstance(node, ast.ImportFrom) and node.level > 1:
-                beyond.add((node.level, node.module))
-    assert found == set(verdictcache.GUARD_MODULES)
-    assert beyond == {(2, "chat"), (3, "text"), (3, "store")}
-    assert {source for source in verdictcache._SOURCES if not source.startswith("maintain/dedup/")} == {
-        "maintain/chat.py", "maintain/data", "text"}
+def test_the_walk_finds_a_module_and_a_word_list_the_guard_reads():
+    """The walk behind the test above sees what it must: dropping a module or a word list the guard
+    reads from the sources leaves it uncovered, and a name imported through text/__init__.py
+    reaches the module it comes from."""
+    reached, _ = _guard_closure()
+    for dropped in ("text/tokenize.py", "maintain/data/synonyms.tsv", "text/lexicon"):
+        fewer = tuple(s for s in verdictcache._SOURCES if s != dropped)
+        assert _relative(reached - set(source_files(fewer))) == _relative(source_files((dropped,)))
+    assert (PACKAGE / "text" / "tokens.py") not in reached  # imported by text/__init__.py, never read by the guard
+
+
+def test_the_verdicts_fingerprint_changes_with_what_the_guard_reads_only(tmp_path, monkeypatch):
+    """A changed module or word list of the guard's judges every pair again; a change elsewhere in
+    text/ (tokens.py, the token counts of budgets) or data/ (the summaries' cues) keeps the verdicts."""
+    covered = _relative(source_files(verdictcache._SOURCES))
+    assert "text/tokens.py" not in covered and {"text/tokenize.py", "maintain/dedup/guard.py"} <= set(covered)
+    real = fingerprint.code_fingerprint(verdictcache._SOURCES, ())
+    copy = tmp_path / "memory_lake"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "PACKAGE", copy)
+
+    def now() -> str:
+        return fingerprint.code_fingerprint.__wrapped__(verdictcache._SOURCES, ())
+
+    assert now() == real
+    for untouched in ("text/tokens.py", "text/worthy.py", "text/redact/apply.py", "maintain/data/summary_cues.tsv"):
+        with (copy / untouched).open("a", encoding="utf-8") as f:
+            f.write("\n# changed\n")
+    assert now() == real
+    seen = {real}
+    for touched in ("text/lexicon/pairs.py", "maintain/data/synonyms.tsv", "maintain/chat.py"):
+        with (copy / touched).open("a", encoding="utf-8") as f:
+            f.write("\n# changed\n")
+        assert now() not in seen, touched
+        seen.add(now())

