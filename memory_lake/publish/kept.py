@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from . import contract
 from .packs import replace_rows
 
 MEMORIES_MARK = ', "memories": '  # in memory.json, between the header and the records
+_VERSION = re.compile(r"v[0-9]+")  # a version folder (export._versions)
 STAGED_FILE = ".staged.json"  # staging only: what staging knows for the checks and the manifest (removed then)
 # What turns a scope's rows into its records' text besides the rows: this code and DuckDB; and what
 # the publish suite judged them with (a scope kept is not checked again, see export.check_export).
@@ -85,25 +87,73 @@ class KeptFiles:
     hashes: dict[str, str] = field(default_factory=dict)  # path below the staging folder -> SHA-256
     unchanged: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # scopes whose records were kept
     linked_tables: int = 0
+    _version_names: list[str] | None = field(default=None, repr=False)
 
     def link_table(self, table: str, digest: str, target: Path, relpath: str | None = None) -> bool:
         """Hard-link `table`'s file (`relpath` in a version, default ``tables/<file name>``; a part of
         a table written in parts is named ``<table>/<part>``) from the version that holds it when its
-        digest is the same; False when there is none (or its file is gone or another size)."""
+        digest is the same; False when there is none (or its file is gone or another size).
+
+        The file is recorded under the newest version holding that very file (one inode), usually
+        CURRENT, not under the version that first wrote it: that one is pruned after
+        ``[publish] keep_versions`` nights, and a part that never changes (the first night's
+        embeddings, gigabytes at 1M memories) would be written again each time it was. When the
+        version named is gone, a version holding a file of the same size and SHA-256 serves."""
         relpath = relpath or f"tables/{target.name}"
         found = self.known.get(("table", table))
         if found is None or found[0] != digest:
             return False
-        source = self.exports / found[3] / relpath
+        source = self._source(found, relpath)
+        if source is None:
+            return False
         try:
-            if source.stat().st_size != found[2]:
-                return False
             os.link(source, target)
+            holder = self._newest_holder(source, relpath)
         except OSError:
             return False
         self.linked_tables += 1
-        self._record("table", table, digest, found[1], found[2], relpath, found[3])
+        self._record("table", table, digest, found[1], found[2], relpath, holder)
         return True
+
+    def _versions(self) -> list[str]:
+        """The version folders, newest first (read once)."""
+        if self._version_names is None:
+            try:
+                names = [p.name for p in self.exports.iterdir() if _VERSION.fullmatch(p.name) and p.is_dir()]
+            except OSError:
+                names = []
+            self._version_names = sorted(names, key=lambda name: -int(name[1:]))
+        return self._version_names
+
+    def _source(self, found: tuple[str, str, int, str], relpath: str) -> Path | None:
+        """The file recorded as `found` (digest, sha256, size, version): in its version when there,
+        else in the newest other version holding the same bytes."""
+        named = self.exports / found[3] / relpath
+        try:
+            if named.stat().st_size == found[2]:
+                return named
+        except OSError:
+            pass
+        for version in self._versions():
+            other = self.exports / version / relpath
+            try:
+                if version != found[3] and other.stat().st_size == found[2] and file_sha256(other) == found[1]:
+                    return other
+            except OSError:
+                continue
+        return None
+
+    def _newest_holder(self, source: Path, relpath: str) -> str:
+        """The newest version whose `relpath` is `source` itself (the same inode)."""
+        held = source.stat()
+        for version in self._versions():
+            try:
+                other = (self.exports / version / relpath).stat()
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (held.st_dev, held.st_ino):
+                return version
+        return source.parents[relpath.count("/")].name  # its own version
 
     def wrote_table(self, table: str, digest: str, path: Path, relpath: str | None = None) -> None:
         self._record("table", table, digest, file_sha256(path), path.stat().st_size, relpath or f"tables/{path.name}",

@@ -6,6 +6,7 @@ are those of the files on disk."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,85 @@ def test_the_growing_tables_are_a_part_per_night_and_a_night_writes_only_its_own
         read = duckdb.sql(f"SELECT {columns} FROM read_parquet({[str(p) for p in table_files(staged)[table]]}) "
                           "ORDER BY ALL").fetchall()
         assert read == lake.sql(f"SELECT {columns} FROM {table} ORDER BY ALL").rows(), table
+
+
+def _nights_of_publishing(lake, tmp_path, nights: range, policy) -> dict[int, dict]:
+    """Publish each of `nights` with one new memory (so that each publishes), vectors of its own."""
+    from memory_lake.publish.export import publish
+
+    reports = {}
+    for night in nights:
+        as_of = resolve_as_of(night_as_of(night))
+        lake.ingest([write_jsonl(tmp_path / f"night-{night}.jsonl", [
+            {"id": f"night-{night}-kept", "tenant": "acme", "content": f"Night {night}: the user bought a kettle.",
+             "created_at": as_of.isoformat()}])], as_of=as_of)
+        with lake.writer() as con:  # tonight's vectors (as the index step writes them)
+            con.execute("INSERT INTO embeddings SELECT text_hash || ?, model, vector, unknown_ratio, ? "
+                        "FROM embeddings ORDER BY text_hash, model LIMIT 2", [f"-{night}", as_of])
+        report = publish(lake, as_of, policy, run_id=f"night-{night}")
+        assert report.details["status"] == "published", report.details
+        reports[night] = report
+    return reports
+
+
+def test_an_unchanged_part_is_linked_night_after_night_past_the_version_that_wrote_it(three_nights, tmp_path):
+    """With ``keep_versions = 2`` the version that wrote the first night's parts is pruned two
+    publishes later; each night's export still links every unchanged part (the same inode in every
+    version) and writes only tonight's, since export_files names the newest version holding the file.
+    (Naming the version that first wrote it, as it did, wrote every such part again once that
+    version was pruned: at 1M memories, gigabytes of the first night's vectors every fifth night.)"""
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    policy = lake.policy.with_overrides({"publish": {"keep_versions": 2}})
+    first = sorted(p.stem for p in ((lake.exports / "CURRENT").resolve() / "tables" / "embeddings").glob("*.parquet"))
+
+    reports = _nights_of_publishing(lake, tmp_path, range(4, 8), policy)
+
+    versions = sorted(p.name for p in lake.exports.glob("v*"))
+    assert len(versions) == 2 and reports[7].details["version"] in versions
+    for night, report in reports.items():
+        tonight = resolve_as_of(night_as_of(night)).strftime("%Y-%m-%d")
+        parts = {p.stem: p for p in (lake.exports / report.details["version"] / "tables" / "embeddings").glob("*.parquet")
+                 } if report.details["version"] in versions else None
+        if parts is not None:
+            # every part but tonight's is a link (of another version's file), tonight's alone written
+            assert {day: part.stat().st_nlink > 1 for day, part in parts.items()} == {
+                day: day != tonight or night != 7 for day in parts}, night
+    oldest = [lake.exports / v / "tables" / "embeddings" / f"{first[0]}.parquet" for v in versions]
+    assert oldest[0].stat().st_ino == oldest[1].stat().st_ino  # one file, never written again
+    named = dict(lake.sql("SELECT name, version FROM export_files WHERE kind = 'table' AND name LIKE 'embeddings/%'"
+                          ).rows())
+    assert named[f"embeddings/{first[0]}"] == versions[0]  # the newest version holding it before tonight's
+
+
+def test_a_part_whose_version_is_gone_is_linked_from_another_version_holding_the_same_bytes(three_nights, tmp_path):
+    """export_files names a version that is gone (pruned before this rule, say) while another
+    version holds a copy of the file (copy_lake copies, so the versions' files are copies): the
+    part is linked from that copy when its size and SHA-256 are the recorded ones, and written
+    when they are not."""
+    as_of = resolve_as_of(night_as_of(4))
+    lake = copy_lake(three_nights.root, tmp_path / "lake")
+    name, version, sha = lake.sql("SELECT name, version, sha256 FROM export_files WHERE kind = 'table' "
+                                  "AND name LIKE 'embeddings/%' ORDER BY name LIMIT 1").row(0)
+    relpath = f"tables/{name}.parquet"
+    holders = [p.parent.parent.parent.name for p in lake.exports.glob(f"v*/{relpath}")]
+    assert version in holders and len(holders) >= 2
+    shutil.rmtree(lake.exports / version)
+    other = sorted(holders, key=lambda v: -int(v[1:]))
+    other.remove(version)
+    spoiled = copy_lake(lake.root, tmp_path / "spoiled" / "lake")  # a copy whose other holders differ by a byte
+    for holder in other:
+        path = spoiled.exports / holder / relpath
+        path.write_bytes(path.read_bytes()[:-1] + b"\0")
+
+    staged = {}
+    for name_, one in (("lake", lake), ("spoiled", spoiled)):
+        one.ingest([write_jsonl(tmp_path / f"{name_}.jsonl", [
+            {"id": "night-4-kept", "tenant": "acme", "content": "A change to publish."}])], as_of=as_of)
+        report = stage_export(one, as_of, run_id="night-4")
+        staged[name_] = Path(report.details["staging"]) / relpath
+
+    linked = staged["lake"].stat()
+    source = (lake.exports / other[0] / relpath).stat()
+    assert (linked.st_ino, linked.st_nlink) == (source.st_ino, 2) and file_sha256(staged["lake"]) == sha
+    assert staged["spoiled"].stat().st_nlink == 1 and file_sha256(staged["spoiled"]) == sha  # written again
+    assert lake.sql("SELECT version FROM export_files WHERE name = ?", [name]).item() == other[0]
