@@ -607,9 +607,12 @@ def _scope_batches(con: duckdb.DuckDBPyConnection, record: str, order: str, plan
                 GROUP BY r.tenant, r.agent_id, r.user_id ORDER BY r.tenant, r.agent_id NULLS FIRST, r.user_id NULLS FIRST
                 """
             ).pl()
-            yield records, scope_entity_facts(con, "EXISTS (SELECT 1 FROM scope_batch b WHERE b.need_lines AND "
-                                                   "b.tenant = e.tenant AND b.agent_id IS NOT DISTINCT FROM e.agent_id "
-                                                   "AND b.user_id IS NOT DISTINCT FROM e.user_id)")
+            # the batch's entities first, then their facts: a correlated EXISTS over the join of every
+            # entity with its facts cost twice the CPU (100k memories, half the scopes in the batch)
+            yield records, scope_entity_facts(con, "e.entity_id IN (SELECT x.entity_id FROM entities x JOIN scope_batch b "
+                                                   "ON b.need_lines AND b.tenant = x.tenant "
+                                                   "AND b.agent_id IS NOT DISTINCT FROM x.agent_id "
+                                                   "AND b.user_id IS NOT DISTINCT FROM x.user_id)")
         finally:
             con.unregister("scope_batch")
 

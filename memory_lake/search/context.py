@@ -123,6 +123,8 @@ def markdown_text(value: str | None) -> str:
         return "_"  # as publish names the folder of a missing agent or user
     if value == "":
         return '""'
+    if value.isascii() and value.isprintable() and _MD_SPECIAL.isdisjoint(value):
+        return value  # nothing to escape (ASCII's only Cc characters are not printable; it has no Cf, Zl, Zp)
     out = []
     for char in value:
         if char in _MD_SPECIAL:
