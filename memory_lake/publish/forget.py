@@ -21,7 +21,7 @@ import duckdb
 import polars as pl
 
 from ..store import FileScrub, Scrubber, atomic_write, connect, iso, register_file_scrubber, sql_path, table_files
-from ..store import table_scrubbers
+from ..store import READS_MEMORIES, table_scrubbers
 from ..maintain import published_entity_facts
 from .export import _context_pack, folder_name as _segment
 
@@ -38,20 +38,22 @@ def _scrub_exports(job: FileScrub) -> list[str]:
     """
     exports = job.lake.exports
     rewritten: list[str] = []
+    replayed: dict[tuple[int, ...], Path | None] = {}  # see _replay_part
     con = connect(Path(":memory:"))
     try:
         con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT, "
                     "as_of TIMESTAMP)")
         con.executemany("INSERT INTO forget_ids (id, as_of) VALUES (?, ?)", [[i, job.as_of] for i in job.ids])
         for folder in sorted(p for p in exports.iterdir() if p.is_dir() and not p.is_symlink()):
-            changed = _scrub_version(con, folder, job)
+            changed = _scrub_version(con, folder, job, replayed)
             rewritten += [str((folder / name).relative_to(job.lake.root)) for name in changed]
     finally:
         con.close()
     return rewritten
 
 
-def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub) -> list[str]:
+def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub,
+                   replayed: dict[tuple[int, ...], Path | None]) -> list[str]:
     """Scrub one export version; return the files it rewrote or removed (relative to `folder`).
 
     ``memories.parquet`` is rewritten last, because it tells which scopes held a forgotten memory:
@@ -74,7 +76,7 @@ def _scrub_version(con: duckdb.DuckDBPyConnection, folder: Path, job: FileScrub)
     for name, files in table_files(folder).items():  # a table written in parts: part by part
         scrub = names.get(name)
         for table in files if scrub is not None else []:
-            if _replay_scrubber(con, table, scrub, name):
+            if _replay_part(con, table, scrub, name, None if name in READS_MEMORIES else replayed):
                 changed.append(str(table.relative_to(folder)))
     con.execute("DROP VIEW IF EXISTS memories")
     if scopes.height:
@@ -90,6 +92,33 @@ def _copy_parquet(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> N
     tmp = target.with_name(f".{target.name}.forget-tmp")
     con.execute(f"COPY ({query}) TO '{sql_path(tmp)}' (FORMAT parquet)")
     os.replace(tmp, target)
+
+
+def _replay_part(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubber, name: str,
+                 replayed: dict[tuple[int, ...], Path | None] | None) -> bool:
+    """Replay the scrubber of table `name` on one exported part, once per file: publish hard-links a
+    part that did not change into the next version, so one file is often a part of several kept
+    versions. A scrubber that reads only its own table and the ids (not one of ``READS_MEMORIES``,
+    which read each version's own memories: `replayed` is None for those) gives the same result on
+    the same file in every version: `replayed` maps a file already replayed in this scrub (device,
+    inode, size and mtime, taken before any rewrite: every part looked up was there when the scrub
+    began, so no two of them share an inode) to the part it was rewritten as, or None when the
+    scrubber changed nothing. A rewritten file's other links get that part, linked in its place."""
+    if replayed is None:
+        return _replay_scrubber(con, table, scrub, name)
+    stat = table.stat()
+    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key not in replayed:
+        changed = _replay_scrubber(con, table, scrub, name)
+        replayed[key] = table if changed else None
+        return changed
+    if replayed[key] is None:
+        return False
+    tmp = table.with_name(f".{table.name}.forget-tmp")
+    tmp.unlink(missing_ok=True)
+    os.link(replayed[key], tmp)
+    os.replace(tmp, table)
+    return True
 
 
 def _replay_scrubber(con: duckdb.DuckDBPyConnection, table: Path, scrub: Scrubber, name: str) -> bool:

@@ -20,7 +20,7 @@ from .lake import DEFAULT_WRITE_WAIT_S, WAIT_ENV, WAIT_LISTENERS, Lake, write_wa
 from .names import LISTED, SUGGESTIONS, check_ids, check_scope
 from .lake import is_lake, lake_not_found, parquet_sql, published_views, resolve_lake_dir, table_files
 from .names import unknown_message
-from .registry import (FORGOTTEN, REPORT_FOLDERS, SCRUBBED_FILES, SCRUBBED_TABLES, FileScrub, Scrubber, atomic_write, file_scrubber_list,
+from .registry import (FORGOTTEN, READS_MEMORIES, REPORT_FOLDERS, SCRUBBED_FILES, SCRUBBED_TABLES, FileScrub, Scrubber, atomic_write, file_scrubber_list,
                        file_scrubbers, register_file_scrubber, register_scrubber, scrubbers, sql_path, table_scrubbers)
 from .processes import main_hidden, spawn_pool
 from .policy import INVALID_TARGET_LISTENERS, HealthPolicy, IngestPolicy, InvalidTarget, Policy, load_policy
@@ -35,7 +35,7 @@ __all__ = [
     "DEFAULT_WRITE_WAIT_S", "WAIT_ENV", "WAIT_LISTENERS", "write_wait_s", "Lake", "ReadSource", "check_held_query", "connect",
     "check_ids", "check_scope", "LISTED", "SUGGESTIONS",
     "is_lake", "lake_not_found", "parquet_sql", "published_views", "resolve_lake_dir", "table_files", "unknown_message",
-    "FORGOTTEN", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",
+    "FORGOTTEN", "READS_MEMORIES", "REPORT_FOLDERS", "SCRUBBED_FILES", "SCRUBBED_TABLES", "FileScrub", "Scrubber", "atomic_write", "file_scrubber_list",
     "file_scrubbers", "register_file_scrubber", "register_scrubber", "scrubbers", "sql_path", "table_scrubbers",
     "main_hidden", "spawn_pool",
     "INVALID_TARGET_LISTENERS", "HealthPolicy", "IngestPolicy", "InvalidTarget", "Policy", "load_policy",

@@ -47,6 +47,12 @@ SCRUBBED_TABLES = (
     "embeddings", "postings", "keyword_docs",  # search
     "retrieval_log", "conflicts", "entity_facts", "entities", "summary_state", "dedup_verdicts",  # maintain
 )
+# The table scrubbers that read more than their own table and ``forget_ids``: the ones keyed by content
+# hash also read ``memories`` (a hash goes only when no memory left holds it). Every other scrubber
+# reads only its own table and the ids, so its replay on an exported part depends on that part
+# alone, and a part hard-linked into several export versions is replayed once (publish.forget).
+# Kept honest by a test that runs every other scrubber with no other table there.
+READS_MEMORIES = ("embeddings", "postings", "keyword_docs")
 # Every kind of file that can hold it: raw copies (ingest), the search log (maintain's events),
 # export versions (publish), HTML reports (observe).
 SCRUBBED_FILES = ("raw", "events", "exports", "reports")
@@ -91,7 +97,8 @@ def _register(kind: str, declared: tuple[str, ...], registry: dict, name: str) -
 def register_scrubber(name: str) -> Callable[[Scrubber], Scrubber]:
     """Register a function that removes forgotten text (ids in temp table ``forget_ids``) from a
     table. `name` is the table it cleans; it touches only that table, so it can be replayed on the
-    table's exported copy in every kept export version."""
+    table's exported copy in every kept export version. It reads only that table and the ids,
+    unless `name` is in ``READS_MEMORIES``."""
     return _register("table", SCRUBBED_TABLES, _SCRUBBERS, name)
 
 

@@ -111,6 +111,37 @@ def test_every_store_holding_text_is_registered():
     assert file_scrubbers() == ["raw", "events", "exports", "reports"]
 
 
+def test_only_the_declared_scrubbers_read_more_than_their_own_table(lake):
+    """The export scrub replays a part hard-linked into several versions once, for every scrubber
+    but those of READS_MEMORIES (publish/forget.py): each other scrubber must run with nothing but
+    its own table and ``forget_ids`` there (a table it reads that is not there fails as it binds);
+    those of READS_MEMORIES run with ``memories`` there as well."""
+    import duckdb
+
+    from memory_lake.store import READS_MEMORIES
+    from memory_lake.store.registry import table_scrubbers
+
+    def run(name: str, scrub, *tables: str) -> str | None:
+        con = duckdb.connect()
+        try:
+            con.execute(f"ATTACH '{lake.db_path}' AS src (READ_ONLY)")
+            for table in tables:
+                con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM src."{table}" LIMIT 0')
+            con.execute("DETACH src")
+            con.execute("CREATE TEMP TABLE forget_ids (id VARCHAR, operator VARCHAR, reason VARCHAR, line BIGINT, "
+                        "as_of TIMESTAMP)")
+            scrub(con)
+            return None
+        except duckdb.CatalogException as error:
+            return str(error)
+        finally:
+            con.close()
+
+    assert set(READS_MEMORIES) <= set(scrubbers())
+    for name, scrub in table_scrubbers():
+        assert run(name, scrub, name, *(["memories"] if name in READS_MEMORIES else [])) is None, name
+
+
 @pytest.mark.models
 def test_forget_removes_the_text_from_every_table_and_file(lake, tmp_path):
     reports = build_lake(lake, tmp_path)
