@@ -39,6 +39,19 @@ def _new_records(lake: Lake) -> list[dict]:
     return records
 
 
+@pytest.fixture(scope="module")
+def tonight_dir(three_nights, tmp_path_factory):
+    """The demo lake after three nights with night 4's arrivals (`_new_records`) ingested and indexed,
+    before its dedup: built once for the module's tests that start there; each takes a copy."""
+    folder = tmp_path_factory.mktemp("tonight")
+    tonight = copy_lake(three_nights.root, folder / "lake")
+    assert tonight.sql("SELECT count(*) AS n FROM dedup_verdicts").item() > 0  # night 3 kept its pairs' verdicts
+    as_of = resolve_as_of(night_as_of(4))
+    tonight.ingest([write_jsonl(folder / "tonight.jsonl", _new_records(tonight))], as_of=as_of)
+    tonight.index(as_of=as_of)
+    return tonight.root
+
+
 def _tables(lake: Lake) -> dict[str, list]:
     with lake.reader() as con:
         names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
@@ -46,12 +59,9 @@ def _tables(lake: Lake) -> dict[str, list]:
         return {name: sorted(map(repr, con.execute(f'SELECT * FROM "{name}"').fetchall())) for name in names}
 
 
-def test_kept_verdicts_give_the_tables_judging_every_pair_gives(three_nights, tmp_path):
+def test_kept_verdicts_give_the_tables_judging_every_pair_gives(tonight_dir, tmp_path):
     as_of = resolve_as_of(night_as_of(4))
-    tonight = copy_lake(three_nights.root, tmp_path / "tonight" / "lake")
-    assert tonight.sql("SELECT count(*) AS n FROM dedup_verdicts").item() > 0  # night 3 kept its pairs' verdicts
-    tonight.ingest([write_jsonl(tmp_path / "tonight.jsonl", _new_records(tonight))], as_of=as_of)
-    tonight.index(as_of=as_of)
+    tonight = copy_lake(tonight_dir, tmp_path / "tonight" / "lake")
     judged, kept = (copy_lake(tonight.root, tmp_path / name / "lake") for name in ("judged", "kept"))
     with judged.writer() as con:
         con.execute("DELETE FROM dedup_verdicts")  # this copy judges every pair again
@@ -97,7 +107,7 @@ def test_forgetting_a_memory_forgets_its_kept_verdicts(three_nights, tmp_path):
     assert lake.sql("SELECT count(*) FROM dedup_verdicts").item() == before - theirs
 
 
-def test_planning_in_batches_of_scopes_gives_the_tables_of_one_plan(three_nights, tmp_path, monkeypatch):
+def test_planning_in_batches_of_scopes_gives_the_tables_of_one_plan(tonight_dir, tmp_path, monkeypatch):
     """Dedup plans a batch of whole scopes at a time (at 1M memories the vectors of all at once took
     gigabytes): batches of a few memories merge, file and settle exactly what one plan does."""
     import importlib
@@ -105,10 +115,7 @@ def test_planning_in_batches_of_scopes_gives_the_tables_of_one_plan(three_nights
     step = importlib.import_module("memory_lake.maintain.dedup.step")  # the package's name is also the step's
 
     as_of = resolve_as_of(night_as_of(4))
-    tonight = copy_lake(three_nights.root, tmp_path / "tonight" / "lake")
-    tonight.ingest([write_jsonl(tmp_path / "tonight.jsonl", _new_records(tonight))], as_of=as_of)
-    tonight.index(as_of=as_of)
-    whole, batched = (copy_lake(tonight.root, tmp_path / name / "lake") for name in ("whole", "batched"))
+    whole, batched = (copy_lake(tonight_dir, tmp_path / name / "lake") for name in ("whole", "batched"))
     for lake in (whole, batched):
         with lake.writer() as con:
             con.execute("DELETE FROM dedup_scopes")  # every scope planned
@@ -121,14 +128,12 @@ def test_planning_in_batches_of_scopes_gives_the_tables_of_one_plan(three_nights
     assert _tables(batched) == _tables(whole)
 
 
-def test_a_scope_that_merged_settles_the_same_night(three_nights, tmp_path):
+def test_a_scope_that_merged_settles_the_same_night(tonight_dir, tmp_path):
     """A scope that merged is planned again in the same step until a round merges nothing, so the
     night after, when nothing changed, dedup plans no scope at all (before, every scope that merged
     was planned again the next night: at 1M memories 643k memories a night)."""
     as_of = resolve_as_of(night_as_of(4))
-    lake = copy_lake(three_nights.root, tmp_path / "lake")
-    lake.ingest([write_jsonl(tmp_path / "tonight.jsonl", _new_records(lake))], as_of=as_of)
-    lake.index(as_of=as_of)
+    lake = copy_lake(tonight_dir, tmp_path / "lake")
     tonight = dedup(lake, as_of, run_id="night-4")
     assert tonight.counts["merged"] > 0 and tonight.counts["rounds"] == 2  # merged, then a round that merged nothing
     assert tonight.counts["merged_in_later_rounds"] == 0
