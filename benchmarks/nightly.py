@@ -316,6 +316,9 @@ def main() -> None:
             if proc.wait() != 0:
                 raise SystemExit(f"{size:,} memories failed:\n{''.join(said)[-4000:]}")
             results.append(json.loads(out.strip().splitlines()[-1]))
+    out = Path(__file__).resolve().parent / "out"
+    out.mkdir(exist_ok=True)
+    (out / "nightly.json").write_text(json.dumps(results, indent=2))  # every figure, also without --json
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -329,6 +332,10 @@ def main() -> None:
     print("CPU seconds per step (this process and its helpers; steadier than the wall clock on a loaded machine)")
     for step in steps:
         print(f"{step:<18}" + "".join(f"{r['nights'][name]['cpu_steps'].get(step, 0):>16.2f}"
+                                      for r in results for name in r["nights"]))
+    print("peak MB of the process after each step (where it grows is that step)")
+    for step in steps:
+        print(f"{step:<18}" + "".join(f"{r['nights'][name]['peak_after_mb'].get(step, 0):>16}"
                                       for r in results for name in r["nights"]))
     for label, key in (("total s", "total_s"), ("total CPU s", "total_cpu_s"), ("load", "load_avg"), ("peak MB", "peak_mb"), ("with helpers MB", "peak_with_helpers_mb")):
         print(f"{label:<18}" + "".join(f"{r['nights'][name][key]:>16}" for r in results for name in r["nights"]))
