@@ -88,6 +88,7 @@ class KeptFiles:
     unchanged: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # scopes whose records were kept
     linked_tables: int = 0
     _version_names: list[str] | None = field(default=None, repr=False)
+    _checked: dict[str, tuple[str, str, int]] = field(default_factory=dict, repr=False)  # scope_records' (text, sha256, size)
 
     def link_table(self, table: str, digest: str, target: Path, relpath: str | None = None) -> bool:
         """Hard-link `table`'s file (`relpath` in a version, default ``tables/<file name>``; a part of
@@ -176,12 +177,18 @@ class KeptFiles:
         encoded = records.encode("utf-8")
         if hashlib.sha256(encoded).hexdigest() != found[1] or len(encoded) != found[2]:
             return None
+        self._checked[folder] = (records, found[1], found[2])  # wrote_scope need not hash them again
         return records
 
     def wrote_scope(self, folder: str, digest: str, records: str, document: str, relpath: str) -> None:
         """Record tonight's memory.json of `folder` (its records kept under `digest`) and its hash."""
-        encoded = records.encode("utf-8")
-        self.tonight.append(("scope", folder, digest, hashlib.sha256(encoded).hexdigest(), len(encoded), self.version))
+        checked = self._checked.pop(folder, None)
+        if checked is not None and checked[0] is records:  # kept from the last version, its hash checked
+            sha256, size = checked[1], checked[2]
+        else:
+            encoded = records.encode("utf-8")
+            sha256, size = hashlib.sha256(encoded).hexdigest(), len(encoded)
+        self.tonight.append(("scope", folder, digest, sha256, size, self.version))
         self.hashes[relpath] = hashlib.sha256(document.encode("utf-8")).hexdigest()
 
     def _record(self, kind: str, name: str, digest: str, sha256: str, size: int, relpath: str, version: str) -> None:
